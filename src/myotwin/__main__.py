@@ -1,0 +1,3 @@
+from myotwin.cli.main import main
+
+raise SystemExit(main())
