@@ -102,6 +102,8 @@ class DeviceCounters:
     """Framed: samples never echoed (seq gaps). Legacy: ticks without an echo."""
     loopback_unknown: int = 0
     """Echoes answering a sample that was never sent (counted as mismatches too)."""
+    loopback_max_error_lsb: int = 0
+    """Largest |echoed code - sent code| over the checked echoes (12-bit LSB)."""
 
 
 @dataclass(frozen=True)
@@ -313,8 +315,12 @@ class EmulatedDevice:
                     cnt.loopback_mismatches += 1
                 elif sent != cmd.code:
                     cnt.loopback_mismatches += 1
+                    cnt.loopback_max_error_lsb = max(cnt.loopback_max_error_lsb,
+                                                     abs(sent - cmd.code))
                 cnt.loopback_lost += self._loop_seq.update(cmd.seq).lost
         else:
+            if k == 0:                    # the host's trigger command, not an echo
+                return
             n = len(cmds)
             if n == 0 and k > 0:
                 cnt.loopback_lost += 1
@@ -326,6 +332,8 @@ class EmulatedDevice:
                     cnt.loopback_mismatches += 1
                 elif self._sent_history[j] != cmd.code:
                     cnt.loopback_mismatches += 1
+                    cnt.loopback_max_error_lsb = max(cnt.loopback_max_error_lsb,
+                                                     abs(self._sent_history[j] - cmd.code))
 
     # --- one period ------------------------------------------------------------------------------
     def tick(self) -> bytes:
@@ -338,7 +346,7 @@ class EmulatedDevice:
 
         # 1. commands -----------------------------------------------------------------------
         late = False
-        if k > 0:
+        if k > 0 and not self.ended:      # after END the host no longer answers: not a miss
             prev = (k - 1) % SEQ_MODULUS
             answered = any(c.seq == prev for c in cmds) if framed else bool(cmds)
             if not answered:

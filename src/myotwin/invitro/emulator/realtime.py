@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from myotwin.invitro.sched import raise_priority, restore_priority
 from myotwin.invitro.emulator.device import LOG_COLUMNS, EmulatedDevice
 
 CSV_COLUMNS = LOG_COLUMNS + ("wall_s", "lateness_s")
@@ -84,39 +85,6 @@ class DeviceRunStats:
         return d
 
 
-def _try_priority(cpu: int | None, realtime_priority: bool) -> tuple[bool, bool, object]:
-    """Best effort CPU pinning and SCHED_FIFO; returns (fifo ok, pinned, restore info)."""
-    pinned = fifo = False
-    restore = {}
-    if cpu is not None and hasattr(os, "sched_setaffinity"):
-        try:
-            restore["affinity"] = os.sched_getaffinity(0)
-            os.sched_setaffinity(0, {cpu})
-            pinned = True
-        except (OSError, ValueError):
-            restore.pop("affinity", None)
-    if realtime_priority and hasattr(os, "sched_setscheduler"):
-        try:
-            restore["policy"] = (os.sched_getscheduler(0), os.sched_getparam(0))
-            prio = max(1, min(50, os.sched_get_priority_max(os.SCHED_FIFO)))
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(prio))
-            fifo = True
-        except (OSError, AttributeError):
-            restore.pop("policy", None)
-    return fifo, pinned, restore
-
-
-def _restore_priority(restore: dict) -> None:
-    try:
-        if "policy" in restore:
-            pol, param = restore["policy"]
-            os.sched_setscheduler(0, pol, param)
-        if "affinity" in restore:
-            os.sched_setaffinity(0, restore["affinity"])
-    except OSError:
-        pass
-
-
 def _format_row(row: tuple, wall_s: float, late_s: float) -> str:
     k, t, x, r, f, code, a, stim, cmd, late, tripped = row
     return (f"{k},{t:.6f},{x:.9e},{r:.9e},{f:.9e},{code},{a:.9e},{int(stim)},{cmd},{int(late)},"
@@ -145,7 +113,7 @@ def run_device_realtime(device: EmulatedDevice, fd: int, *, n_ticks: int | None 
     was_blocking = os.get_blocking(fd)
     os.set_blocking(fd, False)
     log = open(log_path, "w", buffering=1 << 16) if log_path is not None else None
-    fifo, pinned, restore = _try_priority(cpu, realtime_priority)
+    fifo, pinned, restore = raise_priority(cpu, realtime_priority)
     stats.realtime_priority, stats.cpu_affinity = fifo, pinned
     starts: list[float] = []
     lates: list[float] = []
@@ -213,7 +181,7 @@ def run_device_realtime(device: EmulatedDevice, fd: int, *, n_ticks: int | None 
         if log is not None:
             log.flush()
             log.close()
-        _restore_priority(restore)
+        restore_priority(restore)
         try:
             os.set_blocking(fd, was_blocking)
         except OSError:

@@ -1,0 +1,96 @@
+"""The `myotwin` command line.
+
+    myotwin invitro conditions --out DIR      the seed's five conditions + report
+    myotwin invitro run --condition NAME --out DIR
+    myotwin invitro loopback --rate-hz R --ticks N --out DIR
+    myotwin invitro emulate --pty             an emulated muscle on a pseudo-terminal
+    myotwin invitro replay-legacy DIR --out OUT
+    myotwin invitro show-config               every setting with its default
+
+Errors in the input (files, fields, values) are reported in one line and exit with status 2;
+a trial that ends in a safety trip exits with status 3 after writing its data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def _add_link_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="experiment config (TOML); see `myotwin invitro show-config`")
+    p.add_argument("--port", help="serial port of a real rig (default: emulated muscle on a pty)")
+    p.add_argument("--protocol", choices=("framed", "legacy"), help="wire protocol")
+    p.add_argument("--inprocess", action="store_true",
+                   help="run the emulated device in this process on a virtual clock "
+                        "(fast, deterministic; not real time)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="myotwin", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="group", required=True)
+    inv = sub.add_parser("invitro", help="in vitro virtual reality (Richards & Eberhard 2020)")
+    cmds = inv.add_subparsers(dest="command", required=True)
+
+    p = cmds.add_parser("conditions", help="run the five conditions of the seed and a report")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--only", nargs="+", help="run only these conditions")
+    _add_link_args(p)
+
+    p = cmds.add_parser("run", help="run one condition")
+    p.add_argument("--condition", required=True, help="nominal, control1, control2, delayed, "
+                   "origin_shifted")
+    p.add_argument("--out", required=True, help="output directory")
+    _add_link_args(p)
+
+    p = cmds.add_parser("loopback", help="loopback validation: the host echoes the force code")
+    p.add_argument("--rate-hz", type=float, default=1000.0, help="loop rate (Hz)")
+    p.add_argument("--ticks", type=int, default=2000, help="number of ticks")
+    p.add_argument("--out", required=True, help="output directory")
+    _add_link_args(p)
+
+    p = cmds.add_parser("emulate", help="emulated muscle + ergometer + microcontroller")
+    p.add_argument("--pty", action="store_true", required=True,
+                   help="serve on a new pseudo-terminal and print its path")
+    p.add_argument("--protocol", choices=("framed", "legacy"), default="framed")
+    p.add_argument("--rate-hz", type=float, default=1000.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--stim-onset-s", type=float, default=None,
+                   help="legacy protocol only: the device's own stimulation schedule")
+    p.add_argument("--stim-duration-s", type=float, default=0.080)
+    p.add_argument("--loopback", action="store_true", help="legacy loopback check mode")
+    p.add_argument("--max-ticks", type=int, default=None, help="stop after this many ticks")
+    p.add_argument("--log", default=None, help="per-tick device log (CSV)")
+    p.add_argument("--stats", default=None, help="device statistics written at exit (JSON)")
+    p.add_argument("--config", help="experiment config (TOML) for the calibration")
+
+    p = cmds.add_parser("replay-legacy", help="replay the authors' recorded trial open loop")
+    p.add_argument("directory", help="folder with 5SegRM.xml, qposInit.dat, savedData*.txt, ...")
+    p.add_argument("--out", required=True, help="output directory (or a .json file)")
+
+    p = cmds.add_parser("show-config", help="print every setting with its default (TOML)")
+    p.add_argument("--config", help="a config file to validate and print merged")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        from myotwin.cli import invitro as commands
+        handler = getattr(commands, "cmd_" + args.command.replace("-", "_"))
+        return int(handler(args) or 0)
+    except ValueError as e:                # bad input: one clear line, no traceback
+        print(f"myotwin: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("myotwin: interrupted", file=sys.stderr)
+        return 130
+
+
+def print_json(data: dict) -> None:
+    print(json.dumps(data, indent=2))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""Experiment configuration: one TOML file with units in every field name.
+
+Sections: [link], [calibration], [safety], [trial]. Every field is optional; missing fields
+take the defaults of the dataclasses below (`myotwin invitro show-config` prints them all).
+Unknown sections or fields, wrong types and out-of-range values are rejected with the file,
+the field and the value in the message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .calibration import Calibration
+from .safety import SafetyConfig
+
+
+@dataclass(frozen=True)
+class LinkConfig:
+    protocol: str = "framed"
+    """Wire protocol: 'framed' (ours: sync, sequence number, CRC) or 'legacy' (3-byte, 2017 rig)."""
+    period_s: float = 0.001
+    """Loop period; the device's clock. 1 kHz as in the seed."""
+    port: str = ""
+    """Serial port of a real rig (e.g. /dev/ttyACM0). Empty: start the emulated muscle on a pty."""
+    baudrate: int = 115200
+    source: str = "<defaults>"
+
+    def __post_init__(self) -> None:
+        if self.protocol not in ("framed", "legacy"):
+            raise ValueError(f"{self.source}: field 'link.protocol' = {self.protocol!r}: "
+                             "expected 'framed' or 'legacy'")
+        if not (math.isfinite(self.period_s) and 1e-5 <= self.period_s <= 0.1):
+            raise ValueError(f"{self.source}: field 'link.period_s' = {self.period_s!r}: "
+                             "expected a period between 1e-5 and 0.1 s")
+        if self.baudrate <= 0:
+            raise ValueError(f"{self.source}: field 'link.baudrate' = {self.baudrate!r}: expected > 0")
+
+
+@dataclass(frozen=True)
+class TrialConfig:
+    duration_s: float = 0.35
+    """Closed-loop duration of each trial (covers stance, takeoff and the apex of the jump)."""
+    seed: int = 0
+    """Seed of the emulated sensor noise."""
+    source: str = "<defaults>"
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.duration_s) and 0 < self.duration_s <= 60):
+            raise ValueError(f"{self.source}: field 'trial.duration_s' = {self.duration_s!r}: "
+                             "expected 0 < duration <= 60 s")
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    link: LinkConfig = field(default_factory=LinkConfig)
+    calibration: Calibration = field(default_factory=Calibration)
+    safety: SafetyConfig = field(default_factory=SafetyConfig)
+    trial: TrialConfig = field(default_factory=TrialConfig)
+
+    def to_dict(self) -> dict:
+        out = {}
+        for name in ("link", "calibration", "safety", "trial"):
+            d = dataclasses.asdict(getattr(self, name))
+            d.pop("source", None)
+            out[name] = d
+        return out
+
+
+_SECTIONS = {"link": LinkConfig, "calibration": Calibration, "safety": SafetyConfig,
+             "trial": TrialConfig}
+
+
+def _section(cls, values: dict, section: str, source: str):
+    known = {f.name: f for f in dataclasses.fields(cls) if f.name != "source"}
+    kwargs = {}
+    for key, value in values.items():
+        if key not in known:
+            raise ValueError(f"{source}: unknown field '{section}.{key}' "
+                             f"(known: {', '.join(sorted(known))})")
+        default = getattr(cls(), key)
+        if isinstance(default, bool) or isinstance(value, bool):
+            ok = isinstance(value, bool) and isinstance(default, bool)
+        elif isinstance(default, float):
+            ok = isinstance(value, (int, float))
+            value = float(value) if ok else value
+        else:
+            ok = isinstance(value, type(default))
+        if not ok:
+            raise ValueError(f"{source}: field '{section}.{key}' = {value!r}: expected "
+                             f"{type(default).__name__}")
+        kwargs[key] = value
+    return cls(**kwargs, source=source)
+
+
+def load_config(path: str | Path | None = None) -> ExperimentConfig:
+    """Read an experiment config (TOML). None: all defaults."""
+    if path is None:
+        return ExperimentConfig()
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"config file not found: {p}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{p}: not valid TOML: {e}") from None
+    for name in data:
+        if name not in _SECTIONS:
+            raise ValueError(f"{p}: unknown section [{name}] (known: {', '.join(_SECTIONS)})")
+    parts = {name: _section(cls, data.get(name, {}), name, str(p))
+             for name, cls in _SECTIONS.items()}
+    return ExperimentConfig(**parts)
+
+
+def config_to_toml(cfg: ExperimentConfig) -> str:
+    """The config as TOML text (for `show-config` and for each trial's record)."""
+    lines = []
+    for section, values in cfg.to_dict().items():
+        lines.append(f"[{section}]")
+        for k, v in values.items():
+            lines.append(f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"')
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,115 @@
+"""Safety of the ergometer: range clamp, trip detectors and the reset ramp.
+
+What the authors' 2017 program got wrong (notes/invitro-vr.md §3.5, §3.7) and what we do:
+* out-of-range commands were *held* at the previous value; we *clamp* to the ergometer's
+  range, so the command is as close as the hardware allows, and log entering/leaving it;
+* the instability check compared a value with itself (dead code); ours compares the new
+  simulated MTU length with the previous tick's and trips when it moves faster than
+  `max_length_speed_m_per_s` (above the lever's ~0.4 m/s the muscle cannot follow);
+* any trip froze the output for the rest of the run through an accidental latch; ours is an
+  explicit state machine RUN -> RAMP -> DONE: a trip ends the trial, the lever returns to the
+  start length along a smooth, speed-limited ramp, and the reason is logged with its tick.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from enum import Enum
+
+
+class LoopState(str, Enum):
+    RUN = "run"        # closed loop: the simulation follows the muscle
+    RAMP = "ramp"      # safe state: lever ramps back to the start length, stimulator off
+    DONE = "done"      # ramp finished, END sent
+
+
+@dataclass(frozen=True)
+class SafetyConfig:
+    """Trip thresholds and the reset ramp. SI units."""
+
+    watchdog_s: float = 0.005
+    """No valid sample from the device within this time trips the loop."""
+    max_length_speed_m_per_s: float = 0.6
+    """Simulated MTU speed that trips the instability detector (lever limit ~0.4 m/s)."""
+    max_force_N: float = 3.0
+    """Measured tension beyond this magnitude trips (beyond the transducer's useful range)."""
+    max_lost_samples: int = 0
+    """Samples lost on the link (sequence gaps) tolerated before a trip."""
+    max_bad_bytes: int = 0
+    """Corrupt or unframed bytes tolerated before a trip."""
+    ramp_s: float = 0.2
+    """Minimum duration of the reset ramp back to the start length."""
+    ramp_max_speed_m_per_s: float = 0.05
+    """Peak lever speed during the reset ramp."""
+    source: str = "<defaults>"
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if f.name == "source":
+                continue
+            v = getattr(self, f.name)
+            ok = isinstance(v, (int, float)) and math.isfinite(v) and v >= 0
+            if f.name in ("max_lost_samples", "max_bad_bytes"):
+                ok = ok and float(v).is_integer()
+            elif f.name != "ramp_s":
+                ok = ok and v > 0
+            if not ok:
+                raise ValueError(f"{self.source}: safety field '{f.name}' = {v!r}: "
+                                 "expected a finite number > 0 (counts: integer >= 0)")
+
+
+@dataclass(frozen=True)
+class Trip:
+    """Why the loop left the RUN state."""
+
+    tick: int
+    kind: str       # watchdog | lost_samples | bad_bytes | instability | force_range | divergence | disconnect | overextension
+    message: str
+
+
+def clamp_volts(volts: float, low_V: float, high_V: float) -> tuple[float, int]:
+    """Clamp a lever command to the ergometer's range. Returns (volts, side): side is -1 when
+    clamped low, +1 when clamped high, 0 inside. A non-finite command is an error."""
+    if not math.isfinite(volts):
+        raise ValueError(f"lever command is not finite: {volts}")
+    if volts < low_V:
+        return low_V, -1
+    if volts > high_V:
+        return high_V, 1
+    return volts, 0
+
+
+def instability(delta_length_m: float, dt_s: float, cfg: SafetyConfig) -> str | None:
+    """Message when the simulated MTU moved faster than the lever can follow."""
+    speed = abs(delta_length_m) / dt_s
+    if not math.isfinite(speed) or speed > cfg.max_length_speed_m_per_s:
+        return (f"instability: simulated MTU speed {speed:.3g} m/s exceeds "
+                f"max_length_speed_m_per_s = {cfg.max_length_speed_m_per_s} m/s")
+    return None
+
+
+class ResetRamp:
+    """Smooth (raised-cosine) ramp of the lever command from its current value to the start.
+
+    Duration: at least `ramp_s`, and long enough that the peak speed (pi/2 times the mean
+    speed for a raised cosine) stays under `ramp_max_speed_m_per_s`.
+    """
+
+    def __init__(self, from_V: float, to_V: float, metres_per_volt: float, dt_s: float,
+                 cfg: SafetyConfig) -> None:
+        distance_m = abs(to_V - from_V) * metres_per_volt
+        t_speed = math.pi / 2 * distance_m / cfg.ramp_max_speed_m_per_s
+        self.n_ticks = max(1, int(math.ceil(max(cfg.ramp_s, t_speed) / dt_s)))
+        self.from_V, self.to_V = from_V, to_V
+        self.i = 0
+
+    @property
+    def finished(self) -> bool:
+        return self.i >= self.n_ticks
+
+    def next_volts(self) -> float:
+        """The command for the next tick; the last one equals the start command exactly."""
+        self.i = min(self.i + 1, self.n_ticks)
+        s = 0.5 - 0.5 * math.cos(math.pi * self.i / self.n_ticks)
+        return self.from_V + (self.to_V - self.from_V) * s if self.i < self.n_ticks else self.to_V
