@@ -93,7 +93,7 @@ def test_force_quantum_in_the_authors_recording():
 def test_command_code_sets_lever_length():
     # notes §3.4 with the seed's offset 2.0 V: 6.875 V per unit strain of lrest = 25.66 mm, so
     # a command 1 V lower shortens by 25.66 mm / 6.875 = 3.7324 mm. The lever settles there.
-    cal = Calibration(length_offset_V=2.0)
+    cal = Calibration(length_offset_V=2.0, volts_per_strain=2.2 / 0.32)
     dev = EmulatedDevice(calibration=cal, params=NO_NOISE)
     host = Host(dev)
     c1 = volts_to_code(1.0)

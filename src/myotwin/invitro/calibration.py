@@ -27,10 +27,11 @@ class Calibration:
 
     lrest_m: float = 0.02566
     """Length of the real preparation at the start of the trial (m); strain is relative to it."""
-    volts_per_strain: float = 2.2 / 0.32
-    """Lever-command gain: volts per unit MTU strain (seed rig: 2.2 V for 0.32 strain)."""
-    length_offset_V: float = 1.6
-    """Lever command at the start length (V)."""
+    volts_per_strain: float = 2.2 / 0.40
+    """Lever-command gain: volts per unit MTU strain. The seed's rig used 2.2 V for 0.32 strain;
+    our default spans 0.40 strain, since the plantaris shortens ~30 % in stance (docs)."""
+    length_offset_V: float = 1.72
+    """Lever command at the start length (V): +8.7 % stretch and -31 % shortening headroom."""
     length_min_V: float = 0.0
     """Lowest lever command the ergometer accepts (V)."""
     length_max_V: float = 2.2

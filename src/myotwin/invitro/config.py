@@ -9,6 +9,7 @@ the field and the value in the message.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -52,6 +53,9 @@ class TrialConfig:
         if not (math.isfinite(self.duration_s) and 0 < self.duration_s <= 60):
             raise ValueError(f"{self.source}: field 'trial.duration_s' = {self.duration_s!r}: "
                              "expected 0 < duration <= 60 s")
+        if not self.seed >= 0:
+            raise ValueError(f"{self.source}: field 'trial.seed' = {self.seed!r}: expected an "
+                             "integer >= 0 (numpy.random.default_rng)")
 
 
 @dataclass(frozen=True)
@@ -105,11 +109,15 @@ def load_config(path: str | Path | None = None) -> ExperimentConfig:
         data = tomllib.loads(p.read_text())
     except FileNotFoundError:
         raise ValueError(f"config file not found: {p}") from None
+    except OSError as e:
+        raise ValueError(f"{p}: cannot read config file: {e.strerror or e}") from None
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{p}: not valid TOML: {e}") from None
-    for name in data:
+    for name, values in data.items():
         if name not in _SECTIONS:
             raise ValueError(f"{p}: unknown section [{name}] (known: {', '.join(_SECTIONS)})")
+        if not isinstance(values, dict):
+            raise ValueError(f"{p}: '{name}' = {values!r}: expected a section [{name}]")
     parts = {name: _section(cls, data.get(name, {}), name, str(p))
              for name, cls in _SECTIONS.items()}
     return ExperimentConfig(**parts)
@@ -121,6 +129,7 @@ def config_to_toml(cfg: ExperimentConfig) -> str:
     for section, values in cfg.to_dict().items():
         lines.append(f"[{section}]")
         for k, v in values.items():
-            lines.append(f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"')
+            # JSON string escapes are valid TOML basic-string escapes (e.g. a port \\.\COM10)
+            lines.append(f"{k} = {v!r}" if not isinstance(v, str) else f"{k} = {json.dumps(v)}")
         lines.append("")
     return "\n".join(lines)

@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from .calibration import Calibration
 from .plant import Plant
 from .recorder import Recorder
-from .safety import LoopState, ResetRamp, SafetyConfig, Trip, clamp_volts, instability
+from .safety import (InstabilityDetector, LoopState, ResetRamp, SafetyConfig, Trip,
+                     clamp_volts, command_code)
 from .stimulation import StimulationSchedule
 from .transport import LinkClosed, Transport
 from .wire import (COMMAND_END, COMMAND_SAFE, COMMAND_STIM_GATE, SAMPLE_LATE, SeqUnwrapper,
                    WireProtocol)
-from .wire.codes import code_to_volts, volts_to_code
+from .wire.codes import code_to_volts
 
 #: Columns written for every tick, before the plant's own channels.
 LOOP_COLUMNS = (
@@ -143,6 +144,7 @@ class HostLoop:
         self.L0 = self.plant.mtu_length_m()
         self.command_V = self.cal.length_offset_V
         self.force_zero_V = self.cal.force_zero_V
+        self._clamp_side = 0
         try:
             self._run_closed_loop()
             self._run_ramp()
@@ -157,6 +159,7 @@ class HostLoop:
         deadline = self.transport.now_s() + self.trial.start_timeout_s
         self.t0 = None
         self.prev_L = self.L0
+        self.instability = InstabilityDetector(cfg, self.period_s)
         while r.ticks < self.trial.n_ticks:
             got = link.next_sample(deadline)
             if got is None:
@@ -209,7 +212,7 @@ class HostLoop:
             self._trip("divergence" if "overextension" not in fault else "overextension",
                        fault, sample)
             return False
-        unstable = instability(L - self.prev_L, self.period_s, self.safety)
+        unstable = self.instability.update(L - self.prev_L)
         if unstable:
             self._trip("instability", unstable, sample)
             return False
@@ -218,7 +221,7 @@ class HostLoop:
                               cal.length_min_V, cal.length_max_V)
         self._clamp_events(k, side)
         stim = self.trial.stimulation is not None and self.trial.stimulation.gate(t_sim)
-        code = volts_to_code(V)
+        code = command_code(V, cal.length_min_V, cal.length_max_V)
         self.transport.write(self.protocol.encode_command(
             (sample.seq or 0) & 0xFF, code, COMMAND_STIM_GATE if stim else 0))
         t_sent = self.transport.now_s()
@@ -233,7 +236,7 @@ class HostLoop:
         return True
 
     def _clamp_events(self, k: int, side: int) -> None:
-        prev = getattr(self, "_clamp_side", 0)
+        prev = self._clamp_side
         if side:
             self.result.clamped_ticks += 1
         if side != prev:
@@ -266,7 +269,7 @@ class HostLoop:
 
     def _send_ramp_command(self, seq, sample=None) -> None:
         V = self.ramp.next_volts()
-        code = volts_to_code(V)
+        code = command_code(V, self.cal.length_min_V, self.cal.length_max_V)
         flags = COMMAND_SAFE | (COMMAND_END if self.ramp.finished else 0)
         self.transport.write(self.protocol.encode_command((seq or 0) & 0xFF, code, flags))
         self.command_V = V
@@ -294,8 +297,11 @@ class HostLoop:
         r = self.result
         k = r.ticks
         r.ended = "disconnected"
+        closed = (f"link closed ({why}); the host can no longer command the lever: the "
+                  "device's own watchdog returns it to the start length")
         if r.trip is None:
             r.trip = Trip(k, "disconnect", f"link closed: {why}")
-        r.message = (f"tick {k}: link closed ({why}); the host can no longer command the "
-                     "lever: the device's own watchdog returns it to the start length")
+            r.message = f"tick {k}: {closed}"
+        else:                   # closed during the reset ramp: keep the reason of the trip
+            r.message = f"{r.message}; then, {r.ramp_ticks} tick(s) into the reset ramp, {closed}"
         self.rec.event(k, "disconnect", r.message)

@@ -26,10 +26,10 @@ from typing import Iterator
 
 from .calibration import Calibration
 from .config import ExperimentConfig
+from .safety import command_code
 from .stimulation import StimulationSchedule
 from .transport import InProcessLink, SerialTransport, Transport
 from .wire import get_protocol
-from .wire.codes import volts_to_code
 
 
 @dataclass
@@ -45,7 +45,9 @@ class DeviceLink:
 def send_trigger(link: DeviceLink, protocol_name: str, calibration: Calibration) -> None:
     """The start command: lever at the start length, no flags. Starts an emulated device."""
     proto = get_protocol(protocol_name)
-    link.transport.write(proto.encode_command(0, volts_to_code(calibration.length_offset_V), 0))
+    code = command_code(calibration.length_offset_V, calibration.length_min_V,
+                        calibration.length_max_V)
+    link.transport.write(proto.encode_command(0, code, 0))
 
 
 def _emulator_command(cfg: ExperimentConfig, config_path: str | None, out_dir: Path,

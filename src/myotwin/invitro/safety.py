@@ -3,9 +3,12 @@
 What the authors' 2017 program got wrong (notes/invitro-vr.md §3.5, §3.7) and what we do:
 * out-of-range commands were *held* at the previous value; we *clamp* to the ergometer's
   range, so the command is as close as the hardware allows, and log entering/leaving it;
-* the instability check compared a value with itself (dead code); ours compares the new
-  simulated MTU length with the previous tick's and trips when it moves faster than
-  `max_length_speed_m_per_s` (above the lever's ~0.4 m/s the muscle cannot follow);
+* the instability check compared a value with itself (dead code); ours watches the simulated
+  MTU length tick by tick and trips on what an unstable loop looks like: a tick-to-tick
+  oscillation (the length reversing direction fast on `oscillation_ticks` consecutive
+  ticks: a loop ringing at its Nyquist rate) or a runaway faster than any 3 cm animal
+  moves (`max_length_speed_m_per_s`). A fast but smooth motion (the unloaded foot swinging
+  after takeoff) is not an instability: the lever simply follows as fast as it can;
 * any trip froze the output for the rest of the run through an accidental latch; ours is an
   explicit state machine RUN -> RAMP -> DONE: a trip ends the trial, the lever returns to the
   start length along a smooth, speed-limited ramp, and the reason is logged with its tick.
@@ -16,6 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 from enum import Enum
+
+from .wire.codes import CODE_MAX, code_to_volts, volts_to_code
 
 
 class LoopState(str, Enum):
@@ -30,8 +35,12 @@ class SafetyConfig:
 
     watchdog_s: float = 0.005
     """No valid sample from the device within this time trips the loop."""
-    max_length_speed_m_per_s: float = 0.6
-    """Simulated MTU speed that trips the instability detector (lever limit ~0.4 m/s)."""
+    max_length_speed_m_per_s: float = 5.0
+    """Simulated MTU speed taken as a numerical runaway (12x the lever's ~0.4 m/s)."""
+    oscillation_speed_m_per_s: float = 0.1
+    """Speed above which alternating tick-to-tick reversals count as oscillation."""
+    oscillation_ticks: int = 4
+    """Consecutive fast reversals that trip the instability detector."""
     max_force_N: float = 3.0
     """Measured tension beyond this magnitude trips (beyond the transducer's useful range)."""
     max_lost_samples: int = 0
@@ -50,7 +59,7 @@ class SafetyConfig:
                 continue
             v = getattr(self, f.name)
             ok = isinstance(v, (int, float)) and math.isfinite(v) and v >= 0
-            if f.name in ("max_lost_samples", "max_bad_bytes"):
+            if f.name in ("max_lost_samples", "max_bad_bytes", "oscillation_ticks"):
                 ok = ok and float(v).is_integer()
             elif f.name != "ramp_s":
                 ok = ok and v > 0
@@ -80,13 +89,41 @@ def clamp_volts(volts: float, low_V: float, high_V: float) -> tuple[float, int]:
     return volts, 0
 
 
-def instability(delta_length_m: float, dt_s: float, cfg: SafetyConfig) -> str | None:
-    """Message when the simulated MTU moved faster than the lever can follow."""
-    speed = abs(delta_length_m) / dt_s
-    if not math.isfinite(speed) or speed > cfg.max_length_speed_m_per_s:
-        return (f"instability: simulated MTU speed {speed:.3g} m/s exceeds "
-                f"max_length_speed_m_per_s = {cfg.max_length_speed_m_per_s} m/s")
-    return None
+def command_code(volts: float, low_V: float, high_V: float) -> int:
+    """The 12-bit lever code for a command already clamped to [low_V, high_V]: the nearest
+    code whose own voltage is inside the range too. Plain rounding can land up to half a code
+    (0.41 mV) outside it: the default 2.2 V maximum rounds to code 2727 = 2.2003 V."""
+    code = volts_to_code(volts)
+    if code > 0 and code_to_volts(code) > high_V:
+        code -= 1
+    elif code < CODE_MAX and code_to_volts(code) < low_V:
+        code += 1
+    return code
+
+
+class InstabilityDetector:
+    """Watches the simulated MTU length, one update per tick (see the module docstring)."""
+
+    def __init__(self, cfg: SafetyConfig, dt_s: float) -> None:
+        self.cfg, self.dt_s = cfg, dt_s
+        self.prev_v = 0.0
+        self.reversals = 0
+
+    def update(self, delta_length_m: float) -> str | None:
+        """Message when the loop is unstable, given this tick's MTU length change."""
+        cfg = self.cfg
+        v = delta_length_m / self.dt_s
+        if not math.isfinite(v) or abs(v) > cfg.max_length_speed_m_per_s:
+            return (f"instability: simulated MTU speed {abs(v):.3g} m/s exceeds "
+                    f"max_length_speed_m_per_s = {cfg.max_length_speed_m_per_s} m/s (runaway)")
+        fast = min(abs(v), abs(self.prev_v)) > cfg.oscillation_speed_m_per_s
+        self.reversals = self.reversals + 1 if fast and v * self.prev_v < 0 else 0
+        self.prev_v = v
+        if self.reversals >= cfg.oscillation_ticks:
+            return (f"instability: simulated MTU length reversed direction on "
+                    f"{self.reversals} consecutive ticks at > {cfg.oscillation_speed_m_per_s} "
+                    "m/s (the loop is oscillating)")
+        return None
 
 
 class ResetRamp:

@@ -1,0 +1,154 @@
+"""The MuJoCo frog as a plant of the closed loop (see `myotwin.invitro.plant.Plant`).
+
+One `step()` is the seed's simulation-loop sequence (Methods): the muscle tension and the
+hip/knee servo targets for the current time are set, the forelimb support is applied, and
+MuJoCo advances exactly one step (RK4, 1 ms); the kinematics of the new state are then
+computed, so `mtu_length_m()` is the plantaris path length *of the new state*: the length the
+ergometer must impose before the next force sample.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+
+from .metrics import TOUCH_TOLERANCE_M, floor_force_world_N, floor_in_contact, whole_body_com
+from .mjcf import (ACTUATOR_HIP, ACTUATOR_KNEE, ACTUATOR_PLANTARIS, BODY_FOOT,
+                   BODY_FORELIMB_SUPPORT, BODY_SHANK, BODY_TARSUS, BODY_THIGH, BODY_TRUNK,
+                   GEOM_SNOUT, HINGE_JOINTS, KEY_START, TENDON_PLANTARIS, load_frog_model)
+from .spec import FrogSpec
+from .targets import forelimb_support_N, servo_controls, servo_targets_rad
+
+#: Joint angle beyond the model's range (rad) at which the loop trips for overextension:
+#: the soft limits let a joint pass its stop a little under load; this much means the
+#: simulation is doing something no frog can.
+OVEREXTENSION_MARGIN_RAD = 0.35
+#: Joint speed (rad/s) or body speed (m/s) beyond which the simulation is taken as diverged.
+MAX_SPEED = 1.0e3
+
+_POINTS = (("toe", BODY_FOOT), ("tmt", BODY_TARSUS), ("ankle", BODY_SHANK),
+           ("knee", BODY_THIGH), ("hip", BODY_TRUNK))
+
+
+class MujocoFrogPlant:
+    """Our frog (`frog.mjcf`) driven by one muscle tension per step."""
+
+    def __init__(self, spec: FrogSpec = FrogSpec()) -> None:
+        self.spec = spec
+        self.model = load_frog_model(spec)
+        self.data = mujoco.MjData(self.model)
+        m = self.model
+        self.dt_s = float(m.opt.timestep)
+        self._a_pl, self._a_kn, self._a_hp = (m.actuator(a).id for a in
+                                              (ACTUATOR_PLANTARIS, ACTUATOR_KNEE, ACTUATOR_HIP))
+        self._b_sup = m.body(BODY_FORELIMB_SUPPORT).id
+        self._ten = m.tendon(TENDON_PLANTARIS).id
+        self._key = m.key(KEY_START).id
+        self._hinge_qadr = [int(m.jnt_qposadr[m.joint(j).id]) for j in HINGE_JOINTS]
+        self._hinge_dadr = [int(m.jnt_dofadr[m.joint(j).id]) for j in HINGE_JOINTS]
+        self._hinge_range = [tuple(m.jnt_range[m.joint(j).id]) for j in HINGE_JOINTS]
+        self._lo_trip = np.array([r[0] for r in self._hinge_range]) - OVEREXTENSION_MARGIN_RAD
+        self._hi_trip = np.array([r[1] for r in self._hinge_range]) + OVEREXTENSION_MARGIN_RAD
+        self._bodies = [m.body(b).id for _, b in _POINTS]
+        self._snout = m.geom(GEOM_SNOUT).id
+        self.channel_names = tuple(
+            ["t_plant_s"]
+            + [f"qpos_{i}" for i in range(m.nq)] + [f"qvel_{i}" for i in range(m.nv)]
+            + [f"{j}_rad" for j in HINGE_JOINTS]
+            + ["com_x_m", "com_y_m", "com_z_m", "floor_contacts", "grf_x_N", "grf_z_N",
+               "knee_target_rad", "hip_target_rad", "knee_servo_Nm", "hip_servo_Nm",
+               "forelimb_N"]
+            + [f"{j}_moment_arm_m" for j in HINGE_JOINTS]
+            + [f"{p}_{c}_m" for p, _ in _POINTS for c in "xz"] + ["snout_x_m", "snout_z_m"])
+        self.reset()
+
+    # -- Plant interface -----------------------------------------------------------------
+    def reset(self) -> None:
+        mujoco.mj_resetDataKeyframe(self.model, self.data, self._key)
+        self._tension = 0.0
+        self._table: list = []
+        self._bad_qacc = self._warnings()
+        self._apply_inputs()
+        mujoco.mj_forward(self.model, self.data)
+
+    def set_muscle_tension(self, tension_N: float) -> None:
+        self._tension = float(tension_N)
+
+    def step(self) -> None:
+        self._apply_inputs()
+        mujoco.mj_step(self.model, self.data)
+        mujoco.mj_fwdPosition(self.model, self.data)   # kinematics + path of the new state
+
+    def time_s(self) -> float:
+        return float(self.data.time)
+
+    def mtu_length_m(self) -> float:
+        return float(self.data.ten_length[self._ten])
+
+    def fault(self) -> str | None:
+        d = self.data
+        if self._warnings() != self._bad_qacc:
+            return (f"divergence: MuJoCo reported bad accelerations at t = {d.time:.4f} s "
+                    "(the simulation became unstable)")
+        vmax = float(np.abs(d.qvel).max())
+        if not (vmax <= MAX_SPEED and math.isfinite(float(d.qpos.sum()))):
+            return (f"divergence: non-finite state or speed {vmax:.3g} (rad/s or m/s) above "
+                    f"{MAX_SPEED:g} at t = {d.time:.4f} s")
+        q = d.qpos[self._hinge_qadr]
+        if ((q < self._lo_trip) | (q > self._hi_trip)).any():
+            for name, qi, (lo, hi) in zip(HINGE_JOINTS, q, self._hinge_range):
+                if not lo - OVEREXTENSION_MARGIN_RAD <= qi <= hi + OVEREXTENSION_MARGIN_RAD:
+                    return (f"overextension: {name} angle {qi:.3f} rad is beyond its range "
+                            f"[{lo:.2f}, {hi:.2f}] by more than {OVEREXTENSION_MARGIN_RAD} rad")
+        return None
+
+    def channels(self) -> tuple[float, ...]:
+        m, d = self.model, self.data
+        t = float(d.time)
+        com = whole_body_com(m, d)
+        grf = floor_force_world_N(m, d)
+        knee_t, hip_t = servo_targets_rad(t, self.spec)
+        arms = self.moment_arms_m()
+        pts = [d.xpos[b][i] for b in self._bodies for i in (0, 2)]
+        snout = d.geom_xpos[self._snout]
+        return tuple(float(v) for v in (
+            [t] + list(d.qpos) + list(d.qvel) + [d.qpos[a] for a in self._hinge_qadr]
+            + [com[0], com[1], com[2], float(floor_in_contact(m, d, TOUCH_TOLERANCE_M)),
+               grf[0], grf[2], knee_t, hip_t, d.actuator_force[self._a_kn],
+               d.actuator_force[self._a_hp], d.xfrc_applied[self._b_sup, 2]]
+            + list(arms) + pts + [snout[0], snout[2]]))
+
+    def moment_arms_m(self) -> list[float]:
+        """Plantaris moment arms about the hinges (tmt, ankle, knee, hip), r = -dL/dq (m).
+
+        MuJoCo 4 stores the tendon Jacobian sparse (pattern in the model: ten_J_rownnz,
+        ten_J_rowadr, ten_J_colind)."""
+        m, d = self.model, self.data
+        row = np.zeros(m.nv)
+        adr, nnz = m.ten_J_rowadr[self._ten], m.ten_J_rownnz[self._ten]
+        row[m.ten_J_colind[adr:adr + nnz]] = d.ten_J[adr:adr + nnz]
+        return [-row[i] for i in self._hinge_dadr]
+
+    # -- internals -----------------------------------------------------------------------
+    def _apply_inputs(self) -> None:
+        d = self.data
+        k = int(round(d.time / self.dt_s))
+        if k >= len(self._table):
+            self._extend_table(k + 1)
+        d.ctrl[self._a_pl] = self._tension
+        d.ctrl[self._a_kn], d.ctrl[self._a_hp], d.xfrc_applied[self._b_sup, 2] = self._table[k]
+
+    def _extend_table(self, n: int) -> None:
+        """Servo controls and forelimb support at t = k dt, tabulated ahead (the closed forms
+        cost ~0.1 ms per call; a table lookup keeps the loop's turnaround short)."""
+        n = max(n, 2 * len(self._table), 1024)
+        t = np.arange(n) * self.dt_s
+        knee, hip = servo_controls(t, self.spec)
+        self._table = list(zip(knee.tolist(), hip.tolist(),
+                               np.asarray(forelimb_support_N(t, self.spec)).tolist()))
+
+    def _warnings(self) -> int:
+        return int(self.data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number)
+

@@ -1,0 +1,105 @@
+"""The `myotwin invitro ...` command line: bad input is one line on stderr and exit status 2
+(no traceback); the in-process loopback writes its verdict."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from myotwin.cli.main import main
+
+
+def run_main(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def assert_one_line_error(rc: int, err: str, *names: str) -> None:
+    assert rc == 2, f"exit status {rc}, stderr {err!r}"
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("myotwin: error: "), f"stderr: {err!r}"
+    assert "Traceback" not in err and all(n in err for n in names), f"stderr {err!r} lacks {names}"
+
+
+def test_unknown_condition(capsys, tmp_path):
+    out = tmp_path / "X"
+    rc, _, err = run_main(capsys, "invitro", "run", "--condition", "nope", "--out", str(out),
+                          "--inprocess")
+    assert_one_line_error(rc, err, "'nope'", "nominal")
+    assert not (out / "ticks.csv").exists(), "a trial ran for an unknown condition"
+
+
+def test_unknown_condition_in_a_subprocess(tmp_path):
+    """The installed entry point, as a user runs it: status 2, one line, no traceback."""
+    proc = subprocess.run([sys.executable, "-m", "myotwin", "invitro", "run", "--condition",
+                           "nope", "--out", str(tmp_path / "X")],
+                          capture_output=True, text=True, timeout=60)
+    assert_one_line_error(proc.returncode, proc.stderr, "'nope'")
+    assert "Traceback" not in proc.stdout
+
+
+def test_unknown_condition_in_only(capsys, tmp_path):
+    rc, _, err = run_main(capsys, "invitro", "conditions", "--only", "nominal", "nope",
+                          "--out", str(tmp_path), "--inprocess")
+    assert_one_line_error(rc, err, "'nope'")
+    assert not (tmp_path / "nominal" / "ticks.csv").exists(), "ran conditions before rejecting"
+
+
+@pytest.mark.parametrize("text, names", [
+    ("[safety]\nwatchdog_ms = 5\n", ["'safety.watchdog_ms'"]),
+    ('[trial]\nduration_s = "short"\n', ["'trial.duration_s'", "'short'"]),
+    ("[link]\nperiod_s = 0\n", ["'link.period_s'", "0.0"]),
+    ("safety = 1\n", ["'safety'", "1"]),
+    ("[trial\n", ["not valid TOML"]),
+], ids=["unknown_field", "wrong_type", "out_of_range", "not_a_table", "bad_toml"])
+@pytest.mark.parametrize("command", ["run", "loopback", "show-config"])
+def test_bad_config_file(capsys, tmp_path, text, names, command):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    args = {"run": ["--condition", "nominal", "--out", str(tmp_path / "o"), "--inprocess"],
+            "loopback": ["--out", str(tmp_path / "o"), "--inprocess", "--ticks", "10"],
+            "show-config": []}[command]
+    rc, _, err = run_main(capsys, "invitro", command, *args, "--config", str(path))
+    assert_one_line_error(rc, err, str(path), *names)
+
+
+def test_missing_config_file(capsys, tmp_path):
+    rc, _, err = run_main(capsys, "invitro", "show-config", "--config", str(tmp_path / "no.toml"))
+    assert_one_line_error(rc, err, "no.toml", "not found")
+
+
+@pytest.mark.parametrize("args, names", [
+    (["--ticks", "0"], ["--ticks = 0"]),
+    (["--rate-hz", "0"], ["--rate-hz = 0.0"]),
+])
+def test_bad_loopback_arguments(capsys, tmp_path, args, names):
+    rc, _, err = run_main(capsys, "invitro", "loopback", "--inprocess", "--out", str(tmp_path),
+                          *args)
+    assert_one_line_error(rc, err, *names)
+
+
+def test_loopback_inprocess_summary(capsys, tmp_path):
+    rc, out, err = run_main(capsys, "invitro", "loopback", "--inprocess", "--ticks", "500",
+                            "--out", str(tmp_path))
+    assert rc == 0, f"exit status {rc}: {err}"
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    expected = {"passed": True, "max_error_lsb": 0, "lost": 0, "reordered": 0, "ticks": 500}
+    assert {k: summary[k] for k in expected} == expected, f"summary.json: {summary}"
+    # every echo but the last (answered after the device's final tick) was compared
+    assert summary["device"]["loopback_checked"] == 499 and summary["bad_bytes"] == 0
+    assert json.loads(out)["passed"] is True, f"stdout: {out!r}"
+
+
+def test_run_inprocess_completes(capsys, tmp_path):
+    config = tmp_path / "short.toml"
+    config.write_text("[trial]\nduration_s = 0.05\n")
+    rc, out, err = run_main(capsys, "invitro", "run", "--condition", "nominal", "--inprocess",
+                            "--config", str(config), "--out", str(tmp_path / "nominal"))
+    assert rc == 0, f"exit status {rc}: {err}"
+    trial = json.loads((tmp_path / "nominal" / "trial.json").read_text())
+    assert trial["ended"] == "completed" and trial["ticks"] == 50, trial["message"]
+    assert json.loads(out)["ticks"] == 50
