@@ -108,10 +108,12 @@ def cmd_conditions(args) -> int:
     from myotwin.invitro.experiment import run_conditions
     cfg = _config(args)
     summary = run_conditions(Path(args.out), cfg, config_path=args.config,
-                             inprocess=args.inprocess, only=args.only)
+                             inprocess=args.inprocess, only=args.only,
+                             video=not args.no_video)
     for c in summary["conditions"]:
+        to = "none" if c["takeoff_time_s"] is None else f"{c['takeoff_time_s'] * 1e3:.0f} ms"
         print(f"{c['name']:>15}: jump {c['jump_height_m'] * 1e3:6.1f} mm, takeoff "
-              f"{c['takeoff_time_s']} s, peak force {c['peak_force_N']:.3f} N, strain range "
+              f"{to}, peak force {c['peak_force_N']:.3f} N, strain range "
               f"{c['mtu_strain_range']:.3f}, ticks {c['ticks']}, missed {c['missed_ticks']}, "
               f"|t_sim - t_real| <= {c['max_abs_tsim_minus_treal_s'] * 1e3:.3f} ms, "
               f"turnaround p99 {c['turnaround_p99_s'] * 1e6:.0f} us")

@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = cmds.add_parser("conditions", help="run the five conditions of the seed and a report")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--only", nargs="+", help="run only these conditions")
+    p.add_argument("--no-video", action="store_true", help="skip rendering the videos")
     _add_link_args(p)
 
     p = cmds.add_parser("run", help="run one condition")

@@ -55,8 +55,8 @@ def trial_metrics(ticks: dict[str, np.ndarray]) -> dict:
     i_apex = None if i_to is None else i_to + int(np.argmax(com_z[i_to:]))
     return {
         "jump_height_m": 0.0 if i_to is None else float(com_z[i_apex] - com_z[0]),
-        "takeoff_time_s": None if i_to is None else float(t_state[i_to]),
-        "apex_time_s": None if i_apex is None else float(t_state[i_apex]),
+        "takeoff_time_s": None if i_to is None else round(float(t_state[i_to]), 9),
+        "apex_time_s": None if i_apex is None else round(float(t_state[i_apex]), 9),
         "peak_force_N": float(np.max(ticks["measured_tension_N"][run])),
         "mtu_strain_range": float(np.ptp(strain)),
         "forward_distance_m": float(ticks["com_x_m"][run][-1] - ticks["com_x_m"][run][0]),
@@ -99,6 +99,9 @@ def run_condition(name: str, out: Path, cfg: ExperimentConfig, *, config_path: s
         "ended": result.ended,
         "trip": dataclasses.asdict(result.trip) if result.trip else None,
         "message": result.message,
+        "period_s": cfg.link.period_s,
+        "frog_spec": dataclasses.asdict(getattr(plant, "spec", None))
+        if dataclasses.is_dataclass(getattr(plant, "spec", None)) else None,
         "link": link.kind,
         "protocol": cfg.link.protocol,
         "realtime_priority": bool(fifo),
@@ -112,7 +115,8 @@ def run_condition(name: str, out: Path, cfg: ExperimentConfig, *, config_path: s
 
 
 def run_conditions(out: Path, cfg: ExperimentConfig, *, config_path: str | None = None,
-                   inprocess: bool = False, only: list[str] | None = None) -> dict:
+                   inprocess: bool = False, only: list[str] | None = None,
+                   video: bool = True) -> dict:
     """All five conditions (or `only` these), then `summary.json` and the report."""
     names = only or list(CONDITIONS)
     for n in names:
@@ -124,11 +128,12 @@ def run_conditions(out: Path, cfg: ExperimentConfig, *, config_path: str | None 
                                      inprocess=inprocess))
         time.sleep(0.2)                       # let the emulator process of the trial exit
     summary = {"conditions": [{k: e[k] for k in SUMMARY_FIELDS} | {
-        k: e[k] for k in e if k not in SUMMARY_FIELDS and k not in ("device", "condition")}
+        k: e[k] for k in e if k not in SUMMARY_FIELDS
+        and k not in ("device", "condition", "frog_spec")}
         for e in entries]}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
     from .report import write_report
-    write_report(out, [e["name"] for e in entries])
+    write_report(out, [e["name"] for e in entries], video=video)
     return summary
 
 

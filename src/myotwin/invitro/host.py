@@ -30,7 +30,8 @@ from .safety import (InstabilityDetector, LoopState, ResetRamp, SafetyConfig, Tr
                      clamp_volts, command_code)
 from .stimulation import StimulationSchedule
 from .transport import LinkClosed, Transport
-from .wire import (COMMAND_END, COMMAND_SAFE, COMMAND_STIM_GATE, SAMPLE_LATE, SeqUnwrapper,
+from .wire import (COMMAND_END, COMMAND_SAFE, COMMAND_STIM_GATE, SAMPLE_LATE, SAMPLE_TRIPPED,
+                   SeqUnwrapper,
                    WireProtocol)
 from .wire.codes import code_to_volts
 
@@ -187,6 +188,10 @@ class HostLoop:
         if link.lost > cfg.max_lost_samples or link.reordered:
             self._trip("lost_samples", f"link: {link.lost} sample(s) lost, {link.reordered} "
                        f"out of order (max_lost_samples = {cfg.max_lost_samples})", sample)
+            return True
+        if sample.flags & SAMPLE_TRIPPED:
+            self._trip("device_tripped", "device: its own watchdog tripped (it had no valid "
+                       "command in time) and it is ramping the lever back", sample)
             return True
         return False
 

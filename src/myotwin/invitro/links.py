@@ -75,7 +75,11 @@ def open_device_link(cfg: ExperimentConfig, out_dir: Path, *, config_path: str |
     out_dir.mkdir(parents=True, exist_ok=True)
     rate_hz = 1.0 / cfg.link.period_s
     if cfg.link.port:
-        t = SerialTransport(cfg.link.port, cfg.link.baudrate)
+        try:
+            t = SerialTransport(cfg.link.port, cfg.link.baudrate,
+                                busy_poll_s=cfg.link.busy_poll_s)
+        except OSError as e:                  # no such port, busy, no permission
+            raise ValueError(f"link.port: {e}") from None
         try:
             yield DeviceLink(t, "serial")
         finally:
@@ -101,7 +105,7 @@ def open_device_link(cfg: ExperimentConfig, out_dir: Path, *, config_path: str |
         if not line.startswith("PORT "):
             err = proc.stderr.read() if proc.poll() is not None else ""
             raise RuntimeError(f"emulator did not report its port (got {line!r}) {err}")
-        t = SerialTransport(line[5:], cfg.link.baudrate)
+        t = SerialTransport(line[5:], cfg.link.baudrate, busy_poll_s=cfg.link.busy_poll_s)
         link = DeviceLink(t, "pty-emulator")
         try:
             yield link

@@ -41,7 +41,7 @@ class FdTransport:
     """
 
     def __init__(self, fd: int, name: str, *, write_timeout_s: float = 0.5,
-                 owns_fd: bool = True) -> None:
+                 owns_fd: bool = True, busy_poll_s: float = 0.0) -> None:
         if not isinstance(fd, int) or fd < 0:
             raise ValueError(f"FdTransport {name!r}: fd = {fd!r}: expected a non-negative int")
         if not write_timeout_s > 0:
@@ -51,6 +51,8 @@ class FdTransport:
         self.fd = fd
         self.name = name
         self.write_timeout_s = write_timeout_s
+        self.busy_poll_s = float(busy_poll_s)
+        """Spin on non-blocking reads this long before sleeping in select (0: never spin)."""
         self._owns_fd = owns_fd
         self._closed = False
 
@@ -107,6 +109,15 @@ class FdTransport:
         data = self._read_once()
         if data:
             return data
+        if self.busy_poll_s > 0:               # spin: no sleep/wake-up latency
+            end = time.perf_counter() + min(timeout_s, self.busy_poll_s)
+            while time.perf_counter() < end:
+                data = self._read_once()
+                if data:
+                    return data
+                if data is not None:           # zero bytes: let select decide below
+                    break
+            timeout_s = max(0.0, timeout_s - self.busy_poll_s)
         if not _wait(self.fd, False, timeout_s):
             return b""
         data = self._read_once()

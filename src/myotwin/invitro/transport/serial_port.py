@@ -21,7 +21,7 @@ class SerialTransport:
     """Transport over a serial port path (e.g. /dev/ttyACM0, /dev/ttyUSB0, a pty slave, COM3)."""
 
     def __init__(self, port: str, baudrate: int = 115200, name: str | None = None, *,
-                 write_timeout_s: float = 0.5) -> None:
+                 write_timeout_s: float = 0.5, busy_poll_s: float = 0.0) -> None:
         self.name = name if name is not None else port
         self.port = port
         try:
@@ -41,7 +41,7 @@ class SerialTransport:
             fd = None
         if fd is not None:
             self._fd_link = FdTransport(fd, self.name, write_timeout_s=write_timeout_s,
-                                        owns_fd=False)
+                                        owns_fd=False, busy_poll_s=busy_poll_s)
         self._pyserial_timeout_s: float | None = 0.0
 
     def write(self, data: bytes) -> None:
