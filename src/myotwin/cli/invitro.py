@@ -60,7 +60,7 @@ def cmd_emulate(args) -> int:
         time.sleep(0.001)
     stats = run_device_realtime(device, master, n_ticks=args.max_ticks, log_path=args.log,
                                 wait_for_command=True, start_timeout_s=60.0,
-                                realtime_priority=bool(os.environ.get("MYOTWIN_DEV_FIFO")))
+                                realtime_priority=args.realtime_priority)
     out = {"device": device.stats(), "realtime": stats.to_dict()}
     if args.stats:
         tmp = Path(args.stats + ".tmp")
@@ -84,7 +84,7 @@ def cmd_loopback(args) -> int:
     proto = get_protocol(cfg.link.protocol)
     with open_device_link(cfg, out, config_path=args.config, inprocess=args.inprocess,
                           loopback=True) as link:
-        with realtime_priority() if os.environ.get("MYOTWIN_HOST_FIFO") else _null():
+        with realtime_priority() if cfg.link.realtime_priority else _null():
             send_trigger(link, cfg.link.protocol, cfg.calibration)
             host = run_loopback(link.transport, proto, args.ticks, cfg.link.period_s)
     device = link.stats.get("device", link.stats)

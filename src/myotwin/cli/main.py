@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log", default=None, help="per-tick device log (CSV)")
     p.add_argument("--stats", default=None, help="device statistics written at exit (JSON)")
     p.add_argument("--config", help="experiment config (TOML) for the calibration")
+    p.add_argument("--realtime-priority", action="store_true",
+                   help="ask for SCHED_FIFO while ticking (needs root or CAP_SYS_NICE)")
 
     p = cmds.add_parser("replay-legacy", help="replay the authors' recorded trial open loop")
     p.add_argument("directory", help="folder with 5SegRM.xml, qposInit.dat, savedData*.txt, ...")

@@ -31,6 +31,9 @@ class LinkConfig:
     busy_poll_s: float = 0.002
     """The host spins on the port for up to this long while waiting for a sample, instead of
     sleeping in select(): no wake-up latency, at the cost of one busy CPU core (0: never)."""
+    realtime_priority: bool = True
+    """Ask for SCHED_FIFO for the host and the emulated device while a trial runs (needs root
+    or CAP_SYS_NICE; silently normal priority otherwise)."""
     source: str = "<defaults>"
 
     def __post_init__(self) -> None:

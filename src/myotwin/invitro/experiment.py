@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,7 @@ def run_condition(name: str, out: Path, cfg: ExperimentConfig, *, config_path: s
     cond = get_condition(name)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.toml").write_text(config_to_toml(cfg))
+    export_stimulation(cond.stimulation, out)
     if plant is None:
         plant = MujocoFrogPlant(FrogSpec(origin_offset_m=cond.origin_offset_m))
     n_ticks = int(round(cfg.trial.duration_s / cfg.link.period_s))
@@ -79,7 +81,8 @@ def run_condition(name: str, out: Path, cfg: ExperimentConfig, *, config_path: s
         loop = HostLoop(plant, link.transport, proto, cfg.calibration, cfg.safety,
                         cfg.link.period_s)
         with Recorder(out, loop.columns) as rec, \
-                realtime_priority() if not inprocess else _nothing() as fifo:
+                realtime_priority() if cfg.link.realtime_priority and not inprocess \
+                else nullcontext(False) as fifo:
             _warm_up(plant)
             send_trigger(link, cfg.link.protocol, cfg.calibration)
             result = loop.run(trial, rec)
@@ -137,6 +140,18 @@ def run_conditions(out: Path, cfg: ExperimentConfig, *, config_path: str | None 
     return summary
 
 
+def export_stimulation(stim, out: Path) -> None:
+    """The trial's stimulation for a real rig's stimulator: `stimulation.json` (the schedule)
+    and `stimulation_pulses.csv` (one pulse start time per line, s from t_sim = 0). With the
+    framed protocol the host also carries the train's gate bit in every command."""
+    (out / "stimulation.json").write_text(json.dumps(
+        stim.to_dict() if stim else None, indent=2) + "\n")
+    with open(out / "stimulation_pulses.csv", "w") as f:
+        f.write("pulse_start_s\n")
+        for t in (stim.pulse_times_s() if stim else []):
+            f.write(f"{t:.6f}\n")
+
+
 def _warm_up(plant) -> None:
     """Run every code path of a tick once before the clock starts, then reset the plant."""
     plant.set_muscle_tension(0.0)
@@ -145,10 +160,3 @@ def _warm_up(plant) -> None:
     plant.channels()
     plant.reset()
 
-
-class _nothing:
-    def __enter__(self):
-        return False
-
-    def __exit__(self, *exc):
-        return None

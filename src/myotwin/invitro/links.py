@@ -59,6 +59,8 @@ def _emulator_command(cfg: ExperimentConfig, config_path: str | None, out_dir: P
            "--log", str(out_dir / "device.csv"), "--stats", str(out_dir / "device_stats.json")]
     if config_path:
         cmd += ["--config", str(config_path)]
+    if cfg.link.realtime_priority:
+        cmd += ["--realtime-priority"]
     if cfg.link.protocol == "legacy" and stimulation is not None:
         cmd += ["--stim-onset-s", repr(stimulation.onset_s),
                 "--stim-duration-s", repr(stimulation.duration_s)]

@@ -380,7 +380,7 @@ def replay_legacy_command(directory: str, out: str) -> dict:
     summary = {
         "directory": os.path.abspath(directory),
         "max_position_error_m": result.max_position_error_m,
-        "takeoff_time_s": result.takeoff_time_s,
+        "takeoff_time_s": None if result.takeoff_time_s is None else round(result.takeoff_time_s, 9),
         "max_posout_error_V": result.max_posout_error_V,
         "n_steps": result.n_steps,
         "mujoco_version": _mujoco_version(),

@@ -17,7 +17,7 @@ import numpy as np
 from .metrics import TOUCH_TOLERANCE_M, floor_force_world_N, floor_in_contact, whole_body_com
 from .mjcf import (ACTUATOR_HIP, ACTUATOR_KNEE, ACTUATOR_PLANTARIS, BODY_FOOT,
                    BODY_FORELIMB_SUPPORT, BODY_SHANK, BODY_TARSUS, BODY_THIGH, BODY_TRUNK,
-                   GEOM_SNOUT, HINGE_JOINTS, KEY_START, TENDON_PLANTARIS, load_frog_model)
+                   GEOM_FLOOR, GEOM_SNOUT, HINGE_JOINTS, KEY_START, TENDON_PLANTARIS, load_frog_model)
 from .spec import FrogSpec
 from .targets import forelimb_support_N, servo_controls, servo_targets_rad
 
@@ -53,6 +53,9 @@ class MujocoFrogPlant:
         self._hi_trip = np.array([r[1] for r in self._hinge_range]) + OVEREXTENSION_MARGIN_RAD
         self._bodies = [m.body(b).id for _, b in _POINTS]
         self._snout = m.geom(GEOM_SNOUT).id
+        self._floor = m.geom(GEOM_FLOOR).id
+        self._warn_badqacc = self.data.warning[mujoco.mjtWarning.mjWARN_BADQACC]
+        self._f6 = np.zeros(6)
         self.channel_names = tuple(
             ["t_plant_s"]
             + [f"qpos_{i}" for i in range(m.nq)] + [f"qvel_{i}" for i in range(m.nv)]
@@ -106,19 +109,38 @@ class MujocoFrogPlant:
 
     def channels(self) -> tuple[float, ...]:
         m, d = self.model, self.data
-        t = float(d.time)
+        k = int(round(d.time / self.dt_s))
+        if k >= len(self._table):
+            self._extend_table(k + 1)
         com = whole_body_com(m, d)
-        grf = floor_force_world_N(m, d)
-        knee_t, hip_t = servo_targets_rad(t, self.spec)
-        arms = self.moment_arms_m()
-        pts = [d.xpos[b][i] for b in self._bodies for i in (0, 2)]
+        touching, grf = self._floor_contact_and_force()
+        xpos = d.xpos[self._bodies][:, (0, 2)].ravel()
         snout = d.geom_xpos[self._snout]
-        return tuple(float(v) for v in (
-            [t] + list(d.qpos) + list(d.qvel) + [d.qpos[a] for a in self._hinge_qadr]
-            + [com[0], com[1], com[2], float(floor_in_contact(m, d, TOUCH_TOLERANCE_M)),
-               grf[0], grf[2], knee_t, hip_t, d.actuator_force[self._a_kn],
-               d.actuator_force[self._a_hp], d.xfrc_applied[self._b_sup, 2]]
-            + list(arms) + pts + [snout[0], snout[2]]))
+        tail = [com[0], com[1], com[2], float(touching),
+                grf[0], grf[2], *self._targets[k], d.actuator_force[self._a_kn],
+                d.actuator_force[self._a_hp], d.xfrc_applied[self._b_sup, 2],
+                *self.moment_arms_m(), *xpos, snout[0], snout[2]]
+        return (float(d.time), *d.qpos.tolist(), *d.qvel.tolist(),
+                *d.qpos[self._hinge_qadr].tolist(), *map(float, tail))
+
+    def _floor_contact_and_force(self) -> tuple[bool, np.ndarray]:
+        """(any frog geom within TOUCH_TOLERANCE_M of the floor, total floor force on the frog
+        in world coordinates): the definitions of metrics.floor_in_contact and
+        metrics.floor_force_world_N, vectorised over MuJoCo's contact arrays."""
+        m, d = self.model, self.data
+        grf = np.zeros(3)
+        if d.ncon == 0:
+            return False, grf
+        con = d.contact
+        geom = con.geom
+        on_floor = (geom[:, 0] == self._floor) | (geom[:, 1] == self._floor)
+        near = on_floor & (con.dist < TOUCH_TOLERANCE_M)
+        f6 = self._f6
+        for i in np.flatnonzero(on_floor & (con.dist < 0) & (con.efc_address >= 0)):
+            mujoco.mj_contactForce(m, d, int(i), f6)
+            f_world = con.frame[i].reshape(3, 3).T @ f6[:3]
+            grf += f_world if geom[i, 0] == self._floor else -f_world
+        return bool(near.any()), grf
 
     def moment_arms_m(self) -> list[float]:
         """Plantaris moment arms about the hinges (tmt, ankle, knee, hip), r = -dL/dq (m).
@@ -148,7 +170,9 @@ class MujocoFrogPlant:
         knee, hip = servo_controls(t, self.spec)
         self._table = list(zip(knee.tolist(), hip.tolist(),
                                np.asarray(forelimb_support_N(t, self.spec)).tolist()))
+        knee_t, hip_t = servo_targets_rad(t, self.spec)
+        self._targets = list(zip(np.asarray(knee_t).tolist(), np.asarray(hip_t).tolist()))
 
     def _warnings(self) -> int:
-        return int(self.data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number)
+        return self._warn_badqacc.number
 

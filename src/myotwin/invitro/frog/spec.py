@@ -140,8 +140,16 @@ class FrogSpec:
     leg in flight): kv <= 2e-4. See docs/invitro/frog.md."""
     hip_kp_Nm_per_rad: float = 0.2
     hip_kv_Nms_per_rad: float = 1.2e-4
-    servo_max_torque_Nm: float = 0.03
-    """Force range of each servo, |torque| <= 30 mN m (peaks in the default jumps: 10-15)."""
+    knee_max_torque_Nm: float = 0.03
+    """Force range of the knee servo, |torque| <= this."""
+    hip_max_torque_Nm: float = 0.03
+    """Force range of the hip servo, |torque| <= this."""
+
+    # --- passive distal joints -------------------------------------------------------------
+    distal_damping_Nms_per_rad: float = 0.0
+    """Passive viscous damping of the TMT and ankle hinges (tissue viscosity)."""
+    limit_solimp: tuple[float, float, float] = (0.9, 0.95, 0.001)
+    """(dmin, dmax, width rad) of the joint-limit impedance (MuJoCo default)."""
 
     # --- forelimb support ----------------------------------------------------------------------
     forelimb_support_fraction: float = 0.51
@@ -172,17 +180,18 @@ class FrogSpec:
     def __post_init__(self) -> None:
         # Accept lists (e.g. from a TOML or JSON config) for the tuple fields.
         for name in ("range_tmt_rad", "range_ankle_rad", "range_knee_rad", "range_hip_rad",
-                     "contact_solimp"):
+                     "contact_solimp", "limit_solimp"):
             v = getattr(self, name)
             if isinstance(v, list):
                 object.__setattr__(self, name, tuple(v))
         positive = ("mass_kg", "side_site_factor", "limit_timeconst_s", "knee_kp_Nm_per_rad",
-                    "hip_kp_Nm_per_rad", "servo_max_torque_Nm", "contact_timeconst_s",
+                    "hip_kp_Nm_per_rad", "knee_max_torque_Nm", "hip_max_torque_Nm", "contact_timeconst_s",
                     "contact_dampratio", "friction", "timestep_s", "contact_sensing_m")
         for name in positive:
             v = getattr(self, name)
             _require(_is_number(v) and v > 0, name, v, "a finite number > 0")
-        for name in ("knee_kv_Nms_per_rad", "hip_kv_Nms_per_rad", "origin_offset_m"):
+        for name in ("knee_kv_Nms_per_rad", "hip_kv_Nms_per_rad", "origin_offset_m",
+                     "distal_damping_Nms_per_rad"):
             v = getattr(self, name)
             _require(_is_number(v) and v >= 0, name, v, "a finite number >= 0")
         _require(_is_number(self.origin_depth_m), "origin_depth_m", self.origin_depth_m,

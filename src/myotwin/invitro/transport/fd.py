@@ -111,12 +111,12 @@ class FdTransport:
             return data
         if self.busy_poll_s > 0:               # spin: no sleep/wake-up latency
             end = time.perf_counter() + min(timeout_s, self.busy_poll_s)
+            # A tty with VMIN = 0 returns b"" when empty: that is "no data yet" here; end of
+            # file (readable and empty) is told apart by select() below.
             while time.perf_counter() < end:
                 data = self._read_once()
                 if data:
                     return data
-                if data is not None:           # zero bytes: let select decide below
-                    break
             timeout_s = max(0.0, timeout_s - self.busy_poll_s)
         if not _wait(self.fd, False, timeout_s):
             return b""

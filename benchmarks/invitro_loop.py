@@ -1,0 +1,141 @@
+"""Benchmark of the in vitro-VR loop: highest sustained closed-loop rate and host turnaround.
+
+Runs, in one process and one run:
+1. the peer: a bare `mujoco.mj_step` on our frog model (RK4), and our plant's `step()`
+   (mj_step + inputs + the new state's kinematics), timed over many steps;
+2. for each rate: the real closed loop (the nominal condition: frog plant with its time step
+   set to the period, emulated muscle in its own process over a pty, framed protocol, real
+   time) and a loopback test at the same rate.
+A rate is *sustained* when the trial completes with 0 missed ticks and |t_sim - t_real| never
+exceeds one period. Prints a table with the ratios to the bare mj_step and writes JSON.
+
+    .venv/bin/python benchmarks/invitro_loop.py [--rates 1000 2000 2500 5000 10000] [--out DIR]
+
+Not a test: nothing here passes or fails; numbers go to benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from myotwin.invitro.config import ExperimentConfig, LinkConfig, TrialConfig
+from myotwin.invitro.experiment import run_condition
+from myotwin.invitro.frog.mjcf import KEY_START, load_frog_model
+from myotwin.invitro.frog.plant import MujocoFrogPlant
+from myotwin.invitro.frog.spec import FrogSpec
+from myotwin.invitro.links import open_device_link, send_trigger
+from myotwin.invitro.loopback import loopback_verdict, run_loopback
+from myotwin.invitro.sched import realtime_priority
+from myotwin.invitro.wire import get_protocol
+
+
+def time_steps(step, n: int, repeats: int = 5) -> float:
+    """Median over `repeats` of the mean time of one call over `n` calls (s)."""
+    means = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            step()
+        means.append((time.perf_counter() - t0) / n)
+    return statistics.median(means)
+
+
+def bare_mj_step_s(n: int) -> float:
+    m = load_frog_model(FrogSpec())
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, m.key(KEY_START).id)
+
+    def step():
+        if d.time > 0.3:
+            mujoco.mj_resetDataKeyframe(m, d, m.key(KEY_START).id)
+        mujoco.mj_step(m, d)
+    return time_steps(step, n)
+
+
+def plant_step_s(n: int) -> float:
+    plant = MujocoFrogPlant(FrogSpec())
+
+    def step():
+        if plant.time_s() > 0.3:
+            plant.reset()
+        plant.step()
+    return time_steps(step, n)
+
+
+def closed_loop(rate_hz: float, out: Path) -> dict:
+    period = 1.0 / rate_hz
+    cfg = ExperimentConfig(link=LinkConfig(period_s=period), trial=TrialConfig(duration_s=0.35))
+    plant = MujocoFrogPlant(FrogSpec(timestep_s=period))
+    s = run_condition("nominal", out, cfg, plant=plant)
+    return {k: s[k] for k in ("ticks", "missed_ticks", "max_abs_tsim_minus_treal_s",
+                              "turnaround_p50_s", "turnaround_p99_s", "ended", "message",
+                              "realtime_priority")}
+
+
+def loopback(rate_hz: float, ticks: int, out: Path) -> dict:
+    cfg = ExperimentConfig(link=LinkConfig(period_s=1.0 / rate_hz))
+    with open_device_link(cfg, out, loopback=True) as link:
+        with realtime_priority():
+            send_trigger(link, "framed", cfg.calibration)
+            host = run_loopback(link.transport, get_protocol("framed"), ticks, 1.0 / rate_hz)
+    v = loopback_verdict(host, link.stats.get("device", link.stats), ticks, rate_hz)
+    return {k: v[k] for k in ("passed", "max_error_lsb", "lost", "reordered", "ticks",
+                              "missed_ticks", "turnaround_p50_s", "turnaround_p99_s")}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rates", type=float, nargs="+", default=[1000, 2000, 2500, 5000, 10000])
+    ap.add_argument("--loopback-seconds", type=float, default=2.0)
+    ap.add_argument("--steps", type=int, default=20000, help="steps for the mj_step timing")
+    ap.add_argument("--out", default=None, help="directory for the trial data and JSON")
+    args = ap.parse_args()
+    out = Path(args.out or tempfile.mkdtemp(prefix="invitro_loop_"))
+    bare = bare_mj_step_s(args.steps)
+    ours = plant_step_s(args.steps)
+    print(f"machine: {platform.machine()} {platform.processor() or ''} python "
+          f"{platform.python_version()} mujoco {mujoco.__version__}")
+    print(f"bare mj_step (frog, RK4):     {bare * 1e6:7.1f} us")
+    print(f"plant.step (ours, same model): {ours * 1e6:7.1f} us  ({ours / bare:.2f} x mj_step)")
+    rows, best_loop, best_lb = [], None, None
+    for rate in args.rates:
+        tag = f"{rate:g}Hz"
+        cl = closed_loop(rate, out / f"loop_{tag}")
+        lb = loopback(rate, int(args.loopback_seconds * rate), out / f"loopback_{tag}")
+        ok = (cl["ended"] == "completed" and cl["missed_ticks"] == 0
+              and cl["max_abs_tsim_minus_treal_s"] <= 1.0 / rate)
+        best_loop = rate if ok else best_loop
+        best_lb = rate if lb["passed"] and lb["missed_ticks"] == 0 else best_lb
+        rows.append({"rate_hz": rate, "closed_loop": cl, "closed_loop_sustained": ok,
+                     "loopback": lb})
+        print(f"{tag:>8}: loop ticks {cl['ticks']:5d} missed {cl['missed_ticks']:3d} "
+              f"max|tsim-treal| {cl['max_abs_tsim_minus_treal_s'] * rate:5.2f} ticks "
+              f"turnaround p50 {cl['turnaround_p50_s'] * 1e6:6.1f} us "
+              f"({cl['turnaround_p50_s'] / bare:4.1f} x mj_step) p99 "
+              f"{cl['turnaround_p99_s'] * 1e6:6.1f} us {'SUSTAINED' if ok else cl['ended']} | "
+              f"loopback {lb['ticks']} ticks passed={lb['passed']} missed {lb['missed_ticks']} "
+              f"p99 {lb['turnaround_p99_s'] * 1e6:5.1f} us", flush=True)
+        time.sleep(0.3)
+    result = {"bare_mj_step_s": bare, "plant_step_s": ours,
+              "highest_sustained_closed_loop_hz": best_loop,
+              "highest_passing_loopback_hz": best_lb, "rates": rows,
+              "command": " ".join(sys.argv)}
+    (out / "invitro_loop.json").write_text(json.dumps(result, indent=2, default=float))
+    print(f"highest sustained closed-loop rate: {best_loop} Hz; loopback: {best_lb} Hz")
+    print(f"data: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
