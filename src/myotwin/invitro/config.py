@@ -136,6 +136,9 @@ def config_to_toml(cfg: ExperimentConfig) -> str:
         lines.append(f"[{section}]")
         for k, v in values.items():
             # JSON string escapes are valid TOML basic-string escapes (e.g. a port \\.\COM10)
-            lines.append(f"{k} = {v!r}" if not isinstance(v, str) else f"{k} = {json.dumps(v)}")
+            if isinstance(v, bool):
+                lines.append(f"{k} = {'true' if v else 'false'}")
+            else:
+                lines.append(f"{k} = {json.dumps(v) if isinstance(v, str) else repr(v)}")
         lines.append("")
     return "\n".join(lines)
