@@ -36,7 +36,7 @@ from myotwin.invitro.frog.plant import MujocoFrogPlant
 from myotwin.invitro.frog.spec import FrogSpec
 from myotwin.invitro.links import open_device_link, send_trigger
 from myotwin.invitro.loopback import loopback_verdict, run_loopback
-from myotwin.invitro.sched import realtime_priority
+from myotwin.invitro.sched import realtime_section
 from myotwin.invitro.wire import get_protocol
 
 
@@ -86,7 +86,7 @@ def closed_loop(rate_hz: float, out: Path) -> dict:
 def loopback(rate_hz: float, ticks: int, out: Path) -> dict:
     cfg = ExperimentConfig(link=LinkConfig(period_s=1.0 / rate_hz))
     with open_device_link(cfg, out, loopback=True) as link:
-        with realtime_priority():
+        with realtime_section():
             send_trigger(link, "framed", cfg.calibration)
             host = run_loopback(link.transport, get_protocol("framed"), ticks, 1.0 / rate_hz)
     v = loopback_verdict(host, link.stats.get("device", link.stats), ticks, rate_hz)

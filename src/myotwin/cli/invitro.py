@@ -41,6 +41,7 @@ def cmd_emulate(args) -> int:
     """An emulated rig on a new pty: prints `PORT <path>`, waits for the host's first command
     (the trigger), then ticks in real time until the host ends the trial or goes away."""
     from myotwin.invitro.emulator import EmulatedDevice, run_device_realtime
+    from myotwin.invitro.sched import realtime_section
     from myotwin.invitro.stimulation import StimulationSchedule
     from myotwin.invitro.transport import open_pty_pair, pty_slave_is_open
     cfg = _config(args)
@@ -58,9 +59,10 @@ def cmd_emulate(args) -> int:
             print("myotwin emulate: nobody opened the port within 60 s", file=sys.stderr)
             return 1
         time.sleep(0.001)
-    stats = run_device_realtime(device, master, n_ticks=args.max_ticks, log_path=args.log,
-                                wait_for_command=True, start_timeout_s=60.0,
-                                realtime_priority=args.realtime_priority)
+    with realtime_section(fifo=False):       # the runner asks for SCHED_FIFO itself
+        stats = run_device_realtime(device, master, n_ticks=args.max_ticks, log_path=args.log,
+                                    wait_for_command=True, start_timeout_s=60.0,
+                                    realtime_priority=args.realtime_priority)
     out = {"device": device.stats(), "realtime": stats.to_dict()}
     if args.stats:
         tmp = Path(args.stats + ".tmp")
@@ -75,7 +77,7 @@ def cmd_emulate(args) -> int:
 def cmd_loopback(args) -> int:
     from myotwin.invitro.links import open_device_link, send_trigger
     from myotwin.invitro.loopback import loopback_verdict, run_loopback
-    from myotwin.invitro.sched import realtime_priority
+    from myotwin.invitro.sched import realtime_section
     from myotwin.invitro.wire import get_protocol
     cfg = _config(args)
     out = Path(args.out)
@@ -84,7 +86,7 @@ def cmd_loopback(args) -> int:
     proto = get_protocol(cfg.link.protocol)
     with open_device_link(cfg, out, config_path=args.config, inprocess=args.inprocess,
                           loopback=True) as link:
-        with realtime_priority() if cfg.link.realtime_priority else _null():
+        with realtime_section(cfg.link.realtime_priority):
             send_trigger(link, cfg.link.protocol, cfg.calibration)
             host = run_loopback(link.transport, proto, args.ticks, cfg.link.period_s)
     device = link.stats.get("device", link.stats)
@@ -127,5 +129,3 @@ def cmd_replay_legacy(args) -> int:
     print(json.dumps(result, indent=2, default=float))
     return 0
 
-
-from contextlib import nullcontext as _null  # noqa: E402

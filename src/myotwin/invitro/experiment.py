@@ -25,7 +25,7 @@ from .frog.spec import FrogSpec
 from .host import HostLoop, TrialSpec
 from .links import open_device_link, send_trigger
 from .recorder import Recorder
-from .sched import realtime_priority
+from .sched import realtime_section
 from .wire import get_protocol
 
 SUMMARY_FIELDS = ("name", "jump_height_m", "takeoff_time_s", "peak_force_N", "mtu_strain_range",
@@ -81,7 +81,7 @@ def run_condition(name: str, out: Path, cfg: ExperimentConfig, *, config_path: s
         loop = HostLoop(plant, link.transport, proto, cfg.calibration, cfg.safety,
                         cfg.link.period_s)
         with Recorder(out, loop.columns) as rec, \
-                realtime_priority() if cfg.link.realtime_priority and not inprocess \
+                realtime_section(cfg.link.realtime_priority) if not inprocess \
                 else nullcontext(False) as fifo:
             _warm_up(plant)
             send_trigger(link, cfg.link.protocol, cfg.calibration)

@@ -7,6 +7,7 @@ CAP_SYS_NICE) they carry on at normal priority; the trial records which one it g
 
 from __future__ import annotations
 
+import gc
 import os
 from contextlib import contextmanager
 
@@ -53,3 +54,23 @@ def realtime_priority(cpu: int | None = None):
         yield fifo
     finally:
         restore_priority(restore)
+
+
+@contextmanager
+def realtime_section(fifo: bool = True, cpu: int | None = None):
+    """What both ends of the loop do while a trial runs: collect garbage once, then keep the
+    garbage collector off (a full collection can pause a Python process for milliseconds,
+    longer than a tick) and, if `fifo`, ask for SCHED_FIFO. Yields whether SCHED_FIFO was
+    granted. Everything is restored on exit."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    fifo_ok, restore = False, {}
+    if fifo:
+        fifo_ok, _, restore = raise_priority(cpu, True)
+    try:
+        yield fifo_ok
+    finally:
+        restore_priority(restore)
+        if was_enabled:
+            gc.enable()
