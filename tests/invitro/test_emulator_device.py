@@ -25,7 +25,7 @@ from myotwin.invitro.wire import (
 )
 
 CAL = Calibration()
-REST = volts_to_code(CAL.length_offset_V)  # 2000 -> 1.60039 V (start length + 1.5 um)
+REST = volts_to_code(CAL.length_offset_V)  # 2218 -> 1.78028 V (start length + 1.6 um)
 NO_NOISE = EmulatorParams(sensor=ForceSensorParams(noise_V=0.0))
 
 

@@ -52,6 +52,13 @@ def test_compiles_with_the_expected_structure(model):
         model.actuator(name)
     assert model.actuator_gear[model.actuator(ACTUATOR_PLANTARIS).id, 0] == -1.0
     assert model.body_mass[model.body(BODY_FORELIMB_SUPPORT).id] == 0.0
+    # each servo has its own torque limit (docs/invitro/tuning.md: knee 30, hip 4.5 mN m)
+    spec = FrogSpec()
+    for name, cap in ((ACTUATOR_KNEE, spec.knee_max_torque_Nm),
+                      (ACTUATOR_HIP, spec.hip_max_torque_Nm)):
+        np.testing.assert_array_equal(model.actuator_forcerange[model.actuator(name).id],
+                                      [-cap, cap])
+    assert spec.hip_max_torque_Nm < spec.knee_max_torque_Nm
 
 
 def test_build_is_pure_and_deterministic():
@@ -201,7 +208,9 @@ def test_shifted_origin_is_a_knee_flexor_once_the_knee_opens():
     roll = rollout_open_loop(load_frog_model(spec0), spec0, duration_s=0.12)
     for k in (0, 30, 60, 90, 110):
         assert abs(_knee_moment_arm(spec0, roll.qpos[k])) < 1e-9
-    for offset in (0.004, 0.008, 0.012):
+    from myotwin.invitro.conditions import SHIFTED_ORIGIN_OFFSET_M
+
+    for offset in (SHIFTED_ORIGIN_OFFSET_M, 0.004, 0.008, 0.012):
         spec = FrogSpec(origin_offset_m=offset)
         r = [_knee_moment_arm(spec, roll.qpos[k]) for k in (45, 60, 90, 110)]
         assert all(x < 0 for x in r), (offset, r)

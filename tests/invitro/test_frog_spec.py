@@ -88,6 +88,8 @@ def test_foot_tilt_lets_toe_and_tmt_sphere_both_touch():
     ("jacobian", "auto", "jacobian"),
     ("forelimb_support_fraction", 1.5, "forelimb_support_fraction"),
     ("origin_offset_m", -0.001, "origin_offset_m"),
+    ("knee_max_torque_Nm", -0.01, "knee_max_torque_Nm"),
+    ("hip_max_torque_Nm", 0.0, "hip_max_torque_Nm"),
 ])
 def test_invalid_fields_are_named_in_the_error(field, value, fragment):
     with pytest.raises(ValueError, match=fragment):

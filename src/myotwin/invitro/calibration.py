@@ -7,7 +7,8 @@ Conventions (docs/invitro/calibration.md):
   F = (V_adc - V_zero) / (force_attenuation * volts_per_newton_ergometer).
 * Length: the lever command is `length_offset_V + volts_per_strain * (L - L_start) / lrest_m`.
   The seed's rig uses 6.875 V per unit strain (2.2 V for 0.32 strain) and an offset of 2.0 V,
-  which leaves only +2.9 % of stretch headroom; our default offset is lower (see docs).
+  which leaves only +2.9 % of stretch headroom; our defaults (4.6 V per unit strain, 1.78 V)
+  leave +9.1 % and -38.7 % (see docs/invitro/tuning.md).
 """
 
 from __future__ import annotations
@@ -27,11 +28,13 @@ class Calibration:
 
     lrest_m: float = 0.02566
     """Length of the real preparation at the start of the trial (m); strain is relative to it."""
-    volts_per_strain: float = 2.2 / 0.40
+    volts_per_strain: float = 4.6
     """Lever-command gain: volts per unit MTU strain. The seed's rig used 2.2 V for 0.32 strain;
-    our default spans 0.40 strain, since the plantaris shortens ~30 % in stance (docs)."""
-    length_offset_V: float = 1.72
-    """Lever command at the start length (V): +8.7 % stretch and -31 % shortening headroom."""
+    our default spans 2.2 V / 4.6 = 0.478 strain, since the plantaris stretches up to 7.5 % in
+    the initial sink and shortens up to 38 % by takeoff (docs/invitro/tuning.md)."""
+    length_offset_V: float = 1.78
+    """Lever command at the start length (V): +9.1 % stretch and -38.7 % shortening headroom
+    (-9.93 mm, inside the lever's -10 mm travel), so no stance command is clamped."""
     length_min_V: float = 0.0
     """Lowest lever command the ergometer accepts (V)."""
     length_max_V: float = 2.2

@@ -17,9 +17,12 @@ from dataclasses import dataclass
 
 from .stimulation import StimulationSchedule
 
-#: Distance of the shifted origin from the knee centre along the femur (m). See
-#: docs/invitro/frog.md for the sweep of knee moment arm against this distance.
-SHIFTED_ORIGIN_OFFSET_M = 0.008
+#: Distance of the shifted origin from the knee centre along the femur's axis (m). 3 mm gives
+#: a knee-flexor moment arm of up to ~3 mm during push-off (docs/invitro/frog.md §9): the
+#: extending knee then "pulls" on the origin and the plantaris stays nearly isometric (stance
+#: strain range 0.19-0.24 x nominal's; docs/invitro/tuning.md). Offsets >= 3.75 mm make the muscle
+#: (then nearly isometric at > 2 N) yank the unloaded foot past 1000 rad/s after takeoff.
+SHIFTED_ORIGIN_OFFSET_M = 0.003
 
 
 @dataclass(frozen=True)

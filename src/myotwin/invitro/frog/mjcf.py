@@ -96,9 +96,8 @@ def _capsule(name: str, seg, rgba: str = "0.7 0.6 0.4 0.6") -> str:
 
 def _hinge(name: str, spec: FrogSpec, geom: FrogGeometry) -> str:
     lo, hi = spec.range_rad(name)
-    damping = spec.distal_damping_Nms_per_rad if name in (JOINT_TMT, JOINT_ANKLE) else 0.0
     return (f'<joint name="{name}" type="hinge" axis="0 1 0" ref="{_f(geom.start_rotations_rad[name])}" '
-            f'limited="true" range="{_vec(lo, hi)}" damping="{_f(damping)}"/>')
+            f'limited="true" range="{_vec(lo, hi)}"/>')
 
 
 def _sphere(joint: str, r: float) -> str:
@@ -128,9 +127,8 @@ def _actuator_xml(spec: FrogSpec) -> str:
              spec.knee_max_torque_Nm),
             (ACTUATOR_HIP, JOINT_HIP, spec.hip_kp_Nm_per_rad, spec.hip_kv_Nms_per_rad,
              spec.hip_max_torque_Nm)):
-        limit = _vec(-cap, cap)
         lines.append(f'<position name="{act}" joint="{joint}" kp="{_f(kp)}" kv="{_f(kv)}" '
-                     f'forcelimited="true" forcerange="{limit}"/>')
+                     f'forcelimited="true" forcerange="{_vec(-cap, cap)}"/>')
     return "\n    ".join(lines)
 
 
@@ -170,7 +168,7 @@ def build_frog_mjcf(spec: FrogSpec = FrogSpec()) -> str:
           solver="Newton" gravity="0 0 {_f(-GRAVITY_M_S2)}"/>
   <default>
     <geom contype="0" conaffinity="0" density="0"/>
-    <joint limited="true" solreflimit="{_vec(spec.limit_timeconst_s, 1.0)}" solimplimit="{_vec(*spec.limit_solimp)}"/>
+    <joint limited="true" solreflimit="{_vec(spec.limit_timeconst_s, 1.0)}"/>
     <site size="0.0005" rgba="0.9 0.2 0.2 1"/>
   </default>
   <worldbody>
