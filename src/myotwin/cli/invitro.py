@@ -62,7 +62,8 @@ def cmd_emulate(args) -> int:
     with realtime_section(fifo=False):       # the runner asks for SCHED_FIFO itself
         stats = run_device_realtime(device, master, n_ticks=args.max_ticks, log_path=args.log,
                                     wait_for_command=True, start_timeout_s=60.0,
-                                    realtime_priority=args.realtime_priority)
+                                    realtime_priority=args.realtime_priority,
+                                    cpu=args.cpu, spin_s=args.spin_s)
     out = {"device": device.stats(), "realtime": stats.to_dict()}
     if args.stats:
         tmp = Path(args.stats + ".tmp")
@@ -76,6 +77,7 @@ def cmd_emulate(args) -> int:
 
 def cmd_loopback(args) -> int:
     from myotwin.invitro.links import open_device_link, send_trigger
+    from myotwin.invitro.experiment import host_cpu
     from myotwin.invitro.loopback import loopback_verdict, run_loopback
     from myotwin.invitro.sched import realtime_section
     from myotwin.invitro.wire import get_protocol
@@ -86,7 +88,7 @@ def cmd_loopback(args) -> int:
     proto = get_protocol(cfg.link.protocol)
     with open_device_link(cfg, out, config_path=args.config, inprocess=args.inprocess,
                           loopback=True) as link:
-        with realtime_section(cfg.link.realtime_priority):
+        with realtime_section(cfg.link.realtime_priority, host_cpu(cfg)):
             send_trigger(link, cfg.link.protocol, cfg.calibration)
             host = run_loopback(link.transport, proto, args.ticks, cfg.link.period_s)
     device = link.stats.get("device", link.stats)

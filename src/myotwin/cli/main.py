@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log", default=None, help="per-tick device log (CSV)")
     p.add_argument("--stats", default=None, help="device statistics written at exit (JSON)")
     p.add_argument("--config", help="experiment config (TOML) for the calibration")
+    p.add_argument("--spin-s", type=float, default=200e-6,
+                   help="busy-wait this long before each tick instead of sleeping (s)")
+    p.add_argument("--cpu", type=int, default=None,
+                   help="pin the emulator to this CPU while ticking")
     p.add_argument("--realtime-priority", action="store_true",
                    help="ask for SCHED_FIFO while ticking (needs root or CAP_SYS_NICE)")
 

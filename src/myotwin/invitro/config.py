@@ -28,12 +28,17 @@ class LinkConfig:
     port: str = ""
     """Serial port of a real rig (e.g. /dev/ttyACM0). Empty: start the emulated muscle on a pty."""
     baudrate: int = 115200
-    busy_poll_s: float = 0.002
+    busy_poll_s: float = 0.0
     """The host spins on the port for up to this long while waiting for a sample, instead of
-    sleeping in select(): no wake-up latency, at the cost of one busy CPU core (0: never)."""
+    sleeping in select() (0: never). Off by default: on the 2-vCPU machine we measured, a
+    spinning host delayed the kernel's pty transfers more than it saved (loop.md)."""
     realtime_priority: bool = True
     """Ask for SCHED_FIFO for the host and the emulated device while a trial runs (needs root
     or CAP_SYS_NICE; silently normal priority otherwise)."""
+    device_spin_s: float = 200e-6
+    """The emulated device sleeps until this long before each tick, then busy-waits."""
+    pin_cpus: bool = True
+    """Pin the host and the emulated device to two different CPUs while a trial runs."""
     source: str = "<defaults>"
 
     def __post_init__(self) -> None:

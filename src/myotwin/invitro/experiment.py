@@ -25,7 +25,7 @@ from .frog.spec import FrogSpec
 from .host import HostLoop, TrialSpec
 from .links import open_device_link, send_trigger
 from .recorder import Recorder
-from .sched import realtime_section
+from .sched import loop_cpus, realtime_section
 from .wire import get_protocol
 
 SUMMARY_FIELDS = ("name", "jump_height_m", "takeoff_time_s", "peak_force_N", "mtu_strain_range",
@@ -81,11 +81,11 @@ def run_condition(name: str, out: Path, cfg: ExperimentConfig, *, config_path: s
         loop = HostLoop(plant, link.transport, proto, cfg.calibration, cfg.safety,
                         cfg.link.period_s)
         with Recorder(out, loop.columns) as rec, \
-                realtime_section(cfg.link.realtime_priority) if not inprocess \
+                realtime_section(cfg.link.realtime_priority, host_cpu(cfg)) if not inprocess \
                 else nullcontext(False) as fifo:
             _warm_up(plant)
-            send_trigger(link, cfg.link.protocol, cfg.calibration)
-            result = loop.run(trial, rec)
+            result = loop.run(trial, rec, start=lambda: send_trigger(
+                link, cfg.link.protocol, cfg.calibration))
     metrics = trial_metrics(load_ticks(out / "ticks.csv"))
     ta = np.asarray(result.turnaround_s)
     device = link.stats.get("device", link.stats)
@@ -150,6 +150,11 @@ def export_stimulation(stim, out: Path) -> None:
         f.write("pulse_start_s\n")
         for t in (stim.pulse_times_s() if stim else []):
             f.write(f"{t:.6f}\n")
+
+
+def host_cpu(cfg: ExperimentConfig) -> int | None:
+    """The CPU the host pins itself to during a trial (None: no pinning)."""
+    return loop_cpus()[0] if cfg.link.pin_cpus else None
 
 
 def _warm_up(plant) -> None:

@@ -137,7 +137,10 @@ class HostLoop:
         self.columns = LOOP_COLUMNS + tuple(plant.channel_names)
 
     # -- one trial ---------------------------------------------------------------------
-    def run(self, trial: TrialSpec, recorder: Recorder) -> TrialResult:
+    def run(self, trial: TrialSpec, recorder: Recorder, start=None) -> TrialResult:
+        """Run one trial. `start()`, if given, is called once everything is ready and just
+        before waiting for the first sample: it triggers the device (whose clock starts then),
+        so no set-up work delays the answer to the first sample."""
         self.plant.reset()
         self.result = TrialResult(trial.name)
         self.rec, self.trial = recorder, trial
@@ -147,6 +150,8 @@ class HostLoop:
         self.force_zero_V = self.cal.force_zero_V
         self._clamp_side = 0
         try:
+            if start is not None:
+                start()
             self._run_closed_loop()
             self._run_ramp()
         except LinkClosed as e:

@@ -27,6 +27,7 @@ from typing import Iterator
 from .calibration import Calibration
 from .config import ExperimentConfig
 from .safety import command_code
+from .sched import loop_cpus
 from .stimulation import StimulationSchedule
 from .transport import InProcessLink, SerialTransport, Transport
 from .wire import get_protocol
@@ -61,6 +62,9 @@ def _emulator_command(cfg: ExperimentConfig, config_path: str | None, out_dir: P
         cmd += ["--config", str(config_path)]
     if cfg.link.realtime_priority:
         cmd += ["--realtime-priority"]
+    cmd += ["--spin-s", repr(cfg.link.device_spin_s)]
+    if cfg.link.pin_cpus and loop_cpus()[1] is not None:
+        cmd += ["--cpu", str(loop_cpus()[1])]
     if cfg.link.protocol == "legacy" and stimulation is not None:
         cmd += ["--stim-onset-s", repr(stimulation.onset_s),
                 "--stim-duration-s", repr(stimulation.duration_s)]

@@ -66,11 +66,22 @@ def realtime_section(fifo: bool = True, cpu: int | None = None):
     gc.collect()
     gc.disable()
     fifo_ok, restore = False, {}
-    if fifo:
-        fifo_ok, _, restore = raise_priority(cpu, True)
+    if fifo or cpu is not None:
+        fifo_ok, _, restore = raise_priority(cpu, fifo)
     try:
         yield fifo_ok
     finally:
         restore_priority(restore)
         if was_enabled:
             gc.enable()
+
+
+def loop_cpus() -> tuple[int | None, int | None]:
+    """CPUs for (host, emulated device) when pinning: the first and the last CPU this process
+    may use, so the two ends of the loop never evict each other's caches; (None, None) on a
+    single CPU or where affinity is not supported."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None, None
+    return (cpus[0], cpus[-1]) if len(cpus) >= 2 else (None, None)

@@ -61,6 +61,8 @@ class MujocoFrogPlant:
         self._snout = m.geom(GEOM_SNOUT).id
         self._floor = m.geom(GEOM_FLOOR).id
         self._warn_badqacc = self.data.warning[mujoco.mjtWarning.mjWARN_BADQACC]
+        self._table: list = []        # inputs depend on time only: kept across resets
+        self._extend_table(4096)
         self._f6 = np.zeros(6)
         self.channel_names = tuple(
             ["t_plant_s"]
@@ -77,7 +79,6 @@ class MujocoFrogPlant:
     def reset(self) -> None:
         mujoco.mj_resetDataKeyframe(self.model, self.data, self._key)
         self._tension = 0.0
-        self._table: list = []
         self._bad_qacc = self._warnings()
         self._apply_inputs()
         mujoco.mj_forward(self.model, self.data)
