@@ -73,6 +73,43 @@ def plant_step_s(n: int) -> float:
     return time_steps(step, n)
 
 
+def pty_round_trip_s(n: int = 3000) -> dict:
+    """The platform's floor: a 6-byte echo through a raw pty between two processes (blocking
+    reads, one round trip per ms), i.e. two wake-ups and two kernel pty transfers."""
+    import os
+    import select
+    from myotwin.invitro.transport import open_pty_pair
+    master, slave_path = open_pty_pair()
+    pid = os.fork()
+    if pid == 0:                                   # the echo peer
+        s = os.open(slave_path, os.O_RDWR | os.O_NOCTTY)
+        while True:
+            select.select([s], [], [])
+            d = os.read(s, 64)
+            if d == b"q":
+                os._exit(0)
+            os.write(s, d)
+    time.sleep(0.2)
+    lat = []
+    for _ in range(n):
+        t = time.perf_counter()
+        os.write(master, b"abcdef")
+        got = b""
+        while len(got) < 6:
+            select.select([master], [], [])
+            got += os.read(master, 64)
+        lat.append(time.perf_counter() - t)
+        while time.perf_counter() - t < 1e-3:
+            pass
+    os.write(master, b"q")
+    os.waitpid(pid, 0)
+    os.close(master)
+    a = np.asarray(lat)
+    return {"p50_s": float(np.percentile(a, 50)), "p99_s": float(np.percentile(a, 99)),
+            "p999_s": float(np.percentile(a, 99.9)), "max_s": float(a.max()),
+            "over_500us": int((a > 500e-6).sum()), "n": n}
+
+
 def closed_loop(rate_hz: float, out: Path) -> dict:
     period = 1.0 / rate_hz
     cfg = ExperimentConfig(link=LinkConfig(period_s=period), trial=TrialConfig(duration_s=0.35))
@@ -94,12 +131,27 @@ def loopback(rate_hz: float, ticks: int, out: Path) -> dict:
                               "missed_ticks", "turnaround_p50_s", "turnaround_p99_s")}
 
 
+def conditions_record(reps: int, out: Path) -> dict:
+    """The five conditions, `reps` times, real time at 1 kHz with the default settings."""
+    from myotwin.invitro.conditions import CONDITIONS
+    cfg = ExperimentConfig()
+    rows = [run_condition(c, out / f"{c}_{r}", cfg) for r in range(reps) for c in CONDITIONS]
+    return {"trials": len(rows), "ticks": sum(r["ticks"] for r in rows),
+            "missed_ticks": sum(r["missed_ticks"] for r in rows),
+            "trials_with_miss": sum(1 for r in rows if r["missed_ticks"]),
+            "worst_abs_tsim_minus_treal_s": max(r["max_abs_tsim_minus_treal_s"] for r in rows),
+            "turnaround_p99_median_s": float(np.median([r["turnaround_p99_s"] for r in rows]))}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rates", type=float, nargs="+", default=[1000, 2000, 2500, 5000, 10000])
     ap.add_argument("--loopback-seconds", type=float, default=2.0)
     ap.add_argument("--steps", type=int, default=20000, help="steps for the mj_step timing")
     ap.add_argument("--out", default=None, help="directory for the trial data and JSON")
+    ap.add_argument("--conditions-reps", type=int, default=0,
+                    help="also run the five conditions this many times at 1 kHz and count "
+                         "missed ticks (the demo's real-time record)")
     args = ap.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="invitro_loop_"))
     bare = bare_mj_step_s(args.steps)
@@ -108,6 +160,10 @@ def main() -> int:
           f"{platform.python_version()} mujoco {mujoco.__version__}")
     print(f"bare mj_step (frog, RK4):     {bare * 1e6:7.1f} us")
     print(f"plant.step (ours, same model): {ours * 1e6:7.1f} us  ({ours / bare:.2f} x mj_step)")
+    pty = pty_round_trip_s()
+    print(f"raw pty echo round trip:      p50 {pty['p50_s'] * 1e6:6.1f} us, p99 "
+          f"{pty['p99_s'] * 1e6:6.1f} us, p99.9 {pty['p999_s'] * 1e6:6.1f} us, max "
+          f"{pty['max_s'] * 1e6:6.0f} us, {pty['over_500us']} of {pty['n']} over 500 us")
     rows, best_loop, best_lb = [], None, None
     for rate in args.rates:
         tag = f"{rate:g}Hz"
@@ -127,7 +183,15 @@ def main() -> int:
               f"loopback {lb['ticks']} ticks passed={lb['passed']} missed {lb['missed_ticks']} "
               f"p99 {lb['turnaround_p99_s'] * 1e6:5.1f} us", flush=True)
         time.sleep(0.3)
-    result = {"bare_mj_step_s": bare, "plant_step_s": ours,
+    reps = conditions_record(args.conditions_reps, out / "conditions") \
+        if args.conditions_reps else None
+    if reps:
+        print(f"five conditions x {args.conditions_reps} at 1 kHz: {reps['trials']} trials, "
+              f"{reps['ticks']} ticks, {reps['missed_ticks']} missed ({reps['trials_with_miss']} "
+              f"trials with a miss), worst |t_sim - t_real| "
+              f"{reps['worst_abs_tsim_minus_treal_s'] * 1e3:.3f} ms, turnaround p99 median "
+              f"{reps['turnaround_p99_median_s'] * 1e6:.0f} us")
+    result = {"conditions_record": reps, "bare_mj_step_s": bare, "plant_step_s": ours, "pty_round_trip": pty,
               "highest_sustained_closed_loop_hz": best_loop,
               "highest_passing_loopback_hz": best_lb, "rates": rows,
               "command": " ".join(sys.argv)}
