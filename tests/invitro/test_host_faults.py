@@ -184,9 +184,10 @@ def test_corrupted_sample(tmp_path, frog, protocol):
     plan = (FaultPlan().corrupt(K, byte_index=2, mask=0x01) if protocol == "framed"
             else FaultPlan().corrupt(K, byte_index=0, mask=0x40))
     t = run_trial(tmp_path, frog, plan, protocol)
-    # sample K is lost; the corruption is known when K's bytes arrive, and the first command
-    # after them answers sample K + 1 (received before tick K + 2) with the ramp
-    check_trial(t, "bad_bytes", safe_at_tick=K + 2, protocol=protocol)
+    # sample K is lost; the corruption is known when K's bytes arrive, and the host answers
+    # them at once with the first ramp command (received before tick K + 1), without
+    # waiting for the next good sample
+    check_trial(t, "bad_bytes", safe_at_tick=K + 1, protocol=protocol)
     assert "corrupt" in t.result.message
 
 

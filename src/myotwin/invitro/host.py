@@ -74,6 +74,10 @@ class TrialResult:
     message: str = ""
 
 
+CORRUPT = "corrupt"
+"""Returned by `_Link.next_sample` when only corrupt bytes arrived."""
+
+
 class _Link:
     """Sample reception with a watchdog deadline, sequence checks and corruption counts."""
 
@@ -91,8 +95,10 @@ class _Link:
         d = self.decoder
         return d.bytes_discarded + d.bad_frames
 
-    def next_sample(self, deadline_s: float):
-        """(sample, t_arrival_s), or None if nothing valid arrived by the deadline."""
+    def next_sample(self, deadline_s: float, max_bad_bytes: int | None = None):
+        """(sample, t_arrival_s); None if nothing valid arrived by the deadline; CORRUPT as
+        soon as more than `max_bad_bytes` bad bytes have been seen with no valid sample to
+        answer (so the host need not wait for the next good sample to react)."""
         t = self.transport
         while not self.pending:
             remaining = deadline_s - t.now_s()
@@ -102,6 +108,9 @@ class _Link:
             if data:
                 self.arrival_s = t.now_s()
                 self.pending.extend(self.decoder.feed(data))
+                if (not self.pending and max_bad_bytes is not None
+                        and self.bad_bytes() > max_bad_bytes):
+                    return CORRUPT
         s = self.pending.popleft()
         self._sequence(s.seq)
         return s, self.arrival_s
@@ -167,7 +176,10 @@ class HostLoop:
         self.prev_L = self.L0
         self.instability = InstabilityDetector(cfg, self.period_s)
         while r.ticks < self.trial.n_ticks:
-            got = link.next_sample(deadline)
+            got = link.next_sample(deadline, cfg.max_bad_bytes)
+            if got is CORRUPT:
+                return self._trip("bad_bytes", f"link: {link.bad_bytes()} corrupt or unframed "
+                                  f"bytes received (max_bad_bytes = {cfg.max_bad_bytes})")
             if got is None:
                 what = "first sample" if self.t0 is None else "sample"
                 wait = self.trial.start_timeout_s if self.t0 is None else cfg.watchdog_s
