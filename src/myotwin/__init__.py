@@ -5,7 +5,23 @@ Subpackages
 invitro
     In vitro virtual reality: a real (or emulated) muscle on an ergometer drives a
     simulated frog jump in a closed loop (Richards & Eberhard 2020).
+engine
+    The differentiable skeleton engine in JAX (MJCF in, MuJoCo-exact kinematics and dynamics).
+    Its public API is re-exported here lazily (`myotwin.load`, `myotwin.mass_matrix`,
+    `myotwin.bias_forces`), so `import myotwin` does not import JAX. Enable float64 in your
+    entry point first: `jax.config.update("jax_enable_x64", True)`.
 """
 
+from importlib import import_module
+
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+
+_ENGINE_API = ("load", "compile_model", "Model", "mass_matrix", "bias_forces", "kinematics",
+               "forward_kinematics", "site_jacobians", "center_of_mass")
+__all__ = ["__version__", *_ENGINE_API]
+
+
+def __getattr__(name: str):
+    if name in _ENGINE_API:
+        return getattr(import_module("myotwin.engine"), name)
+    raise AttributeError(f"module 'myotwin' has no attribute {name!r}")

@@ -1,0 +1,206 @@
+"""The skeleton model: an MJCF compiled once by MuJoCo, frozen into an immutable JAX pytree.
+
+MuJoCo's own compiler reads the MJCF (so MJCF semantics -- defaults, `fullinertia`
+diagonalisation, angle units, `ref` -- are exactly MuJoCo's); `compile_model` then copies the
+compiled arrays it needs into a `Model`, validated in NumPy. Integer topology is static pytree
+metadata (Python tuples and ints, hashed by `jax.jit`); physical parameters are float64
+`jax.Array` leaves so gradients and `vmap` reach them.
+
+Layout conventions are MuJoCo's: `q` in qpos layout (n_q,), quaternions w-first; `qd` in qvel
+layout (n_v,), free joint = (linear velocity of the body origin in the world frame, angular
+velocity in the body frame), ball joint = angular velocity in the body frame.
+
+Ignored for now (they do not enter kinematics, mass matrix or bias forces): actuators,
+tendons, geoms/contacts, joint springs/damping/limits. Rejected at load: equality
+constraints, mocap bodies, gravity compensation (`gravcomp`), a free joint sharing its body.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+class JointType(enum.IntEnum):
+    """MuJoCo's mjtJoint values."""
+
+    FREE = 0
+    BALL = 1
+    SLIDE = 2
+    HINGE = 3
+
+
+#: qpos and qvel widths of each joint type.
+JOINT_NQ = {JointType.FREE: 7, JointType.BALL: 4, JointType.SLIDE: 1, JointType.HINGE: 1}
+JOINT_NV = {JointType.FREE: 6, JointType.BALL: 3, JointType.SLIDE: 1, JointType.HINGE: 1}
+
+_STATIC = {"static": True}
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """Immutable skeleton model (a JAX pytree). Body 0 is the world.
+
+    Static topology (pytree metadata):
+      n_body, n_joint, n_site, n_q, n_v: counts.
+      body_parent (n_body,): parent body id (world's parent is 0).
+      body_root (n_body,): id of the child-of-world ancestor (MuJoCo's body_rootid).
+      body_joint_adr, body_joint_num (n_body,): first joint and number of joints.
+      joint_type (n_joint,): `JointType` values; joint_body (n_joint,);
+      joint_qpos_adr, joint_dof_adr (n_joint,): addresses in q and qd.
+      dof_body (n_v,): body of each dof; site_body (n_site,).
+
+    Physical parameters (float64 leaves):
+      body_pos (n_body, 3), body_quat (n_body, 4): frame in the parent frame (w-first).
+      body_mass (n_body,); body_ipos (n_body, 3), body_iquat (n_body, 4): COM frame in the
+        body frame; body_inertia (n_body, 3): principal inertia about the COM.
+      joint_pos (n_joint, 3), joint_axis (n_joint, 3): anchor and unit axis in the body frame.
+      qpos0 (n_q,): reference configuration (hinge/slide `ref`; q - qpos0 is the joint motion).
+      dof_armature (n_v,): added to the mass-matrix diagonal.
+      site_pos (n_site, 3), site_quat (n_site, 4): site frame in its body frame.
+      gravity (3,): world-frame gravity (zero when MuJoCo's gravity flag is disabled).
+    """
+
+    body_pos: jax.Array
+    body_quat: jax.Array
+    body_mass: jax.Array
+    body_ipos: jax.Array
+    body_iquat: jax.Array
+    body_inertia: jax.Array
+    joint_pos: jax.Array
+    joint_axis: jax.Array
+    qpos0: jax.Array
+    dof_armature: jax.Array
+    site_pos: jax.Array
+    site_quat: jax.Array
+    gravity: jax.Array
+    n_body: int = dataclasses.field(metadata=_STATIC)
+    n_joint: int = dataclasses.field(metadata=_STATIC)
+    n_site: int = dataclasses.field(metadata=_STATIC)
+    n_q: int = dataclasses.field(metadata=_STATIC)
+    n_v: int = dataclasses.field(metadata=_STATIC)
+    body_parent: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    body_root: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    body_joint_adr: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    body_joint_num: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    joint_type: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    joint_body: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    joint_qpos_adr: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    joint_dof_adr: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    dof_body: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    site_body: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+
+    def dof_ancestor_mask(self) -> np.ndarray:
+        """(n_body, n_v) bool: True where the dof moves the body (a dof of it or an ancestor)."""
+        mask = np.zeros((self.n_body, self.n_v), dtype=bool)
+        for b in range(1, self.n_body):
+            mask[b] = mask[self.body_parent[b]]
+            mask[b, [d for d in range(self.n_v) if self.dof_body[d] == b]] = True
+        return mask
+
+
+_DATA_FIELDS = [f.name for f in dataclasses.fields(Model) if not f.metadata.get("static")]
+_META_FIELDS = [f.name for f in dataclasses.fields(Model) if f.metadata.get("static")]
+jax.tree_util.register_dataclass(Model, data_fields=_DATA_FIELDS, meta_fields=_META_FIELDS)
+
+
+def _name(mj_model, objtype_name: str, i: int) -> str:
+    import mujoco
+
+    objtype = getattr(mujoco.mjtObj, objtype_name)
+    name = mujoco.mj_id2name(mj_model, objtype, i)
+    return f"#{i}" + (f" '{name}'" if name else "")
+
+
+def _validate(mj_model) -> None:
+    """Raise ValueError naming the first MJCF element the engine cannot represent."""
+    if mj_model.neq > 0:
+        raise ValueError(
+            "unsupported MJCF element: <equality> constraint "
+            f"{_name(mj_model, 'mjOBJ_EQUALITY', 0)} ({mj_model.neq} in total); "
+            "the engine has no equality constraints yet"
+        )
+    for b in range(mj_model.nbody):
+        if mj_model.body_mocapid[b] >= 0:
+            raise ValueError(
+                f"unsupported MJCF element: mocap body {_name(mj_model, 'mjOBJ_BODY', b)}"
+            )
+        if mj_model.body_gravcomp[b] != 0.0:
+            raise ValueError(
+                f"unsupported MJCF attribute: body {_name(mj_model, 'mjOBJ_BODY', b)} has "
+                f"gravcomp={mj_model.body_gravcomp[b]}, expected 0"
+            )
+    for j in range(mj_model.njnt):
+        b = int(mj_model.jnt_bodyid[j])
+        if mj_model.jnt_type[j] == JointType.FREE and mj_model.body_jntnum[b] != 1:
+            raise ValueError(
+                f"unsupported MJCF element: free joint {_name(mj_model, 'mjOBJ_JOINT', j)} shares "
+                f"body {_name(mj_model, 'mjOBJ_BODY', b)} with other joints"
+            )
+
+
+def _f64(x) -> jax.Array:
+    return jnp.asarray(np.array(x, dtype=np.float64), dtype=jnp.float64)
+
+
+def compile_model(mj_model) -> Model:
+    """Freeze a compiled `mujoco.MjModel` into a `Model` (the MjModel is only read).
+
+    Raises ValueError for unsupported features (see module docstring) and RuntimeError if
+    JAX's float64 mode is off (call `jax.config.update("jax_enable_x64", True)` first: the
+    engine is validated against MuJoCo to 1e-10 and float32 cannot meet that).
+    """
+    import mujoco
+
+    if not jax.config.jax_enable_x64:
+        raise RuntimeError(
+            'myotwin.engine needs float64: call jax.config.update("jax_enable_x64", True) '
+            "before compiling a model"
+        )
+    _validate(mj_model)
+    m = mj_model
+    gravity = np.array(m.opt.gravity, dtype=np.float64)
+    if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY:
+        gravity = np.zeros(3)
+    ints = lambda a: tuple(int(v) for v in a)  # noqa: E731
+    return Model(
+        body_pos=_f64(m.body_pos),
+        body_quat=_f64(m.body_quat),
+        body_mass=_f64(m.body_mass),
+        body_ipos=_f64(m.body_ipos),
+        body_iquat=_f64(m.body_iquat),
+        body_inertia=_f64(m.body_inertia),
+        joint_pos=_f64(m.jnt_pos).reshape(m.njnt, 3),
+        joint_axis=_f64(m.jnt_axis).reshape(m.njnt, 3),
+        qpos0=_f64(m.qpos0),
+        dof_armature=_f64(m.dof_armature),
+        site_pos=_f64(m.site_pos).reshape(m.nsite, 3),
+        site_quat=_f64(m.site_quat).reshape(m.nsite, 4),
+        gravity=_f64(gravity),
+        n_body=int(m.nbody),
+        n_joint=int(m.njnt),
+        n_site=int(m.nsite),
+        n_q=int(m.nq),
+        n_v=int(m.nv),
+        body_parent=ints(m.body_parentid),
+        body_root=ints(m.body_rootid),
+        body_joint_adr=ints(m.body_jntadr),
+        body_joint_num=ints(m.body_jntnum),
+        joint_type=ints(m.jnt_type),
+        joint_body=ints(m.jnt_bodyid),
+        joint_qpos_adr=ints(m.jnt_qposadr),
+        joint_dof_adr=ints(m.jnt_dofadr),
+        dof_body=ints(m.dof_bodyid),
+        site_body=ints(m.site_bodyid),
+    )
+
+
+def load(path: str) -> Model:
+    """Compile the MJCF file at `path` with MuJoCo's compiler, then `compile_model` it."""
+    import mujoco
+
+    return compile_model(mujoco.MjModel.from_xml_path(str(path)))
