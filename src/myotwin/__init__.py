@@ -17,7 +17,9 @@ from importlib import import_module
 __version__ = "0.1.0"
 
 _ENGINE_API = ("load", "compile_model", "Model", "mass_matrix", "bias_forces", "kinematics",
-               "forward_kinematics", "site_jacobians", "center_of_mass")
+               "forward_kinematics", "site_jacobians", "center_of_mass", "passive_forces",
+               "actuator_forces", "forward_dynamics", "inverse_dynamics", "simulate",
+               "Integrator")
 __all__ = ["__version__", *_ENGINE_API]
 
 

@@ -1,12 +1,22 @@
 """Differentiable skeleton engine in JAX, loading MJCF through MuJoCo's compiler (issue 3).
 
 Stages: `model` (compile once into an immutable pytree) -> `kinematics` (poses, COMs) ->
-`jacobian` (dof motion vectors, site Jacobians) -> `mass` and `bias` (M(q), c(q, qd)).
+`jacobian` (dof motion vectors, site Jacobians) -> `mass` and `bias` (M(q), c(q, qd)) ->
+`passive` and `actuation` (generalized forces) -> `dynamics` (forward/inverse) ->
+`integrators` (one step) -> `simulate` (fixed-step rollouts with lax.scan).
 Everything is float64: enable `jax_enable_x64` in the entry point before `load`.
 See docs/engine.md.
 """
 
+from myotwin.engine.actuation import actuator_force, actuator_forces
 from myotwin.engine.bias import bias_forces
+from myotwin.engine.dynamics import (
+    forward_dynamics,
+    inverse_dynamics,
+    kinetic_energy,
+    potential_energy,
+)
+from myotwin.engine.integrators import Integrator, integrate_pos
 from myotwin.engine.jacobian import dof_motion, point_jacobian, site_jacobians
 from myotwin.engine.kinematics import (
     Kinematics,
@@ -16,21 +26,35 @@ from myotwin.engine.kinematics import (
     site_poses,
 )
 from myotwin.engine.mass import mass_matrix
-from myotwin.engine.model import JointType, Model, compile_model, load
+from myotwin.engine.model import JointType, Model, compile_model, load, require_dynamics_support
+from myotwin.engine.passive import passive_forces
+from myotwin.engine.simulate import rollout, simulate
 
 __all__ = [
+    "Integrator",
     "JointType",
     "Kinematics",
     "Model",
+    "actuator_force",
+    "actuator_forces",
     "bias_forces",
     "center_of_mass",
     "compile_model",
     "dof_motion",
+    "forward_dynamics",
     "forward_kinematics",
+    "integrate_pos",
+    "inverse_dynamics",
     "kinematics",
+    "kinetic_energy",
     "load",
     "mass_matrix",
+    "passive_forces",
     "point_jacobian",
+    "potential_energy",
+    "require_dynamics_support",
+    "rollout",
     "site_jacobians",
     "site_poses",
+    "simulate",
 ]

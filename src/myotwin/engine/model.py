@@ -10,8 +10,15 @@ Layout conventions are MuJoCo's: `q` in qpos layout (n_q,), quaternions w-first;
 layout (n_v,), free joint = (linear velocity of the body origin in the world frame, angular
 velocity in the body frame), ball joint = angular velocity in the body frame.
 
-Ignored for now (they do not enter kinematics, mass matrix or bias forces): actuators,
-tendons, geoms/contacts, joint springs/damping/limits. Rejected at load: equality
+Dynamics parameters: joint springs (stiffness, springref), dof damping, armature, joint
+ranges (stored, not enforced), joint actuator-force ranges, and actuators with a joint
+transmission on a hinge/slide, no activation dynamics, fixed gain and none/affine bias (MJCF
+`<motor>`, `<position>`, `<velocity>`, `<general>` of that kind), with gear, ctrl and force
+clamping. Features the dynamics cannot represent (other actuators, tendon springs, joint
+limits and friction loss, which are MuJoCo constraints, fluid forces...) do not stop
+kinematics: they are listed in `Model.dynamics_unsupported` and `require_dynamics_support`
+raises naming them when passive/actuator forces or dynamics are asked for.
+Ignored: geoms/contacts (the engine has no contact yet). Rejected at load: equality
 constraints, mocap bodies, gravity compensation (`gravcomp`), a free joint sharing its body.
 """
 
@@ -63,6 +70,20 @@ class Model:
       dof_armature (n_v,): added to the mass-matrix diagonal.
       site_pos (n_site, 3), site_quat (n_site, 4): site frame in its body frame.
       gravity (3,): world-frame gravity (zero when MuJoCo's gravity flag is disabled).
+      joint_stiffness (n_joint,): spring stiffness (zero when springs are disabled);
+      qpos_spring (n_q,): spring rest configuration (MJCF `springref`, qpos layout).
+      dof_damping (n_v,): viscous damping per dof (zero when dampers are disabled).
+      joint_range (n_joint, 2): MJCF range (stored only; see `joint_limited`).
+      joint_actfrc_range (n_joint, 2): clamp of the actuator force on each joint's dofs.
+      actuator_gear (n_u,): joint transmission gear; actuator_gain (n_u,): gainprm[0];
+      actuator_bias (n_u, 3): biasprm[0:3] (force = gain ctrl + b0 + b1 length + b2 velocity);
+      actuator_ctrl_range, actuator_force_range (n_u, 2): clamps.
+
+    Static dynamics metadata:
+      n_u: number of actuators (= controls). actuator_dof (n_u,): dof driven by each actuator
+        (-1 if unsupported). actuator_ctrl_limited, actuator_force_limited (n_u,) bools.
+      joint_limited, joint_actfrc_limited (n_joint,) bools.
+      dynamics_unsupported: messages naming each element the dynamics cannot represent.
     """
 
     body_pos: jax.Array
@@ -78,6 +99,16 @@ class Model:
     site_pos: jax.Array
     site_quat: jax.Array
     gravity: jax.Array
+    joint_stiffness: jax.Array
+    qpos_spring: jax.Array
+    dof_damping: jax.Array
+    joint_range: jax.Array
+    joint_actfrc_range: jax.Array
+    actuator_gear: jax.Array
+    actuator_gain: jax.Array
+    actuator_bias: jax.Array
+    actuator_ctrl_range: jax.Array
+    actuator_force_range: jax.Array
     n_body: int = dataclasses.field(metadata=_STATIC)
     n_joint: int = dataclasses.field(metadata=_STATIC)
     n_site: int = dataclasses.field(metadata=_STATIC)
@@ -93,6 +124,13 @@ class Model:
     joint_dof_adr: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
     dof_body: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
     site_body: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    n_u: int = dataclasses.field(default=0, metadata=_STATIC)
+    actuator_dof: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
+    actuator_ctrl_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
+    actuator_force_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
+    joint_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
+    joint_actfrc_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
+    dynamics_unsupported: tuple[str, ...] = dataclasses.field(default=(), metadata=_STATIC)
 
     def dof_ancestor_mask(self) -> np.ndarray:
         """(n_body, n_v) bool: True where the dof moves the body (a dof of it or an ancestor)."""
@@ -143,6 +181,62 @@ def _validate(mj_model) -> None:
             )
 
 
+_TRN_JOINT, _DYN_NONE, _GAIN_FIXED, _BIAS_NONE, _BIAS_AFFINE = 0, 0, 0, 0, 1
+
+
+def _actuator_problems(m, a: int) -> list[str]:
+    """Why actuator a is outside the supported subset (empty list if it is supported)."""
+    what = f"actuator {_name(m, 'mjOBJ_ACTUATOR', a)}"
+    out = []
+    if m.actuator_trntype[a] != _TRN_JOINT:
+        out.append(f"{what}: transmission type {int(m.actuator_trntype[a])} (only joint "
+                   "transmissions are supported, not tendon/site/body/slider-crank)")
+    elif m.jnt_type[m.actuator_trnid[a, 0]] not in (JointType.HINGE, JointType.SLIDE):
+        out.append(f"{what}: joint transmission on a ball/free joint (only hinge/slide)")
+    if m.actuator_dyntype[a] != _DYN_NONE:
+        out.append(f"{what}: activation dynamics (dyntype {int(m.actuator_dyntype[a])}, "
+                   "e.g. a muscle); only dyntype none is supported")
+    if m.actuator_gaintype[a] != _GAIN_FIXED:
+        out.append(f"{what}: gaintype {int(m.actuator_gaintype[a])}, expected fixed (0)")
+    if m.actuator_biastype[a] not in (_BIAS_NONE, _BIAS_AFFINE):
+        out.append(f"{what}: biastype {int(m.actuator_biastype[a])}, expected none/affine")
+    for field in ("actuator_damping", "actuator_armature", "actuator_delay"):
+        if hasattr(m, field) and np.any(np.asarray(getattr(m, field)[a]) != 0):
+            out.append(f"{what}: nonzero {field}")
+    return out
+
+
+def _dynamics_problems(m) -> list[str]:
+    """Messages naming each element that forces/dynamics cannot represent (kinematics can)."""
+    import mujoco
+
+    dsbl = m.opt.disableflags
+    out = [p for a in range(m.nu) for p in _actuator_problems(m, a)]
+    for j in range(m.njnt):
+        what = f"joint {_name(m, 'mjOBJ_JOINT', j)}"
+        if m.jnt_limited[j] and not dsbl & mujoco.mjtDisableBit.mjDSBL_LIMIT:
+            out.append(f"{what}: limited (joint limits are MuJoCo constraints, not enforced "
+                       'yet; drop `range`/`limited` or add <flag limit="disable"/>)')
+        if m.jnt_stiffness[j] != 0 and m.jnt_type[j] in (JointType.BALL, JointType.FREE):
+            out.append(f"{what}: stiffness on a ball/free joint (only hinge/slide springs)")
+        if np.any(m.jnt_stiffnesspoly[j] != 0):
+            out.append(f"{what}: nonzero stiffnesspoly (nonlinear springs)")
+        if m.jnt_actgravcomp[j]:
+            out.append(f"{what}: actuatorgravcomp")
+    for d in range(m.nv):
+        what = f"dof {d} of joint {_name(m, 'mjOBJ_JOINT', int(m.dof_jntid[d]))}"
+        if m.dof_frictionloss[d] != 0 and not dsbl & mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS:
+            out.append(f"{what}: frictionloss (a MuJoCo constraint, not supported)")
+        if np.any(m.dof_dampingpoly[d] != 0):
+            out.append(f"{what}: nonzero dampingpoly (nonlinear damping)")
+    for t in range(m.ntendon):
+        if m.tendon_stiffness[t] != 0 or m.tendon_damping[t] != 0 or m.tendon_limited[t]:
+            out.append(f"tendon {_name(m, 'mjOBJ_TENDON', t)}: stiffness, damping or limits")
+    if m.opt.density != 0 or m.opt.viscosity != 0:
+        out.append("option: fluid forces (density/viscosity nonzero)")
+    return out
+
+
 def _f64(x) -> jax.Array:
     return jnp.asarray(np.array(x, dtype=np.float64), dtype=jnp.float64)
 
@@ -167,6 +261,25 @@ def compile_model(mj_model) -> Model:
     if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY:
         gravity = np.zeros(3)
     ints = lambda a: tuple(int(v) for v in a)  # noqa: E731
+    bools = lambda a: tuple(bool(v) for v in a)  # noqa: E731
+    dsbl = m.opt.disableflags
+    stiffness = np.array(m.jnt_stiffness, dtype=np.float64)
+    if dsbl & mujoco.mjtDisableBit.mjDSBL_SPRING:
+        stiffness = np.zeros_like(stiffness)
+    damping = np.array(m.dof_damping, dtype=np.float64)
+    if dsbl & mujoco.mjtDisableBit.mjDSBL_DAMPER:
+        damping = np.zeros_like(damping)
+    problems = _dynamics_problems(m)
+    supported = [not _actuator_problems(m, a) for a in range(m.nu)]
+    act_dof = tuple(int(m.jnt_dofadr[m.actuator_trnid[a, 0]]) if supported[a] else -1
+                    for a in range(m.nu))
+    gain = np.array(m.actuator_gainprm[:, 0], dtype=np.float64)
+    bias = np.array(m.actuator_biasprm[:, :3], dtype=np.float64).reshape(m.nu, 3)
+    if dsbl & mujoco.mjtDisableBit.mjDSBL_ACTUATION:
+        gain, bias = np.zeros_like(gain), np.zeros_like(bias)
+    ctrl_limited = np.asarray(m.actuator_ctrllimited, dtype=bool)
+    if dsbl & mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL:
+        ctrl_limited = np.zeros_like(ctrl_limited)
     return Model(
         body_pos=_f64(m.body_pos),
         body_quat=_f64(m.body_quat),
@@ -181,6 +294,16 @@ def compile_model(mj_model) -> Model:
         site_pos=_f64(m.site_pos).reshape(m.nsite, 3),
         site_quat=_f64(m.site_quat).reshape(m.nsite, 4),
         gravity=_f64(gravity),
+        joint_stiffness=_f64(stiffness),
+        qpos_spring=_f64(m.qpos_spring),
+        dof_damping=_f64(damping),
+        joint_range=_f64(m.jnt_range).reshape(m.njnt, 2),
+        joint_actfrc_range=_f64(m.jnt_actfrcrange).reshape(m.njnt, 2),
+        actuator_gear=_f64(np.asarray(m.actuator_gear).reshape(m.nu, 6)[:, 0]),
+        actuator_gain=_f64(gain),
+        actuator_bias=_f64(bias),
+        actuator_ctrl_range=_f64(m.actuator_ctrlrange).reshape(m.nu, 2),
+        actuator_force_range=_f64(m.actuator_forcerange).reshape(m.nu, 2),
         n_body=int(m.nbody),
         n_joint=int(m.njnt),
         n_site=int(m.nsite),
@@ -196,7 +319,23 @@ def compile_model(mj_model) -> Model:
         joint_dof_adr=ints(m.jnt_dofadr),
         dof_body=ints(m.dof_bodyid),
         site_body=ints(m.site_bodyid),
+        n_u=int(m.nu),
+        actuator_dof=act_dof,
+        actuator_ctrl_limited=bools(ctrl_limited),
+        actuator_force_limited=bools(m.actuator_forcelimited),
+        joint_limited=bools(m.jnt_limited),
+        joint_actfrc_limited=bools(m.jnt_actfrclimited),
+        dynamics_unsupported=tuple(problems),
     )
+
+
+def require_dynamics_support(model: Model) -> None:
+    """Raise ValueError listing the model's elements that forces/dynamics cannot represent."""
+    if model.dynamics_unsupported:
+        raise ValueError(
+            "model not supported by the engine's dynamics (kinematics, mass matrix and bias "
+            "forces still work):\n  " + "\n  ".join(model.dynamics_unsupported)
+        )
 
 
 def load(path: str) -> Model:

@@ -82,3 +82,19 @@ def apply_inertia(
     h = mass[..., None] * (v0 + jnp.cross(w, com))
     ang = jnp.einsum("...ij,...j->...i", inertia_com, w) + jnp.cross(com, h)
     return jnp.concatenate([ang, h], axis=-1)
+
+
+def quat_integrate(q: jax.Array, omega: jax.Array, dt) -> jax.Array:
+    """Rotate a (4,) quaternion by the body-frame angular velocity omega (3,) over dt:
+    normalise(q) * (cos(|w| dt / 2), sin(|w| dt / 2) w / |w|) (mju_quatIntegrate).
+
+    Written with sin(x)/|w| made safe at w = 0 so that gradients stay finite there.
+    """
+    sq = jnp.sum(omega * omega)
+    tiny = sq < 1e-30
+    norm = jnp.sqrt(jnp.where(tiny, 1.0, sq))
+    half = 0.5 * dt * norm
+    coef = jnp.where(tiny, 0.5 * dt, jnp.sin(half) / norm)
+    w = jnp.where(tiny, 1.0, jnp.cos(half))
+    qrot = jnp.concatenate([w[None], coef * omega])
+    return quat_mul(quat_normalize(q), qrot)
