@@ -3,7 +3,8 @@
 Stages: `model` (compile once into an immutable pytree) -> `kinematics` (poses, COMs) ->
 `jacobian` (dof motion vectors, site Jacobians) -> `mass` and `bias` (M(q), c(q, qd)) ->
 `passive` and `actuation` (generalized forces) -> `dynamics` (forward/inverse) ->
-`integrators` (one step) -> `simulate` (fixed-step rollouts with lax.scan).
+`integrators` (one step; `implicit` for BDF1/SDIRK2) -> `simulate` (fixed-step rollouts
+with lax.scan).
 Everything is float64: enable `jax_enable_x64` in the entry point before `load`.
 See docs/engine.md.
 """
@@ -17,6 +18,14 @@ from myotwin.engine.dynamics import (
     potential_energy,
 )
 from myotwin.engine.integrators import Integrator, integrate_pos
+from myotwin.engine.implicit import (
+    NewtonConvergenceError,
+    NewtonStatus,
+    bdf1_solve,
+    implicit_rollout,
+    sdirk2_solve,
+    simulate_implicit,
+)
 from myotwin.engine.jacobian import dof_motion, point_jacobian, site_jacobians
 from myotwin.engine.kinematics import (
     Kinematics,
@@ -35,14 +44,18 @@ __all__ = [
     "JointType",
     "Kinematics",
     "Model",
+    "NewtonConvergenceError",
+    "NewtonStatus",
     "actuator_force",
     "actuator_forces",
+    "bdf1_solve",
     "bias_forces",
     "center_of_mass",
     "compile_model",
     "dof_motion",
     "forward_dynamics",
     "forward_kinematics",
+    "implicit_rollout",
     "integrate_pos",
     "inverse_dynamics",
     "kinematics",
@@ -54,7 +67,9 @@ __all__ = [
     "potential_energy",
     "require_dynamics_support",
     "rollout",
+    "sdirk2_solve",
     "site_jacobians",
     "site_poses",
     "simulate",
+    "simulate_implicit",
 ]

@@ -12,6 +12,7 @@ angular velocity (mju_quatIntegrate).
   RK4:                  classic Butcher tableau with every stage position formed from the
                         step's start, q_i = q (+) h sum_j a_ij qd_j (MuJoCo mj_RungeKutta)
                                                                                   order 4
+  BDF1, SDIRK2:         implicit, Newton on velocity unknowns (implicit.py)    order 1, 2
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class Integrator(enum.Enum):
     EXPLICIT_EULER = "explicit_euler"
     SEMI_IMPLICIT_EULER = "semi_implicit_euler"
     RK4 = "rk4"
+    BDF1 = "bdf1"
+    SDIRK2 = "sdirk2"
 
 
 def integrate_pos(model: Model, q: jax.Array, v: jax.Array, dt) -> jax.Array:
@@ -81,11 +84,18 @@ def rk4_step(model: Model, q, qd, ctrl, dt):
     return integrate_pos(model, q, dq, dt), qd + dt * dv
 
 
+# implicit.py needs integrate_pos (defined above); the package __init__ imports this module
+# before implicit.py, so this late import is never circular.
+from myotwin.engine.implicit import bdf1_step, sdirk2_step  # noqa: E402
+
 STEPS = {
     Integrator.EXPLICIT_EULER: explicit_euler_step,
     Integrator.SEMI_IMPLICIT_EULER: semi_implicit_euler_step,
     Integrator.RK4: rk4_step,
+    Integrator.BDF1: bdf1_step,
+    Integrator.SDIRK2: sdirk2_step,
 }
 
 #: Global order of accuracy of each integrator (tested by regression on log error vs log dt).
-ORDER = {Integrator.EXPLICIT_EULER: 1, Integrator.SEMI_IMPLICIT_EULER: 1, Integrator.RK4: 4}
+ORDER = {Integrator.EXPLICIT_EULER: 1, Integrator.SEMI_IMPLICIT_EULER: 1, Integrator.RK4: 4,
+         Integrator.BDF1: 1, Integrator.SDIRK2: 2}
