@@ -17,7 +17,6 @@ Not a test: nothing here passes or fails; numbers go to benchmarks/RESULTS.md.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import platform
 import statistics

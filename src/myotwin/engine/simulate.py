@@ -12,7 +12,6 @@ import functools
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from myotwin.engine.integrators import STEPS, Integrator
 from myotwin.engine.model import Model, require_dynamics_support

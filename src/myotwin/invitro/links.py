@@ -15,7 +15,6 @@ emulator treats that first valid command as its trigger.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time

@@ -33,8 +33,8 @@ from .video import GL_BACKENDS, SLOWDOWN, STICK_POINTS, VideoJob, VideoResult
 
 STICK_EARLY_S = 0.020
 """Time of the grey stick figure (seed Fig. 2E: "at 20ms (grey) and at the time of takeoff")."""
-TICK_BOUND_S = 0.001
-"""One tick of the 1 kHz loop: the bound on |t_real - t_sim| and on the host turnaround."""
+DEFAULT_PERIOD_S = 0.001
+"""Loop period assumed for trials whose trial.json predates the `period_s` field (1 kHz)."""
 PANEL_A = ("nominal", "control1", "delayed")
 PANEL_B = ("nominal", "origin_shifted")
 STYLES: dict[str, dict] = {                  # seed Fig. 3: nominal black, control1 black dashed,
@@ -129,10 +129,11 @@ def _height_caveat(name: str, m: dict) -> list[str]:
     if m.get("takeoff_time_s") is None:
         return [f"{name}: no takeoff before the trial ended ({m.get('ended', '?')}); "
                 "height counted as 0"]
-    t_end = (m.get("ticks") or 0) * TICK_BOUND_S            # t_plant of the last closed-loop row
+    period = m.get("period_s") or DEFAULT_PERIOD_S
+    t_end = (m.get("ticks") or 0) * period                 # t_plant of the last closed-loop row
     apex = m.get("apex_time_s")
     if m.get("ended", "completed") != "completed" and apex is not None \
-            and apex >= t_end - 1.5 * TICK_BOUND_S:
+            and apex >= t_end - 1.5 * period:
         return [f"{name}: {m.get('ended')} at tick {m.get('ticks')} while the COM was still "
                 "rising; its height is a lower bound"]
     return []
@@ -328,7 +329,7 @@ def timing_figure(trials: list[TrialData], path: Path) -> None:
     fig = Figure(figsize=(11, 6), layout="constrained")
     ax_d, ax_t = fig.subplots(2, 1, sharex=True)
     names = [tr.name for tr in trials]
-    bound_us = TICK_BOUND_S * 1e6
+    bound_us = max((tr.metrics.get("period_s") or DEFAULT_PERIOD_S) for tr in trials) * 1e6
     for tr in [tr for tr in trials if tr.n_rows]:
         st = _style(tr.name, names)
         dt_us = (tr.ticks["t_real_s"] - tr.ticks["t_sim_s"]) * 1e6
@@ -344,7 +345,7 @@ def timing_figure(trials: list[TrialData], path: Path) -> None:
         for b in (bound_us, -bound_us):
             if ax.get_ylim()[0] < b < ax.get_ylim()[1]:
                 ax.axhline(b, color="r", lw=1, ls="--")
-        ax.text(0.995, bound_us, "1 tick (1 ms)", color="r", fontsize=8, ha="right",
+        ax.text(0.995, bound_us, f"1 tick ({bound_us / 1e3:g} ms)", color="r", fontsize=8, ha="right",
                 va="bottom", transform=blended_transform_factory(ax.transAxes, ax.transData))
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))

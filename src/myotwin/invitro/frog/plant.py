@@ -14,7 +14,7 @@ import math
 import mujoco
 import numpy as np
 
-from .metrics import TOUCH_TOLERANCE_M, floor_force_world_N, floor_in_contact, whole_body_com
+from .metrics import TOUCH_TOLERANCE_M, whole_body_com
 from .mjcf import (ACTUATOR_HIP, ACTUATOR_KNEE, ACTUATOR_PLANTARIS, BODY_FOOT,
                    BODY_FORELIMB_SUPPORT, BODY_SHANK, BODY_TARSUS, BODY_THIGH, BODY_TRUNK,
                    GEOM_FLOOR, GEOM_SNOUT, HINGE_JOINTS, KEY_START, TENDON_PLANTARIS, load_frog_model)
