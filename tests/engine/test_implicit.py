@@ -115,6 +115,10 @@ def test_newton_non_convergence_raises_naming_step(integrator):
         engine.simulate_implicit(*args, max_iter=1, tol=1e-30)
     q, _, _ = engine.simulate_implicit(*args)
     assert bool(jnp.all(jnp.isfinite(q)))
+    traced = jax.jit(lambda q0: engine.simulate_implicit(model, q0, *args[2:], max_iter=1,
+                                                         tol=1e-30)[0])(args[1])
+    assert bool(jnp.all(jnp.isfinite(traced[0]))) and bool(jnp.all(jnp.isnan(traced[1:]))), (
+        "inside jit, rows from the first failed Newton step must be NaN")
     status = engine.implicit_rollout(model, *args[1:4], 0.01, 5, engine.Integrator(integrator))[2]
     assert bool(jnp.all(status.converged)), "default Newton settings should converge"
     assert int(status.n_iter.max()) <= 10, f"Newton iterations {status.n_iter}"

@@ -170,7 +170,8 @@ def simulate_implicit(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: floa
     """`simulate` for BDF1/SDIRK2 with explicit Newton settings and convergence check.
 
     Returns (q (n+1, n_q), qd (n+1, n_v), t (n+1,)). When the result is concrete, raises
-    NewtonConvergenceError naming the first step whose Newton solve missed the tolerance."""
+    NewtonConvergenceError naming the first step whose Newton solve missed the tolerance;
+    inside jit/grad/vmap the rows from that step on are NaN (see `rollout_status`)."""
     from myotwin.engine.model import require_dynamics_support
     from myotwin.engine.simulate import n_steps_for
 
@@ -187,7 +188,12 @@ def simulate_implicit(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: floa
     q0 = jnp.asarray(q0, dtype=jnp.result_type(float))
     qd0 = jnp.asarray(qd0, dtype=jnp.result_type(float))
     q, qd, status = implicit_rollout(model, q0, qd0, ctrl, dt_s, n, integrator, max_iter, tol)
-    if not isinstance(status.converged, jax.core.Tracer):
+    if isinstance(status.converged, jax.core.Tracer):
+        # traced (jit/grad/vmap): no exception possible; rows from the first failure are NaN
+        failed = jnp.concatenate([jnp.zeros(1, bool), jnp.cumsum(~status.converged) > 0])
+        q = jnp.where(failed[:, None], jnp.nan, q)
+        qd = jnp.where(failed[:, None], jnp.nan, qd)
+    else:
         failed = ~status.converged
         if bool(jnp.any(failed)):
             k = int(jnp.argmax(failed))  # scan index k produces state row k + 1

@@ -51,11 +51,17 @@ def simulate(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: float,
     """Fixed-step rollout. Returns (q (n+1, n_q), qd (n+1, n_v), t (n+1,)), n = duration/dt.
 
     ctrl: constant (n_u,) or per step (n, n_u), the control held over each step.
-    integrator: an `Integrator` or its name ("explicit_euler", "semi_implicit_euler", "rk4").
-    Raises FloatingPointError naming the first step whose state is not finite (when not traced).
+    integrator: an `Integrator` or its name ("explicit_euler", "semi_implicit_euler", "rk4",
+    "bdf1", "sdirk2"; the implicit ones go through `simulate_implicit` with default Newton
+    settings). Raises FloatingPointError naming the first step whose state is not finite, or
+    NewtonConvergenceError naming the first step whose Newton solve failed (when not traced).
     """
     require_dynamics_support(model)
     integrator = Integrator(integrator)
+    if integrator in (Integrator.BDF1, Integrator.SDIRK2):
+        from myotwin.engine.implicit import simulate_implicit
+
+        return simulate_implicit(model, q0, qd0, ctrl, duration_s, dt_s, integrator)
     n = n_steps_for(duration_s, dt_s)
     ctrl = jnp.asarray(ctrl, dtype=jnp.result_type(float))
     expected = ((model.n_u,), (n, model.n_u))
