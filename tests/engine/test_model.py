@@ -34,7 +34,7 @@ def test_model_is_an_immutable_pytree_with_static_topology():
     model = _compile(random_tree_mjcf(1))
     leaves, treedef = jax.tree_util.tree_flatten(model)
     assert all(leaf.dtype == jnp.float64 for leaf in leaves), "parameters are float64 leaves"
-    assert len(leaves) == 23  # 13 kinematic + 10 dynamics parameters
+    assert len(leaves) == 28  # 13 kinematic + 10 dynamics + 5 joint-limit parameters
     rebuilt = jax.tree_util.tree_unflatten(treedef, leaves)
     assert rebuilt.body_parent == model.body_parent and isinstance(model.body_parent, tuple)
     with pytest.raises(dataclasses.FrozenInstanceError):

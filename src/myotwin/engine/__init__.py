@@ -2,7 +2,8 @@
 
 Stages: `model` (compile once into an immutable pytree) -> `kinematics` (poses, COMs) ->
 `jacobian` (dof motion vectors, site Jacobians) -> `mass` and `bias` (M(q), c(q, qd)) ->
-`passive` and `actuation` (generalized forces) -> `dynamics` (forward/inverse) ->
+`passive`, `actuation` and `contact` (generalized forces) -> `limits` (joint-limit constraint QP) ->
+`dynamics` (forward/inverse) ->
 `integrators` (one step; `implicit` for BDF1/SDIRK2) -> `simulate` (fixed-step rollouts
 with lax.scan).
 Everything is float64: enable `jax_enable_x64` in the entry point before `load`.
@@ -10,7 +11,18 @@ See docs/engine.md.
 """
 
 from myotwin.engine.actuation import actuator_force, actuator_forces
+from myotwin.engine.batching import model_axes
 from myotwin.engine.bias import bias_forces
+from myotwin.engine.builder import GeomType, ModelBuilder
+from myotwin.engine.contact import (
+    CONTACT_PARAMS,
+    ContactForces,
+    ContactModel,
+    ContactPoints,
+    contact_forces,
+    contact_points,
+    with_contact_params,
+)
 from myotwin.engine.dynamics import (
     forward_dynamics,
     inverse_dynamics,
@@ -34,16 +46,33 @@ from myotwin.engine.kinematics import (
     kinematics,
     site_poses,
 )
+from myotwin.engine.limits import (
+    LimitRows,
+    LimitSolution,
+    constrained_acceleration,
+    inverse_limit_forces,
+    limit_forces,
+    limit_rows,
+    solve_limits,
+)
 from myotwin.engine.mass import mass_matrix
 from myotwin.engine.model import JointType, Model, compile_model, load, require_dynamics_support
 from myotwin.engine.passive import passive_forces
 from myotwin.engine.simulate import rollout, simulate
 
 __all__ = [
+    "CONTACT_PARAMS",
+    "ContactForces",
+    "ContactModel",
+    "ContactPoints",
+    "GeomType",
     "Integrator",
     "JointType",
     "Kinematics",
+    "LimitRows",
+    "LimitSolution",
     "Model",
+    "ModelBuilder",
     "NewtonConvergenceError",
     "NewtonStatus",
     "actuator_force",
@@ -52,16 +81,23 @@ __all__ = [
     "bias_forces",
     "center_of_mass",
     "compile_model",
+    "constrained_acceleration",
+    "contact_forces",
+    "contact_points",
     "dof_motion",
     "forward_dynamics",
     "forward_kinematics",
     "implicit_rollout",
     "integrate_pos",
     "inverse_dynamics",
+    "inverse_limit_forces",
     "kinematics",
     "kinetic_energy",
+    "limit_forces",
+    "limit_rows",
     "load",
     "mass_matrix",
+    "model_axes",
     "passive_forces",
     "point_jacobian",
     "potential_energy",
@@ -72,4 +108,6 @@ __all__ = [
     "site_poses",
     "simulate",
     "simulate_implicit",
+    "solve_limits",
+    "with_contact_params",
 ]

@@ -1,11 +1,16 @@
-"""Forward and inverse dynamics (contact-free, limit-free) and mechanical energy.
+"""Forward and inverse dynamics and mechanical energy.
 
-Equations of motion (seed Wang et al. 2022 §3, Eq. 7; MuJoCo's mj_forward / mj_inverse
-without constraints):
-  M(q) qdd + c(q, qd) = tau_passive(q, qd) + tau_actuator(q, qd, ctrl)
-forward:  qdd = M^-1 (tau_actuator + tau_passive - c)        (MuJoCo qacc), by Cholesky;
-inverse:  tau = M qdd + c - tau_passive                       (MuJoCo qfrc_inverse), i.e. the
-          generalized force the actuators must supply.
+Equations of motion (seed Wang et al. 2022 §3, Eq. 7; MuJoCo's mj_forward / mj_inverse):
+  M(q) qdd + c(q, qd) = tau_passive(q, qd) + tau_actuator(q, qd, ctrl) + J^T f
+forward:  a0 = M^-1 (tau_actuator + tau_passive - c) by Cholesky (MuJoCo qacc_smooth), then
+          the joint-limit QP gives f and qdd = a0 + M^-1 J^T f (MuJoCo qacc; limits.py);
+inverse:  tau = M qdd + c - tau_passive - J^T f(qdd)          (MuJoCo qfrc_inverse), i.e. the
+          generalized force the actuators must supply, with f the soft limit force that
+          MuJoCo's constraint model assigns to the given qdd.
+Smooth contact (contact.py) is an ordinary generalized force tau_contact(q, qd): added to
+tau_passive in forward, subtracted with it in inverse (not part of MuJoCo's qacc/qfrc_inverse,
+whose contacts are constraints). The energies below do not include contact (the smoothed
+Hertz force has no closed-form potential).
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import jax.scipy.linalg as jsl
 
 from myotwin.engine.actuation import actuator_forces
 from myotwin.engine.bias import bias_forces_from_kinematics
+from myotwin.engine.contact import contact_forces_from_kinematics
 from myotwin.engine.kinematics import kinematics
+from myotwin.engine.limits import constrained_acceleration, inverse_limit_forces
 from myotwin.engine.mass import mass_matrix_from_kinematics
 from myotwin.engine.model import Model, require_dynamics_support
 from myotwin.engine.passive import passive_forces, spring_energy
@@ -28,17 +35,22 @@ def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array)
     kin = kinematics(model, q)
     mass = mass_matrix_from_kinematics(model, kin)
     force = (actuator_forces(model, q, qd, ctrl) + passive_forces(model, q, qd)
+             + contact_forces_from_kinematics(model, kin, qd).qfrc_contact
              - bias_forces_from_kinematics(model, kin, qd))
-    return jsl.cho_solve(jsl.cho_factor(mass), force)
+    factor = jsl.cho_factor(mass)
+    return constrained_acceleration(model, q, qd, jsl.cho_solve(factor, force), factor)
 
 
 def inverse_dynamics(model: Model, q: jax.Array, qd: jax.Array, qdd: jax.Array) -> jax.Array:
-    """(n_v,) generalized force producing qdd (n_v,) at (q, qd): M qdd + c - passive
-    (MuJoCo qfrc_inverse without constraints)."""
+    """(n_v,) generalized force producing qdd (n_v,) at (q, qd): M qdd + c - passive - the
+    joint-limit force the soft constraints assign to qdd (MuJoCo qfrc_inverse) - the smooth
+    contact force (contact.py; a function of (q, qd) only, like the passive force)."""
     require_dynamics_support(model)
     kin = kinematics(model, q)
     mass = mass_matrix_from_kinematics(model, kin)
-    return mass @ qdd + bias_forces_from_kinematics(model, kin, qd) - passive_forces(model, q, qd)
+    return (mass @ qdd + bias_forces_from_kinematics(model, kin, qd) - passive_forces(model, q, qd)
+            - contact_forces_from_kinematics(model, kin, qd).qfrc_contact
+            - inverse_limit_forces(model, q, qd, qdd))
 
 
 def kinetic_energy(model: Model, q: jax.Array, qd: jax.Array) -> jax.Array:

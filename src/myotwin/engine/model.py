@@ -11,14 +11,17 @@ layout (n_v,), free joint = (linear velocity of the body origin in the world fra
 velocity in the body frame), ball joint = angular velocity in the body frame.
 
 Dynamics parameters: joint springs (stiffness, springref), dof damping, armature, joint
-ranges (stored, not enforced), joint actuator-force ranges, and actuators with a joint
+limits (range, margin, solreflimit, solimplimit, dof_invweight0: MuJoCo's soft constraints,
+solved in limits.py), joint actuator-force ranges, and actuators with a joint
 transmission on a hinge/slide, no activation dynamics, fixed gain and none/affine bias (MJCF
 `<motor>`, `<position>`, `<velocity>`, `<general>` of that kind), with gear, ctrl and force
 clamping. Features the dynamics cannot represent (other actuators, tendon springs, joint
-limits and friction loss, which are MuJoCo constraints, fluid forces...) do not stop
+friction loss, which is a MuJoCo constraint, fluid forces...) do not stop
 kinematics: they are listed in `Model.dynamics_unsupported` and `require_dynamics_support`
 raises naming them when passive/actuator forces or dynamics are asked for.
-Ignored: geoms/contacts (the engine has no contact yet). Rejected at load: equality
+Contact: sphere/capsule-plane pairs that MuJoCo would collide compile into `Model.contact`
+(contact.py, smooth OpenSim-style law); other colliding pairs are listed in
+`dynamics_unsupported`; geoms that never collide are ignored. Rejected at load: equality
 constraints, mocap bodies, gravity compensation (`gravcomp`), a free joint sharing its body.
 """
 
@@ -26,10 +29,14 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from typing import TYPE_CHECKING
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+if TYPE_CHECKING:  # contact.py imports this module
+    from myotwin.engine.contact import ContactModel
 
 
 class JointType(enum.IntEnum):
@@ -73,7 +80,10 @@ class Model:
       joint_stiffness (n_joint,): spring stiffness (zero when springs are disabled);
       qpos_spring (n_q,): spring rest configuration (MJCF `springref`, qpos layout).
       dof_damping (n_v,): viscous damping per dof (zero when dampers are disabled).
-      joint_range (n_joint, 2): MJCF range (stored only; see `joint_limited`).
+      joint_range (n_joint, 2): MJCF range (enforced where `joint_limited`, see limits.py).
+      joint_margin (n_joint,), joint_solref (n_joint, 2), joint_solimp (n_joint, 5): limit
+        margin, solreflimit, solimplimit; dof_invweight0 (n_v,): MuJoCo's dof_invweight0
+        (scales the limit regulariser); limit_min_timeconst_s (): refsafe floor 2 timestep.
       joint_actfrc_range (n_joint, 2): clamp of the actuator force on each joint's dofs.
       actuator_gear (n_u,): joint transmission gear; actuator_gain (n_u,): gainprm[0];
       actuator_bias (n_u, 3): biasprm[0:3] (force = gain ctrl + b0 + b1 length + b2 velocity);
@@ -83,7 +93,11 @@ class Model:
       n_u: number of actuators (= controls). actuator_dof (n_u,): dof driven by each actuator
         (-1 if unsupported). actuator_ctrl_limited, actuator_force_limited (n_u,) bools.
       joint_limited, joint_actfrc_limited (n_joint,) bools.
+      limits_enabled: False when MuJoCo's limit or constraint flag is disabled.
       dynamics_unsupported: messages naming each element the dynamics cannot represent.
+
+    Contact (a sub-pytree): contact: `contact.ContactModel` (geoms, planes, per-contact law
+      parameters as float64 leaves), or None when no sphere/capsule-plane pair collides.
     """
 
     body_pos: jax.Array
@@ -109,6 +123,11 @@ class Model:
     actuator_bias: jax.Array
     actuator_ctrl_range: jax.Array
     actuator_force_range: jax.Array
+    joint_margin: jax.Array
+    joint_solref: jax.Array
+    joint_solimp: jax.Array
+    dof_invweight0: jax.Array
+    limit_min_timeconst_s: jax.Array
     n_body: int = dataclasses.field(metadata=_STATIC)
     n_joint: int = dataclasses.field(metadata=_STATIC)
     n_site: int = dataclasses.field(metadata=_STATIC)
@@ -130,7 +149,9 @@ class Model:
     actuator_force_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
     joint_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
     joint_actfrc_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
+    limits_enabled: bool = dataclasses.field(default=True, metadata=_STATIC)
     dynamics_unsupported: tuple[str, ...] = dataclasses.field(default=(), metadata=_STATIC)
+    contact: ContactModel | None = None
 
     def dof_ancestor_mask(self) -> np.ndarray:
         """(n_body, n_v) bool: True where the dof moves the body (a dof of it or an ancestor)."""
@@ -214,9 +235,6 @@ def _dynamics_problems(m) -> list[str]:
     out = [p for a in range(m.nu) for p in _actuator_problems(m, a)]
     for j in range(m.njnt):
         what = f"joint {_name(m, 'mjOBJ_JOINT', j)}"
-        if m.jnt_limited[j] and not dsbl & mujoco.mjtDisableBit.mjDSBL_LIMIT:
-            out.append(f"{what}: limited (joint limits are MuJoCo constraints, not enforced "
-                       'yet; drop `range`/`limited` or add <flag limit="disable"/>)')
         if m.jnt_stiffness[j] != 0 and m.jnt_type[j] in (JointType.BALL, JointType.FREE):
             out.append(f"{what}: stiffness on a ball/free joint (only hinge/slide springs)")
         if np.any(m.jnt_stiffnesspoly[j] != 0):
@@ -255,6 +273,8 @@ def compile_model(mj_model) -> Model:
             'myotwin.engine needs float64: call jax.config.update("jax_enable_x64", True) '
             "before compiling a model"
         )
+    from myotwin.engine.limits import limit_parameters  # limits.py imports this module
+
     _validate(mj_model)
     m = mj_model
     gravity = np.array(m.opt.gravity, dtype=np.float64)
@@ -269,7 +289,10 @@ def compile_model(mj_model) -> Model:
     damping = np.array(m.dof_damping, dtype=np.float64)
     if dsbl & mujoco.mjtDisableBit.mjDSBL_DAMPER:
         damping = np.zeros_like(damping)
-    problems = _dynamics_problems(m)
+    from myotwin.engine.contact import compile_contact  # contact.py imports this module
+
+    contact, contact_problems = compile_contact(m)
+    problems = _dynamics_problems(m) + contact_problems
     supported = [not _actuator_problems(m, a) for a in range(m.nu)]
     act_dof = tuple(int(m.jnt_dofadr[m.actuator_trnid[a, 0]]) if supported[a] else -1
                     for a in range(m.nu))
@@ -304,6 +327,7 @@ def compile_model(mj_model) -> Model:
         actuator_bias=_f64(bias),
         actuator_ctrl_range=_f64(m.actuator_ctrlrange).reshape(m.nu, 2),
         actuator_force_range=_f64(m.actuator_forcerange).reshape(m.nu, 2),
+        **limit_parameters(m),
         n_body=int(m.nbody),
         n_joint=int(m.njnt),
         n_site=int(m.nsite),
@@ -326,6 +350,7 @@ def compile_model(mj_model) -> Model:
         joint_limited=bools(m.jnt_limited),
         joint_actfrc_limited=bools(m.jnt_actfrclimited),
         dynamics_unsupported=tuple(problems),
+        contact=contact,
     )
 
 

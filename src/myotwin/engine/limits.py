@@ -1,0 +1,341 @@
+"""Joint limits as MuJoCo's soft unilateral constraints, solved exactly (MuJoCo 4.0 semantics).
+
+MuJoCo (Computation chapter, "Soft constraints"; engine_core_constraint.c) makes one
+constraint row per violated side of a limited joint. With q the joint value, [lo, hi] its
+range and m its margin (`jnt_margin`), each row has a distance r, a Jacobian J (1, n_v) and
+is instantiated when r < m:
+  hinge/slide lower side:  r = q - lo,   J = +e_dof
+  hinge/slide upper side:  r = hi - q,   J = -e_dof
+  ball:                    r = max(lo, hi) - theta,   J = -u on the ball's 3 dofs,
+where theta in [0, pi] and the unit axis u are the rotation angle and axis of the normalised
+joint quaternion (mju_quat2Vel: theta = 2 atan2(|v|, |w|), u = sign(w) v / |v|; the dofs
+are the body-frame angular velocity, so J qd = d r / dt). Free joints have no limits.
+
+Soft-constraint law per row (solref = (s0, s1), solimp = (d0, dwidth, width, mid, power)):
+  impedance  d(r) = d0 + y(x) (dwidth - d0),  x = |r - m| / width, y the two-piece power
+             sigmoid through (mid, mid) (y = x^p / mid^(p-1) for x <= mid,
+             1 - (1-x)^p / (1-mid)^(p-1) above); d = dwidth for x >= 1, flat (d0 + dwidth)/2
+             if d0 == dwidth or width <= mjMINVAL; d0, dwidth, mid clamped to [1e-4, 0.9999].
+  stiffness, damping (dmax = dwidth):
+             s0 > 0 ("standard"): tc = max(s0, 2 timestep) (refsafe), K = 1/(dmax^2 tc^2 s1^2),
+             B = 2/(dmax tc);   s0 <= 0 ("direct"): K = -s0/dmax^2, B = -s1/dmax.
+  reference acceleration  aref = -B J qd - K d (r - m)
+  regulariser             R = max(mjMINVAL, (1 - d)/d * dof_invweight0[joint's first dof])
+With no other constraint MuJoCo's Newton/CG/PGS solvers minimise one convex problem; its
+dual over the instantiated rows is the box QP (A = J M^-1 J^T, a0 = M^-1 (smooth force))
+  f = argmin_{f >= 0} 1/2 f^T (A + diag R) f + f^T (J a0 - aref),
+  qacc = a0 + M^-1 J^T f,   qfrc_constraint = J^T f.
+We solve that QP exactly (primal active-set method, Nocedal & Wright 2006, Alg. 16.3, on the
+bound f >= 0: finite termination for a strictly convex QP), so our qacc is MuJoCo's optimum
+(MuJoCo itself stops at opt.tolerance). Inverse dynamics (mj_inverse) does not solve: the
+given qacc fixes jar = J qacc - aref and f = max(0, -jar / R) per instantiated row.
+
+Gradients: the active-set iterations run on stop_gradient'ed data inside a lax.while_loop;
+the force is then one differentiable Cholesky solve on the final active set, so jax.grad
+gives the derivative of the piece that holds at the evaluation point (exact away from a
+switch of the active set, of row instantiation r = m, or of the impedance's kinks).
+The QP has one row per limited hinge/slide side and per limited ball (static shape); rows
+that are not instantiated are masked.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+import numpy as np
+
+from myotwin.engine.kinematics import kinematics
+from myotwin.engine.mass import mass_matrix_from_kinematics
+from myotwin.engine.model import JointType, Model
+
+#: MuJoCo's mjMINVAL, mjMINIMP and mjMAXIMP.
+_MINVAL = 1e-15
+_MINIMP, _MAXIMP = 1e-4, 0.9999
+
+
+class LimitRows(NamedTuple):
+    """Constraint rows of every limited joint side (MuJoCo's efc_* for mjCNSTR_LIMIT_JOINT).
+
+    Row order: joints in order; a hinge/slide gives (lower, upper), a ball one row (joint ids
+    and sides from `limit_layout`). Rows with `instantiated` False (r >= margin) are not
+    MuJoCo constraints and carry no force.
+      dist (n_rows,): r (efc_pos); margin (n_rows,) (efc_margin).
+      jac (n_rows, n_v): efc_J.   vel (n_rows,): J qd (efc_vel).
+      aref (n_rows,): reference acceleration (efc_aref).
+      regularizer (n_rows,): R (efc_R).   instantiated (n_rows,) bool: r < margin.
+    """
+
+    dist: jax.Array
+    margin: jax.Array
+    jac: jax.Array
+    vel: jax.Array
+    aref: jax.Array
+    regularizer: jax.Array
+    instantiated: jax.Array
+
+
+class LimitSolution(NamedTuple):
+    """Forward-dynamics solution of the limit QP.
+      efc_force (n_rows,): f >= 0 per row (zero on rows not instantiated).
+      qfrc_constraint (n_v,): J^T f.   qacc (n_v,): a0 + M^-1 J^T f.
+      converged () bool: the active-set method met its KKT test within its iteration cap
+        (3 n_rows + 10); if not, efc_force, qfrc_constraint and qacc are NaN.
+      n_iter () int: active-set iterations used.
+    """
+
+    efc_force: jax.Array
+    qfrc_constraint: jax.Array
+    qacc: jax.Array
+    converged: jax.Array
+    n_iter: jax.Array
+
+
+def limit_layout(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """Static row layout: joint id and side (-1 lower, +1 upper, 0 ball) of each row (n_rows,).
+    Empty when limits are disabled (MuJoCo's limit or constraint disable flag)."""
+    joints, sides = [], []
+    if model.limits_enabled:
+        for j, (jtype, limited) in enumerate(zip(model.joint_type, model.joint_limited)):
+            if not limited:
+                continue
+            if jtype in (JointType.HINGE, JointType.SLIDE):
+                joints += [j, j]
+                sides += [-1, 1]
+            elif jtype == JointType.BALL:
+                joints.append(j)
+                sides.append(0)
+    return np.array(joints, dtype=int), np.array(sides, dtype=int)
+
+
+def _ball_angle_axis(quat: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Rotation angle theta in [0, pi] (n,) and unit axis (n, 3) of quaternions (n, 4), w-first,
+    normalised first (mju_normalize4 + mju_quat2Vel). Safe for gradients at the identity,
+    where the axis is MuJoCo's fallback (1, 0, 0)."""
+    quat = quat / jnp.linalg.norm(quat, axis=-1, keepdims=True)
+    w, v = quat[:, 0], quat[:, 1:]
+    s2 = jnp.sum(v * v, axis=-1)
+    small = s2 < _MINVAL**2
+    s = jnp.sqrt(jnp.where(small, 1.0, s2))
+    sign = jnp.where(w < 0, -1.0, 1.0)
+    axis = jnp.where(small[:, None], jnp.array([1.0, 0.0, 0.0]), sign[:, None] * v / s[:, None])
+    angle = jnp.where(small, 0.0, 2.0 * jnp.arctan2(s, jnp.abs(w)))
+    return angle, axis
+
+
+def impedance(solimp: jax.Array, dist: jax.Array, margin: jax.Array) -> jax.Array:
+    """(n,) impedance d(r) in (0, 1) for solimp (n, 5), dist r (n,), margin (n,) (MuJoCo's
+    getimpedance, including its clamps of solimp)."""
+    d0 = jnp.clip(solimp[:, 0], _MINIMP, _MAXIMP)
+    dw = jnp.clip(solimp[:, 1], _MINIMP, _MAXIMP)
+    width = jnp.maximum(solimp[:, 2], 0.0)
+    mid = jnp.clip(solimp[:, 3], _MINIMP, _MAXIMP)
+    power = jnp.maximum(solimp[:, 4], 1.0)
+    flat = (d0 == dw) | (width <= _MINVAL)
+    x = jnp.abs(dist - margin) / jnp.where(flat, 1.0, width)
+    inside = (x > 0.0) & (x < 1.0)
+    xs = jnp.where(inside, x, 0.5)  # keeps every power's base in (0, 1) for finite gradients
+    low = xs**power / mid ** (power - 1.0)
+    high = 1.0 - (1.0 - xs) ** power / (1.0 - mid) ** (power - 1.0)
+    y = jnp.where(xs <= mid, low, high)
+    imp = jnp.where(inside, d0 + y * (dw - d0), jnp.where(x >= 1.0, dw, d0))
+    return jnp.where(flat, 0.5 * (d0 + dw), imp)
+
+
+def stiffness_damping(solref: jax.Array, solimp: jax.Array,
+                      min_timeconst_s: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(K (n,), B (n,)) of the reference acceleration from solref (n, 2), solimp (n, 5) and
+    the refsafe floor of the time constant (2 opt.timestep, 0 if refsafe is disabled)."""
+    ref0, ref1 = solref[:, 0], solref[:, 1]
+    dmax = jnp.clip(solimp[:, 1], _MINIMP, _MAXIMP)
+    tc = jnp.where(ref0 > 0, jnp.maximum(ref0, min_timeconst_s), ref0)
+    k = jnp.where(ref0 > 0, 1.0 / jnp.maximum(_MINVAL, dmax**2 * tc**2 * ref1**2),
+                  -ref0 / jnp.maximum(_MINVAL, dmax**2))
+    b = jnp.where(ref1 > 0, 2.0 / jnp.maximum(_MINVAL, dmax * tc),
+                  -ref1 / jnp.maximum(_MINVAL, dmax))
+    return k, b
+
+
+def limit_rows(model: Model, q: jax.Array, qd: jax.Array) -> LimitRows:
+    """Constraint rows (see `LimitRows`) at configuration q (n_q,) and velocity qd (n_v,)."""
+    joint, side = limit_layout(model)
+    n_rows = joint.size
+    dtype = jnp.result_type(q, qd)
+    qadr = np.array(model.joint_qpos_adr, dtype=int)[joint]
+    dadr = np.array(model.joint_dof_adr, dtype=int)[joint]
+    dist = jnp.zeros(n_rows, dtype=dtype)
+    jac = jnp.zeros((n_rows, model.n_v), dtype=dtype)
+    scalar = np.nonzero(side != 0)[0]
+    if scalar.size:
+        sgn = side[scalar].astype(np.float64)
+        bound = model.joint_range[joint[scalar], (side[scalar] + 1) // 2]
+        dist = dist.at[scalar].set(sgn * (bound - q[qadr[scalar]]))
+        jac = jac.at[scalar, dadr[scalar]].set(-sgn)
+    ball = np.nonzero(side == 0)[0]
+    if ball.size:
+        angle, axis = _ball_angle_axis(q[qadr[ball][:, None] + np.arange(4)])
+        rmax = jnp.max(model.joint_range[joint[ball]], axis=1)
+        dist = dist.at[ball].set(rmax - angle)
+        jac = jac.at[ball[:, None], dadr[ball][:, None] + np.arange(3)].set(-axis)
+    margin = model.joint_margin[joint]
+    solimp = model.joint_solimp[joint]
+    vel = jac @ qd
+    imp = impedance(solimp, dist, margin)
+    k, b = stiffness_damping(model.joint_solref[joint], solimp, model.limit_min_timeconst_s)
+    aref = -b * vel - k * imp * (dist - margin)
+    reg = jnp.maximum(_MINVAL, (1.0 - imp) * model.dof_invweight0[dadr] / imp)
+    return LimitRows(dist, margin, jac, vel, aref, reg, dist < margin)
+
+
+def _masked_solve(h: jax.Array, g: jax.Array, free: jax.Array) -> jax.Array:
+    """(n,) f with f_F = -H_FF^-1 g_F on the free set F and 0 elsewhere (H SPD (n, n))."""
+    both = free[:, None] & free[None, :]
+    hm = jnp.where(both, h, 0.0) + jnp.diag(jnp.where(free, 0.0, 1.0))
+    return jsl.cho_solve(jsl.cho_factor(hm), jnp.where(free, -g, 0.0))
+
+
+def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
+    """Free set of argmin_{f >= 0, f = 0 off `eligible`} 1/2 f^T H f + g^T f by the primal
+    active-set method (Nocedal & Wright Alg. 16.3 for bounds), started from the clipped
+    solution on {g < 0}. Returns (free (n,) bool, converged, n_iter); no gradient."""
+    h, g = jax.lax.stop_gradient(h), jax.lax.stop_gradient(g)
+    n = g.shape[0]
+    max_iter = 3 * n + 10
+    free0 = eligible & (g < 0)
+    f_try = _masked_solve(h, g, free0)
+    f0 = jnp.where(free0, jnp.maximum(f_try, 0.0), 0.0)
+    at_opt0 = jnp.all(jnp.where(free0, f_try >= 0, True))
+
+    def check_multipliers(state):
+        f, free, _, _ = state
+        mu = h @ f + g
+        tol = 1e-12 * (jnp.max(jnp.abs(g)) + jnp.max(jnp.abs(h)) * jnp.max(jnp.abs(f)))
+        mu = jnp.where(eligible & ~free, mu, jnp.inf)
+        j = jnp.argmin(mu)
+        done = mu[j] >= -tol
+        return f, jnp.where(done, free, free.at[j].set(True)), done, done
+
+    def step(state):
+        f, free, _, _ = state
+        p = _masked_solve(h, g, free) - f
+        block = free & (p < 0)
+        ratio = jnp.where(block, f / jnp.where(block, -p, 1.0), jnp.inf)
+        k = jnp.argmin(ratio)
+        full = ratio[k] >= 1.0
+        f = f + jnp.minimum(ratio[k], 1.0) * p
+        f = jnp.where(full, f, f.at[k].set(0.0))
+        return f, jnp.where(full, free, free.at[k].set(False)), full, jnp.array(False)
+
+    def body(carry):
+        state, it = carry
+        return jax.lax.cond(state[2], check_multipliers, step, state), it + 1
+
+    def cond(carry):
+        (_, _, _, done), it = carry
+        return ~done & (it < max_iter)
+
+    init = ((f0, free0 & (f0 > 0), at_opt0, jnp.array(False)), jnp.array(0))
+    (f, free, _, done), it = jax.lax.while_loop(cond, body, init)
+    return free, done, it
+
+
+def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Array,
+                 mass_factor) -> LimitSolution:
+    """Exact solution of the limit QP (module docstring) at (q (n_q,), qd (n_v,)) for the
+    unconstrained acceleration qacc_smooth (n_v,) (MuJoCo qacc_smooth) and `mass_factor`,
+    the `jax.scipy.linalg.cho_factor` of M(q)."""
+    rows = limit_rows(model, q, qd)
+    if rows.dist.shape[0] == 0:
+        zero = jnp.zeros(model.n_v, dtype=qacc_smooth.dtype)
+        return LimitSolution(zero[:0], zero, qacc_smooth, jnp.array(True), jnp.array(0))
+    minv_jt = jsl.cho_solve(mass_factor, rows.jac.T)  # (n_v, n_rows)
+    h = rows.jac @ minv_jt + jnp.diag(rows.regularizer)
+    g = rows.jac @ qacc_smooth - rows.aref
+    free, converged, n_iter = _active_set(h, g, rows.instantiated)
+    force = _masked_solve(h, g, free)
+    force = jnp.where(converged, force, jnp.nan)
+    return LimitSolution(force, rows.jac.T @ force, qacc_smooth + minv_jt @ force,
+                         converged, n_iter)
+
+
+def constrained_acceleration(model: Model, q: jax.Array, qd: jax.Array,
+                             qacc_smooth: jax.Array, mass_factor) -> jax.Array:
+    """(n_v,) MuJoCo qacc: qacc_smooth (n_v,) corrected by the joint-limit forces."""
+    return solve_limits(model, q, qd, qacc_smooth, mass_factor).qacc
+
+
+def limit_forces(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Array,
+                 mass_factor) -> jax.Array:
+    """(n_v,) joint-limit generalized force of forward dynamics (MuJoCo qfrc_constraint)."""
+    return solve_limits(model, q, qd, qacc_smooth, mass_factor).qfrc_constraint
+
+
+def inverse_limit_forces(model: Model, q: jax.Array, qd: jax.Array,
+                         qacc: jax.Array) -> jax.Array:
+    """(n_v,) joint-limit generalized force that mj_inverse assigns to the given qacc (n_v,):
+    J^T f with f = max(0, -(J qacc - aref) / R) on instantiated rows (MuJoCo's
+    mj_constraintUpdate; its qfrc_constraint after mj_inverse)."""
+    rows = limit_rows(model, q, qd)
+    if rows.dist.shape[0] == 0:
+        return jnp.zeros(model.n_v, dtype=qacc.dtype)
+    jar = rows.jac @ qacc - rows.aref
+    force = jnp.where(rows.instantiated & (jar < 0), -jar / rows.regularizer, 0.0)
+    return rows.jac.T @ force
+
+
+def invweight0(model: Model) -> jax.Array:
+    """(n_v,) MuJoCo's dof_invweight0 recomputed from the model (mj_setConst): the diagonal of
+    M(qpos0)^-1, averaged over each ball joint's 3 dofs and over a free joint's translational
+    and rotational triples. `compile_model` copies MuJoCo's value into `Model.dof_invweight0`;
+    use this after changing inertial parameters, e.g.
+    `dataclasses.replace(model, dof_invweight0=invweight0(model))` (MuJoCo does the same only
+    when mj_setConst is called)."""
+    mass = mass_matrix_from_kinematics(model, kinematics(model, model.qpos0))
+    diag = jnp.diag(jsl.cho_solve(jsl.cho_factor(mass), jnp.eye(model.n_v, dtype=mass.dtype)))
+    for j, jtype in enumerate(model.joint_type):
+        a = model.joint_dof_adr[j]
+        groups = {JointType.BALL: [(a, a + 3)], JointType.FREE: [(a, a + 3), (a + 3, a + 6)]}
+        for lo, hi in groups.get(JointType(jtype), []):
+            diag = diag.at[lo:hi].set(jnp.mean(diag[lo:hi]))
+    return diag
+
+
+def limit_parameters(mj_model) -> dict:
+    """`Model` fields for joint limits from a compiled `mujoco.MjModel` (only read):
+    joint_margin (n_joint,), joint_solref (n_joint, 2), joint_solimp (n_joint, 5) (the
+    override flag does not reach joint limits in MuJoCo 4.0: it changes contacts only;
+    verified), dof_invweight0 (n_v,),
+    limit_min_timeconst_s () = 2 opt.timestep (0 with the refsafe flag disabled) and the static
+    limits_enabled (False with the limit or constraint flag disabled).
+
+    Raises ValueError for a limited joint whose solreflimit mixes the standard (both > 0) and
+    direct (both <= 0) formats, which MuJoCo replaces by its default with a warning."""
+    import mujoco
+
+    m = mj_model
+    dsbl = m.opt.disableflags
+    enabled = not (dsbl & mujoco.mjtDisableBit.mjDSBL_LIMIT
+                   or dsbl & mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+    solref = np.array(m.jnt_solref, dtype=np.float64).reshape(m.njnt, 2)
+    solimp = np.array(m.jnt_solimp, dtype=np.float64).reshape(m.njnt, 5)
+    margin = np.array(m.jnt_margin, dtype=np.float64).reshape(m.njnt)
+    for j in range(m.njnt):
+        if enabled and m.jnt_limited[j] and (solref[j, 0] > 0) != (solref[j, 1] > 0):
+            name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
+            raise ValueError(
+                f"joint #{j}" + (f" '{name}'" if name else "") + f": solreflimit "
+                f"({solref[j, 0]:g}, {solref[j, 1]:g}) mixes the standard (timeconst, dampratio "
+                "> 0) and direct (-stiffness, -damping <= 0) formats; use two positive or two "
+                "non-positive values (MuJoCo would warn and use its default (0.02, 1))")
+    refsafe = not dsbl & mujoco.mjtDisableBit.mjDSBL_REFSAFE
+    f64 = lambda x: jnp.asarray(np.array(x, dtype=np.float64), dtype=jnp.float64)  # noqa: E731
+    return dict(
+        joint_margin=f64(margin),
+        joint_solref=f64(solref),
+        joint_solimp=f64(solimp),
+        dof_invweight0=f64(m.dof_invweight0),
+        limit_min_timeconst_s=f64(2.0 * m.opt.timestep if refsafe else 0.0),
+        limits_enabled=bool(enabled),
+    )
