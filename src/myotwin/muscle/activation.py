@@ -1,0 +1,109 @@
+"""First-order activation dynamics: da/dt from excitation u and activation a.
+
+Two laws, both with activation time constant tau_act and deactivation time constant tau_deact:
+
+* `ActivationLaw.MILLARD2012`: OpenSim `MuscleFirstOrderActivationDynamicModel` (Millard et al.
+  2013, J Biomech Eng 135:021005; the same law as Thelen 2003, J Biomech Eng 125:70, Eqs. 1-2):
+      u, a clamped to [a_min, 1];
+      tau = tau_act (0.5 + 1.5 a)      if u > a,
+            tau_deact / (0.5 + 1.5 a)  otherwise;
+      da/dt = (u - a) / tau.
+  OpenSim defaults tau_act = 0.010 s, tau_deact = 0.040 s, a_min = 0.01. The activation used
+  for force is clamped to [a_min, 1] as well (`force_activation`).
+* `ActivationLaw.DEGROOTE2016`: the smooth law of De Groote et al. 2016 (Ann Biomed Eng
+  44:2922, Eqs. 1-2) as in OpenSim `DeGrooteFregly2016Muscle`:
+      f = 0.5 tanh(b (u - a)),  z = 0.5 + 1.5 a,
+      da/dt = [ (f + 0.5)/(tau_act z) + (0.5 - f) z / tau_deact ] (u - a).
+  OpenSim defaults tau_act = 0.015 s, tau_deact = 0.060 s, smoothing b = 0.1 (the value OpenSim
+  uses; its header recommends 10). No clamping (OpenSim bounds a only in Moco problems). For
+  b -> infinity it becomes the MILLARD2012 law without clamping.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+import jax
+import jax.numpy as jnp
+
+
+class ActivationLaw(enum.Enum):
+    MILLARD2012 = "millard2012"
+    DEGROOTE2016 = "degroote2016"
+
+
+#: OpenSim defaults per law: (tau_act_s, tau_deact_s, min_activation, smoothing).
+DEFAULTS = {
+    ActivationLaw.MILLARD2012: (0.010, 0.040, 0.01, 0.0),
+    ActivationLaw.DEGROOTE2016: (0.015, 0.060, 0.0, 0.1),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class ActivationDynamics:
+    """Activation-dynamics part of a muscle (pytree). Leaves (n_muscles,) or scalars:
+    tau_act_s, tau_deact_s (> 0), min_activation (a_min in [0, 1); MILLARD2012 only),
+    smoothing (b > 0; DEGROOTE2016 only). Static: law."""
+
+    tau_act_s: jax.Array
+    tau_deact_s: jax.Array
+    min_activation: jax.Array
+    smoothing: jax.Array
+    law: ActivationLaw = dataclasses.field(default=ActivationLaw.MILLARD2012,
+                                           metadata={"static": True})
+
+
+jax.tree_util.register_dataclass(
+    ActivationDynamics, data_fields=["tau_act_s", "tau_deact_s", "min_activation", "smoothing"],
+    meta_fields=["law"])
+
+
+def activation_dynamics(law: ActivationLaw | str = ActivationLaw.MILLARD2012, tau_act_s=None,
+                        tau_deact_s=None, min_activation=None, smoothing=None,
+                        where: str = "activation") -> ActivationDynamics:
+    """Build (and validate) one activation part; None takes OpenSim's default for the law."""
+    law = ActivationLaw(law)
+    vals = [d if v is None else v for v, d in zip(
+        (tau_act_s, tau_deact_s, min_activation, smoothing), DEFAULTS[law])]
+    arrs = [jnp.asarray(v, dtype=float) for v in vals]
+    for name, arr in zip(("tau_act_s", "tau_deact_s"), arrs[:2]):
+        if not bool(jnp.all(arr > 0)):
+            raise ValueError(f"{where}: {name} must be > 0, got {arr}")
+    if not bool(jnp.all((arrs[2] >= 0) & (arrs[2] < 1))):
+        raise ValueError(f"{where}: min_activation must be in [0, 1), got {arrs[2]}")
+    if law is ActivationLaw.DEGROOTE2016 and not bool(jnp.all(arrs[3] > 0)):
+        raise ValueError(f"{where}: smoothing must be > 0, got {arrs[3]}")
+    return ActivationDynamics(*arrs, law=law)
+
+
+def _millard(act: ActivationDynamics, a, u):
+    a = jnp.clip(a, act.min_activation, 1.0)
+    u = jnp.clip(u, act.min_activation, 1.0)
+    z = 0.5 + 1.5 * a
+    tau = jnp.where(u > a, act.tau_act_s * z, act.tau_deact_s / z)
+    return (u - a) / tau
+
+
+def _degroote(act: ActivationDynamics, a, u):
+    f = 0.5 * jnp.tanh(act.smoothing * (u - a))
+    z = 0.5 + 1.5 * a
+    return ((f + 0.5) / (act.tau_act_s * z) + (0.5 - f) * z / act.tau_deact_s) * (u - a)
+
+
+def activation_derivative(act: ActivationDynamics, activation, excitation) -> jax.Array:
+    """da/dt (1/s), elementwise over (n_muscles,) activation and excitation."""
+    a = jnp.asarray(activation, dtype=float)
+    u = jnp.asarray(excitation, dtype=float)
+    if act.law is ActivationLaw.MILLARD2012:
+        return _millard(act, a, u)
+    return _degroote(act, a, u)
+
+
+def force_activation(act: ActivationDynamics, activation) -> jax.Array:
+    """The activation that scales active force: clamped to [a_min, 1] for MILLARD2012 (as
+    OpenSim's Millard muscle), unchanged for DEGROOTE2016."""
+    a = jnp.asarray(activation, dtype=float)
+    if act.law is ActivationLaw.MILLARD2012:
+        return jnp.clip(a, act.min_activation, 1.0)
+    return a

@@ -1,0 +1,203 @@
+"""The `Muscle` parameter pytree (n_muscles Hill-type musculotendons) and its validated builder.
+
+A `Muscle` is composed of parts (STYLE 4): scalar musculotendon parameters per muscle, an
+`ActivationDynamics` part, a curve part (`MillardCurves` or `DeGrooteCurves`, same interface)
+and the static choice of tendon model. Every float leaf has a leading (n_muscles,) axis, so the
+physics functions vmap over muscles. One `Muscle` holds one curve family and one tendon model;
+a model mixing families holds several `Muscle` groups.
+
+Parameters (OpenSim `Muscle` names, SI units): max_isometric_force_N (F_iso),
+optimal_fiber_length_m (l_opt), tendon_slack_length_m (l_ts), pennation_at_optimal_rad
+(phi_opt), max_contraction_velocity_Lopt_per_s (v_max, in optimal fiber lengths per second),
+fiber_damping (beta, normalized: damping force = F_iso beta v~). The tendon strain at one
+normalized force and the passive fiber strain live in the curve part.
+
+Tendon models (`TendonModel`):
+  RIGID                l_T = l_ts; no tendon state.
+  EXPLICIT_FORCE       state = normalized tendon force f~_T (De Groote et al. 2016 explicit
+                       form; requires the De Groote curves, whose f_T and f_V invert in
+                       closed form, and fiber_damping = 0).
+  DAMPED_FIBER_LENGTH  state = fiber length l_M (m) (Millard et al. 2013 damped equilibrium
+                       model; requires fiber_damping > 0).
+
+Build with `build_muscles`, which validates every value in NumPy and raises ValueError naming
+the muscle, the field and the value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from collections.abc import Mapping, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from myotwin.muscle import millard2012
+from myotwin.muscle.activation import ActivationDynamics, ActivationLaw, activation_dynamics
+from myotwin.muscle.degroote2016 import DeGrooteCurves
+from myotwin.muscle.millard2012 import MillardCurves
+
+
+class TendonModel(enum.Enum):
+    RIGID = "rigid"
+    EXPLICIT_FORCE = "explicit_force"
+    DAMPED_FIBER_LENGTH = "damped_fiber_length"
+
+
+class CurveFamily(enum.Enum):
+    MILLARD2012 = "millard2012"
+    DEGROOTE2016 = "degroote2016"
+
+
+#: OpenSim defaults that differ between the families: fiber_damping, passive strain.
+_FAMILY_DEFAULTS = {CurveFamily.MILLARD2012: (0.1, 0.7), CurveFamily.DEGROOTE2016: (0.0, 0.6)}
+
+_STATIC = {"static": True}
+
+
+@dataclasses.dataclass(frozen=True)
+class Muscle:
+    """n_muscles Hill-type musculotendons sharing a curve family and a tendon model (pytree).
+
+    Leaves (n_muscles,): max_isometric_force_N, optimal_fiber_length_m, tendon_slack_length_m,
+    pennation_at_optimal_rad, max_contraction_velocity_Lopt_per_s, fiber_damping; parts
+    `activation` (ActivationDynamics) and `curves` (MillardCurves | DeGrooteCurves) with leaves
+    of leading axis n_muscles. Static: names (n_muscles,), tendon (TendonModel).
+    """
+
+    max_isometric_force_N: jax.Array
+    optimal_fiber_length_m: jax.Array
+    tendon_slack_length_m: jax.Array
+    pennation_at_optimal_rad: jax.Array
+    max_contraction_velocity_Lopt_per_s: jax.Array
+    fiber_damping: jax.Array
+    activation: ActivationDynamics
+    curves: MillardCurves | DeGrooteCurves
+    names: tuple[str, ...] = dataclasses.field(default=(), metadata=_STATIC)
+    tendon: TendonModel = dataclasses.field(default=TendonModel.RIGID, metadata=_STATIC)
+
+    @property
+    def n_muscles(self) -> int:
+        return len(self.names)
+
+
+jax.tree_util.register_dataclass(
+    Muscle,
+    data_fields=[f.name for f in dataclasses.fields(Muscle) if not f.metadata.get("static")],
+    meta_fields=["names", "tendon"])
+
+
+def _per_muscle(value, names: Sequence[str], field: str) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 0:
+        arr = np.full(len(names), float(arr))
+    if arr.shape != (len(names),):
+        raise ValueError(f"{field}: expected a scalar or {len(names)} values (one per muscle), "
+                         f"got shape {arr.shape}")
+    for name, v in zip(names, arr):
+        if not math.isfinite(v):
+            raise ValueError(f"muscle '{name}': {field} must be finite, got {v}")
+    return arr
+
+
+def _check(arr: np.ndarray, names, field: str, ok, expected: str) -> None:
+    for name, v in zip(names, arr):
+        if not ok(v):
+            raise ValueError(f"muscle '{name}': {field} must be {expected}, got {v}")
+
+
+def _stack(trees):
+    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *trees)
+
+
+def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: TendonModel | str,
+                  max_isometric_force_N, optimal_fiber_length_m, tendon_slack_length_m,
+                  pennation_at_optimal_rad=0.0, max_contraction_velocity_Lopt_per_s=10.0,
+                  fiber_damping=None, tendon_strain_at_one_norm_force=0.049,
+                  passive_strain_at_one_norm_force=None, active_force_width_scale=1.0,
+                  activation_law: ActivationLaw | str | None = None, tau_act_s=None,
+                  tau_deact_s=None, min_activation=None, activation_smoothing=None,
+                  millard_curve_parameters: Mapping[str, Mapping[str, float]] | None = None,
+                  ) -> Muscle:
+    """Validate and compile n_muscles musculotendons. Each numeric argument is a scalar (all
+    muscles) or a sequence of n_muscles values. None takes OpenSim's default of the family:
+    Millard 2012: fiber_damping 0.1, passive strain 0.7, activation law MILLARD2012 (tau 0.010 /
+    0.040 s, a_min 0.01); De Groote 2016: fiber_damping 0, passive strain 0.6, law DEGROOTE2016
+    (tau 0.015 / 0.060 s, smoothing 0.1). `millard_curve_parameters` (all muscles alike): dicts
+    of keyword arguments of the `millard2012` curve builders, keyed `active_force_length`,
+    `force_velocity`, `force_velocity_inverse`, `fiber_force_length`, `tendon_force_length`."""
+    names = tuple(names)
+    if not names:
+        raise ValueError("build_muscles: at least one muscle name is required")
+    for n in names:
+        if not isinstance(n, str) or not n:
+            raise ValueError(f"build_muscles: muscle names must be non-empty strings, got {n!r}")
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"build_muscles: duplicate muscle names {dup}")
+    family, tendon = CurveFamily(curves), TendonModel(tendon)
+    damping_default, passive_default = _FAMILY_DEFAULTS[family]
+
+    f_iso = _per_muscle(max_isometric_force_N, names, "max_isometric_force_N")
+    l_opt = _per_muscle(optimal_fiber_length_m, names, "optimal_fiber_length_m")
+    l_ts = _per_muscle(tendon_slack_length_m, names, "tendon_slack_length_m")
+    phi = _per_muscle(pennation_at_optimal_rad, names, "pennation_at_optimal_rad")
+    v_max = _per_muscle(max_contraction_velocity_Lopt_per_s, names,
+                        "max_contraction_velocity_Lopt_per_s")
+    beta = _per_muscle(damping_default if fiber_damping is None else fiber_damping, names,
+                       "fiber_damping")
+    eps_t = _per_muscle(tendon_strain_at_one_norm_force, names, "tendon_strain_at_one_norm_force")
+    eps_p = _per_muscle(passive_default if passive_strain_at_one_norm_force is None
+                        else passive_strain_at_one_norm_force, names,
+                        "passive_strain_at_one_norm_force")
+    positive = (lambda v: v > 0, "> 0")
+    for arr, field in ((f_iso, "max_isometric_force_N"), (l_opt, "optimal_fiber_length_m"),
+                       (l_ts, "tendon_slack_length_m"),
+                       (v_max, "max_contraction_velocity_Lopt_per_s"),
+                       (eps_t, "tendon_strain_at_one_norm_force"),
+                       (eps_p, "passive_strain_at_one_norm_force")):
+        _check(arr, names, field, *positive)
+    _check(phi, names, "pennation_at_optimal_rad", lambda v: 0 <= v < math.pi / 2 - 1e-9,
+           "in [0, pi/2)")
+    _check(beta, names, "fiber_damping", lambda v: v >= 0, ">= 0")
+    if tendon is TendonModel.DAMPED_FIBER_LENGTH:
+        _check(beta, names, "fiber_damping", lambda v: v > 0,
+               "> 0 for the damped fiber-length tendon model")
+    if tendon is TendonModel.EXPLICIT_FORCE:
+        if family is not CurveFamily.DEGROOTE2016:
+            raise ValueError("tendon model 'explicit_force' needs the De Groote 2016 curves "
+                             "(closed-form f_T and f_V inverses); use 'damped_fiber_length' "
+                             "with the Millard 2012 curves")
+        _check(beta, names, "fiber_damping", lambda v: v == 0,
+               "0 for the explicit tendon-force model (the velocity is f_V^-1 of the force)")
+
+    law = ActivationLaw(activation_law if activation_law is not None
+                        else ("millard2012" if family is CurveFamily.MILLARD2012
+                              else "degroote2016"))
+    act_args = [None if v is None else _per_muscle(v, names, field) for v, field in (
+        (tau_act_s, "tau_act_s"), (tau_deact_s, "tau_deact_s"),
+        (min_activation, "min_activation"), (activation_smoothing, "activation_smoothing"))]
+    acts = [activation_dynamics(law, *(None if v is None else v[i] for v in act_args),
+                                where=f"muscle '{name}' activation")
+            for i, name in enumerate(names)]
+
+    if family is CurveFamily.MILLARD2012:
+        if active_force_width_scale != 1.0:
+            raise ValueError("active_force_width_scale applies to the De Groote 2016 curves only")
+        params = dict(millard_curve_parameters or {})
+        curve_parts = [millard2012.millard_curves(eps_t[i], eps_p[i], where=f"muscle '{n}'",
+                                                  **params) for i, n in enumerate(names)]
+        curve_part = _stack(curve_parts)
+    else:
+        if millard_curve_parameters:
+            raise ValueError("millard_curve_parameters apply to the Millard 2012 curves only")
+        scale = _per_muscle(active_force_width_scale, names, "active_force_width_scale")
+        _check(scale, names, "active_force_width_scale", lambda v: v >= 1, ">= 1")
+        curve_part = DeGrooteCurves(jnp.asarray(scale), jnp.asarray(eps_p), jnp.asarray(eps_t))
+
+    return Muscle(jnp.asarray(f_iso), jnp.asarray(l_opt), jnp.asarray(l_ts), jnp.asarray(phi),
+                  jnp.asarray(v_max), jnp.asarray(beta), _stack(acts), curve_part,
+                  names=names, tendon=tendon)

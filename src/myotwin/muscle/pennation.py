@@ -1,0 +1,69 @@
+"""Fixed-width (constant-thickness) pennation model.
+
+The muscle keeps a constant width w = l_opt sin(phi_opt) perpendicular to the tendon while the
+fiber (length l_M) rotates (Millard et al. 2013, J Biomech Eng 135:021005, Sec. 2.1 / Fig. 2;
+OpenSim `MuscleFixedWidthPennationModel`):
+
+    l_M sin(phi) = w,      l_M cos(phi) = l_along (fiber length along the tendon),
+    l_M^2 = l_along^2 + w^2.
+
+Differentiating w = const in time: v_M sin(phi) + l_M cos(phi) phi_dot = 0, so
+
+    phi_dot = -v_M tan(phi) / l_M,         v_along = d(l_M cos phi)/dt = v_M / cos(phi).
+
+The state is not clamped at OpenSim's maximum pennation (acos 0.1): callers keep l_along > 0.
+All functions are elementwise (shapes (n_muscles,) or anything broadcastable).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+class Pennation(NamedTuple):
+    """Fiber geometry, each entry elementwise: fiber_length_m, fiber_length_along_tendon_m,
+    sin_pennation, cos_pennation, pennation_rad."""
+
+    fiber_length_m: jax.Array
+    fiber_length_along_tendon_m: jax.Array
+    sin_pennation: jax.Array
+    cos_pennation: jax.Array
+    pennation_rad: jax.Array
+
+
+def fiber_width(optimal_fiber_length_m, pennation_at_optimal_rad) -> jax.Array:
+    """Constant fiber width w = l_opt sin(phi_opt) (m)."""
+    return optimal_fiber_length_m * jnp.sin(pennation_at_optimal_rad)
+
+
+def from_fiber_length(fiber_length_m, width_m) -> Pennation:
+    """Geometry from the fiber length l_M (must exceed the width)."""
+    along = jnp.sqrt(fiber_length_m ** 2 - width_m ** 2)
+    return Pennation(fiber_length_m, along, width_m / fiber_length_m, along / fiber_length_m,
+                     jnp.arctan2(width_m, along))
+
+
+def from_fiber_length_along_tendon(along_m, width_m) -> Pennation:
+    """Geometry from the fiber length along the tendon l_along (> 0 for phi < 90 deg)."""
+    length = jnp.sqrt(along_m ** 2 + width_m ** 2)
+    return Pennation(length, along_m, width_m / length, along_m / length,
+                     jnp.arctan2(width_m, along_m))
+
+
+def fiber_velocity_along_tendon(fiber_velocity, geometry: Pennation) -> jax.Array:
+    """v_along = v_M / cos(phi) (m/s)."""
+    return fiber_velocity / geometry.cos_pennation
+
+
+def fiber_velocity_from_along(velocity_along, geometry: Pennation) -> jax.Array:
+    """v_M = v_along cos(phi) (m/s)."""
+    return velocity_along * geometry.cos_pennation
+
+
+def pennation_angular_velocity(fiber_velocity, geometry: Pennation) -> jax.Array:
+    """phi_dot = -v_M tan(phi) / l_M (rad/s)."""
+    return (-fiber_velocity * geometry.sin_pennation
+            / (geometry.cos_pennation * geometry.fiber_length_m))
