@@ -6,6 +6,7 @@
     myotwin invitro emulate --pty             an emulated muscle on a pseudo-terminal
     myotwin invitro replay-legacy DIR --out OUT
     myotwin invitro show-config               every setting with its default
+    myotwin repro NAME --out DIR [--quick]    reproduce a seed's figure/table (`--list`)
 
 Errors in the input (files, fields, values) are reported in one line and exit with status 2;
 a trial that ends in a safety trip exits with status 3 after writing its data.
@@ -78,13 +79,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = cmds.add_parser("show-config", help="print every setting with its default (TOML)")
     p.add_argument("--config", help="a config file to validate and print merged")
+
+    rep = sub.add_parser("repro", help="reproduce a figure or table of the seeds "
+                         "(figures + summary.json)")
+    rep.add_argument("name", nargs="?", help="reproduction name (see --list)")
+    rep.add_argument("--out", help="output directory")
+    rep.add_argument("--quick", action="store_true",
+                     help="the reduced size CI runs (the default is the full size)")
+    rep.add_argument("--list", action="store_true", help="list the reproductions and exit")
+    rep.set_defaults(command="repro")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        from myotwin.cli import invitro as commands
+        if args.group == "repro":
+            from myotwin.cli import repro as commands
+        else:
+            from myotwin.cli import invitro as commands
         handler = getattr(commands, "cmd_" + args.command.replace("-", "_"))
         return int(handler(args) or 0)
     except ValueError as e:                # bad input: one clear line, no traceback

@@ -1,0 +1,37 @@
+"""Reproductions of the seeds' figures and tables.
+
+Each reproduction is a plain function `run(out_dir: pathlib.Path, quick: bool = False) -> dict`
+that writes its figures (matplotlib, Agg) and `summary.json` into `out_dir` and returns the
+summary. `quick=True` is the CI size (under a minute on the 2-CPU machine). `REGISTRY` maps the
+CLI name (`myotwin repro NAME --out DIR`) to the function; modules are imported on demand so
+that listing the registry stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pathlib
+from collections.abc import Callable
+
+#: CLI name -> "module:function" of the reproduction.
+_ENTRIES = {
+    "fiber-mms": "myotwin.repro.fiber_mms:run",
+    "fiber-cylinder": "myotwin.repro.fiber_cylinder:run",
+}
+
+
+def _lazy(target: str) -> Callable[..., dict]:
+    module_name, func_name = target.split(":")
+
+    def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
+        return getattr(importlib.import_module(module_name), func_name)(out_dir, quick=quick)
+
+    run.__name__ = func_name
+    run.__doc__ = f"Run `{target}` (imported on first use)."
+    return run
+
+
+#: Reproduction name -> run(out_dir, quick=False) -> summary dict.
+REGISTRY: dict[str, Callable[..., dict]] = {name: _lazy(t) for name, t in _ENTRIES.items()}
+
+__all__ = ["REGISTRY"]

@@ -1,0 +1,175 @@
+"""Hermite elements, quadrature, material law, mass matrix and the exact tangent of one fiber.
+
+References outside our code: polynomial calculus (Gauss exactness, cubic interpolation), the
+closed forms of an incompressible bar in uniaxial tension (neo-Hooke N = A_0 mu (lambda -
+lambda^-2), Trouton's viscous stress 3 eta lambda_dot / lambda, Cauchy stress times current area
+A_0 / lambda), the rigid-body mass rho pi r_0^2 L, and central finite differences of the
+residual for the tangent.
+"""
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from myotwin import fiber
+from myotwin.fiber import hermite
+from myotwin.fiber.assembly import residual_only
+from myotwin.fiber.material import axial_force, force_stretch
+
+
+def test_gauss_legendre_exact_to_degree_2n_minus_1():
+    # integral_0^1 xi^k = 1/(k+1) exactly (round-off 1e-14) for k <= 2n-1; degree 2n is not
+    # (its error falls from 8.3e-2 at n = 1 to 1.4e-6 at n = 5; checked for n <= 4).
+    for n in range(1, 9):
+        xi, w = fiber.gauss_legendre(n)
+        for k in range(2 * n):
+            assert np.sum(w * xi**k) == pytest.approx(1.0 / (k + 1), abs=1e-14), (n, k)
+        if n <= 4:
+            assert abs(np.sum(w * xi ** (2 * n)) - 1.0 / (2 * n + 1)) > 1e-6, n
+
+
+def test_hermite_interpolates_cubics_exactly():
+    # A cubic curve is reproduced exactly from nodal positions and d/dtheta (Eq. 52-53) on a
+    # non-uniform mesh; round-off only (1e-14).
+    coeff = np.array([[0.3, -1.0, 2.0], [1.2, 0.5, -0.7], [-0.4, 2.0, 0.1], [0.9, -0.3, 0.6]])
+    curve = lambda t: coeff[0] + t * coeff[1] + t**2 * coeff[2] + t**3 * coeff[3]  # noqa: E731
+    dcurve = lambda t: coeff[1] + 2 * t * coeff[2] + 3 * t**2 * coeff[3]  # noqa: E731
+    nodes = np.array([0.0, 0.15, 0.5, 0.55, 1.0])
+    q = np.concatenate([np.stack([curve(t) for t in nodes]),
+                        np.stack([dcurve(t) for t in nodes])], axis=1).reshape(-1)
+    theta = np.linspace(0, 1, 37)
+    x, xt = fiber.evaluate(q, nodes, theta)
+    np.testing.assert_allclose(x, np.stack([curve(t) for t in theta]), atol=1e-14)
+    np.testing.assert_allclose(xt, np.stack([dcurve(t) for t in theta]), atol=1e-13)
+
+
+def test_uniaxial_forces_match_incompressible_bar_closed_forms():
+    # Reference length L = 2.5 m (|A_1| = L) to exercise the 1/|A_1|^2 scaling of Eq. (30).
+    mat = fiber.table1_material(sigma0_Pa=250.0)
+    L, r0, lam, lam_dot, alpha = 2.5, 0.03, 1.37, 0.8, 0.6
+    area0 = math.pi * r0**2
+    a1 = np.array([0.0, L * lam, 0.0])
+    a1_dot = np.array([0.0, L * lam_dot, 0.0])
+    for gamma, mu, eta in ((1.0, 1e5, 1e3), (0.0, 1e6, 1e4)):
+        s11 = fiber.stress_s11(mat, gamma, alpha, jnp.asarray(a1), jnp.asarray(a1_dot), L)
+        n = float(axial_force(s11, r0, jnp.asarray(a1), L))
+        bell = math.exp(-(abs((lam / 1.3 - 1) / 0.3) ** 4))
+        expected = (area0 * mu * (lam - lam**-2)          # neo-Hooke, uniaxial
+                    + area0 / lam * 3 * eta * lam_dot / lam  # Trouton x current area
+                    + area0 / lam * gamma * alpha * 3e5 * bell  # active Cauchy x area
+                    + area0 / lam * 250.0)                    # prestress Cauchy x area
+        assert n == pytest.approx(expected, rel=1e-13), f"axial force, gamma_M = {gamma}"
+    r = fiber.radius(r0, jnp.asarray(a1), L)
+    assert float(math.pi * r**2 * lam) == pytest.approx(area0, rel=1e-14), "volume (Eq. 21)"
+
+
+def test_force_stretch_bell_shape():
+    mat = fiber.table1_material()
+    assert float(force_stretch(mat, 1.3)) == 1.0
+    for s in (1 - 0.3, 1 + 0.3):  # |(lambda/lambda_opt - 1)/Delta_W| = 1 -> e^-1
+        assert float(force_stretch(mat, 1.3 * s)) == pytest.approx(math.exp(-1), rel=1e-14)
+
+
+def test_rational_penalty_properties():
+    kappa, gamma = 2e5, 8.0
+    assert float(fiber.rational_penalty(0.01, kappa, gamma)) == 0.0
+    assert float(fiber.rational_penalty(-1 / (2 * gamma), kappa, gamma)) == pytest.approx(
+        kappa / gamma, rel=1e-14)  # -kappa g/(1+gamma g) at g = -1/(2 gamma)
+    h = 1e-9  # F'(0^-) = -kappa (linear penalty at first contact), truncation O(h kappa gamma)
+    assert float(fiber.rational_penalty(-h, kappa, gamma)) / h == pytest.approx(kappa, rel=1e-7)
+    assert float(fiber.rational_penalty(-0.999 / gamma, kappa, gamma)) > 100 * kappa / gamma
+
+
+def test_mass_matrix_carries_the_rigid_mass():
+    # u M u for a unit translation is the fiber mass rho pi r0^2 L (r0 varying: the integral
+    # of a quadratic in theta, exact with 4 Gauss points); round-off 1e-14.
+    L, rho = 0.8, 1060.0
+    model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [0, 0, L]), 7,
+                                r0_m=lambda t: 0.02 + 0.01 * t, gamma_m=0.5,
+                                material=fiber.table1_material(), rho_kg_m3=rho)
+    mass = fiber.banded_to_dense(fiber.mass_matrix_banded(model), model.n_dof)
+    exact = rho * math.pi * L * (0.02**2 + 0.02 * 0.01 + 0.01**2 / 3)
+    for axis in range(3):
+        u = np.zeros(model.n_dof)
+        u[axis::6] = 1.0
+        assert u @ mass @ u == pytest.approx(exact, rel=1e-13), f"translation along {axis}"
+    np.testing.assert_allclose(mass, mass.T, atol=1e-15)
+
+
+def test_tangent_matches_central_differences():
+    # Every term at once: inertia (1/dt = 50), viscosity, activation on the steep flank of the
+    # bell, prestress, varying r0 and gamma_M, non-uniform nodes, contact with 4 of the points
+    # penetrating. Step 1e-6: truncation O(h^2 r''') and round-off O(1e-16 |r| / h) both below
+    # 1e-7 of the largest entry.
+    model = fiber.compile_fiber(
+        fiber.straight_reference([0, 0, 0], [1, 0, 0]), 5, r0_m=lambda t: 0.05 + 0.02 * t,
+        gamma_m=lambda t: 16 * (1 - t) ** 2 * t**2, material=fiber.table1_material(),
+        rho_kg_m3=900.0, node_theta=np.array([0.0, 0.1, 0.35, 0.5, 0.8, 1.0]),
+        ends=(fiber.EndCondition.CLAMPED, fiber.EndCondition.FREE), n_qp_contact=3)
+    rng = np.random.default_rng(7)
+    q = np.asarray(model.ref_q) + 0.05 * rng.standard_normal(model.n_dof)
+    q_prev = np.asarray(model.ref_q) + 0.05 * rng.standard_normal(model.n_dof)
+    v_prev = rng.standard_normal(model.n_dof)
+    contact = fiber.make_cylinder_contact([0.5, 0, -0.16], [0.1, 1, 0], 0.1, 1e5, 1.5)
+    gaps = np.asarray(fiber.contact_state(model, contact, q)[0])
+    assert np.sum(gaps < 0) >= 4 and np.all(1 + 1.5 * gaps > 0), "contact active, admissible"
+    args = (q_prev, v_prev, 50.0, 0.7, jnp.asarray(rng.standard_normal((5, model.n_qp, 3))))
+    system = fiber.step_system(model, contact, q, *args)
+    k = fiber.banded_to_dense(system.tangent_banded, model.n_dof)
+    free = np.flatnonzero(model.free_mask())
+    h = 1e-6
+    k_fd = np.zeros((model.n_dof, len(free)))
+    for col, j in enumerate(free):
+        e = np.zeros(model.n_dof)
+        e[j] = h
+        k_fd[:, col] = (np.asarray(residual_only(model, contact, q + e, *args))
+                        - np.asarray(residual_only(model, contact, q - e, *args))) / (2 * h)
+    k_free = k[np.ix_(free, free)]
+    err = np.max(np.abs(k_free - k_fd[free])) / np.max(np.abs(k_free))
+    assert err < 1e-7, f"tangent vs central differences: relative error {err:.2e}"
+    fixed = list(model.fixed_dofs)
+    assert np.all(np.asarray(system.residual)[fixed] == 0)
+    np.testing.assert_array_equal(k[np.ix_(fixed, fixed)], np.eye(len(fixed)))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(r0_m=-0.01), "r0_m must be > 0"),
+    (dict(gamma_m=1.5), "gamma_m must lie in [0, 1]"),
+    (dict(rho_kg_m3=0.0), "rho_kg_m3"),
+    (dict(n_qp=0), "Gauss points"),
+    (dict(node_theta=np.array([0.0, 0.7, 0.5, 1.0])), "node_theta"),
+])
+def test_compile_rejects_bad_input(kwargs, message):
+    base = dict(r0_m=0.05, gamma_m=1.0, material=fiber.table1_material(), rho_kg_m3=900.0)
+    base.update(kwargs)
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 3,
+                            name="bad", **base)
+
+
+def test_material_and_cylinder_reject_bad_values():
+    with pytest.raises(ValueError, match="lambda_opt"):
+        fiber.table1_material(lambda_opt=0.0)
+    with pytest.raises(ValueError, match="nu"):
+        fiber.table1_material(nu=0.5)
+    with pytest.raises(ValueError, match="eta_muscle_Pa_s = nan"):
+        fiber.table1_material(eta_muscle_Pa_s=float("nan"))
+    with pytest.raises(ValueError, match="axis"):
+        fiber.make_cylinder_contact([0, 0, 0], [0, 0, 0], 0.1, 1e5, 1.0)
+    with pytest.raises(ValueError, match="kappa_N_per_m"):
+        fiber.make_cylinder_contact([0, 0, 0], [0, 1, 0], 0.1, -1.0, 1.0)
+
+
+def test_band_storage_matches_dense_assembly():
+    # Banded scatter vs a dense scatter of the same element matrices (pure index check).
+    model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 3,
+                                r0_m=0.05, gamma_m=1.0, material=fiber.table1_material(),
+                                rho_kg_m3=900.0)
+    k_e = np.random.default_rng(3).standard_normal((3, 12, 12))
+    dense = np.zeros((model.n_dof, model.n_dof))
+    for e, idx in enumerate(hermite.element_dof_index(3)):
+        dense[np.ix_(idx, idx)] += k_e[e]
+    ab = fiber.cable.assemble_banded(model, jnp.asarray(k_e))
+    np.testing.assert_array_equal(fiber.banded_to_dense(ab, model.n_dof), dense)
