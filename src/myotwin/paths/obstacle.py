@@ -1,0 +1,61 @@
+"""The 3-D steps shared by the sphere and cylinder wraps (MuJoCo 4.0 mju_wrap).
+
+  1. End points x0, x1 and the side site into the geom frame: p = R^T (x - c). No wrap if an
+     end point is within mjMINVAL of the geom origin.
+  2. The wrap plane: through the centre and both end points for a sphere (`sphere.py`), the
+     cross-section (local x, y) for a cylinder (`cylinder.py`); project p0, p1 and the side site.
+  3. The 2-D wrap (`circle.py`): the inside wrap if there is a side site within the radius of
+     the geom origin *measured in 3-D*, else the outside wrap with the side direction.
+  4. Tangent points back to 3-D: axis0 t_x + axis1 t_y; for a cylinder, heights and length from
+     the helix (`cylinder.helix`); then to the world frame.
+
+`obstacle_wrap` takes the obstacle type as a (traceable) flag so that one vmapped evaluation
+serves every wrap of a model: the 2-D wrap, by far the largest part, is traced once.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from myotwin.paths.circle import wrap_2d
+from myotwin.paths.cylinder import cylinder_plane, helix
+from myotwin.paths.safe import MINVAL, norm
+from myotwin.paths.sphere import sphere_plane
+
+
+class Wrap3D(NamedTuple):
+    """A 3-D wrap result: tangent points (3,) in the world frame, length of the wrapped part
+    (arc or helix), and whether the path touches the obstacle. When `wrapped` is False the
+    path is the straight segment and the other fields are meaningless (but finite)."""
+
+    t0_world: jax.Array
+    t1_world: jax.Array
+    length: jax.Array
+    wrapped: jax.Array
+
+
+def obstacle_wrap(x0, x1, center, rot, radius, side, has_side, is_cylinder) -> Wrap3D:
+    """Wrap of the segment x0-x1 (world, (3,)) around a sphere or (is_cylinder) a cylinder with
+    frame (center (3,), rot (3, 3) geom-to-world) and radius; side (3,): world side-site
+    position, used if has_side."""
+    p0, p1, s = (rot.T @ (x - center) for x in (x0, x1, side))
+    away = (norm(p0) >= MINVAL) & (norm(p1) >= MINVAL)
+    sph0, sph1 = sphere_plane(p0, p1)
+    cyl0, cyl1 = cylinder_plane()
+    axis0 = jnp.where(is_cylinder, cyl0, sph0)
+    axis1 = jnp.where(is_cylinder, cyl1, sph1)
+
+    def plane(p):
+        return jnp.stack([jnp.dot(p, axis0), jnp.dot(p, axis1)])
+
+    w = wrap_2d(plane(p0), plane(p1), plane(s), norm(s) < radius, has_side, radius)
+    t0 = axis0 * w.t0[0] + axis1 * w.t0[1]
+    t1 = axis0 * w.t1[0] + axis1 * w.t1[1]
+    z0, z1, helix_length = helix(p0, p1, w.t0, w.t1, w.arc_length)
+    t0 = jnp.where(is_cylinder, t0.at[2].set(z0), t0)
+    t1 = jnp.where(is_cylinder, t1.at[2].set(z1), t1)
+    length = jnp.where(is_cylinder, helix_length, w.arc_length)
+    return Wrap3D(rot @ t0 + center, rot @ t1 + center, length, w.wrapped & away)

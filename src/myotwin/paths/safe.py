@@ -1,0 +1,65 @@
+"""Guarded elementary functions for path geometry: MuJoCo's values, finite gradients.
+
+Every wrap computes both of its alternatives (wrapped / straight, inside / outside side site)
+and selects one with `jnp.where`. Reverse-mode autodiff multiplies the derivative of the
+branch that was *not* selected by a zero cotangent, and inf * 0 = NaN, so every function here
+must have a finite derivative for every input, including the degenerate ones (zero vectors,
+|x| = 1 in acos/asin). The "double where" pattern does that: the unsafe argument is replaced by
+a harmless one before the unsafe function sees it.
+
+Values are MuJoCo's where MuJoCo defines them (engine_util_blas.c): mju_normalize{2,3} return
+(1, 0[, 0]) for a vector shorter than mjMINVAL, and the caller's tests use mjMINVAL = 1e-15.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+#: MuJoCo's mjMINVAL (mjtype.h): the smallest value in any denominator.
+MINVAL = 1e-15
+
+
+def safe_sqrt(x: jax.Array) -> jax.Array:
+    """sqrt(x) for x > 0, 0 otherwise; the derivative is 0 (not inf) at x <= 0."""
+    pos = x > 0.0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, x, 1.0)), 0.0)
+
+
+def norm(v: jax.Array) -> jax.Array:
+    """Euclidean norm over the last axis (mju_norm / mju_norm3), finite gradient at 0."""
+    return safe_sqrt(jnp.sum(v * v, axis=-1))
+
+
+def safe_div(num: jax.Array, den: jax.Array) -> jax.Array:
+    """num / den where den != 0, else 0 (the caller masks that case out)."""
+    ok = den != 0.0
+    return jnp.where(ok, num / jnp.where(ok, den, 1.0), 0.0)
+
+
+def normalize_mj(v: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(v / |v|, |v|) over the last axis; (1, 0, ...) when |v| < mjMINVAL (mju_normalize)."""
+    n = norm(v)
+    small = n < MINVAL
+    fallback = jnp.zeros_like(v).at[..., 0].set(1.0)
+    unit = v / jnp.where(small, 1.0, n)[..., None]
+    return jnp.where(small[..., None], fallback, unit), n
+
+
+def safe_acos(x: jax.Array) -> jax.Array:
+    """acos(clip(x, -1, 1)); derivative 0 at |x| >= 1 (where acos' is infinite)."""
+    inner = jnp.abs(x) < 1.0
+    edge = jnp.where(x > 0.0, 0.0, jnp.pi)
+    return jnp.where(inner, jnp.arccos(jnp.where(inner, x, 0.0)), edge)
+
+
+def safe_asin(x: jax.Array) -> jax.Array:
+    """asin(clip(x, -1, 1)); derivative 0 at |x| >= 1 (where asin' is infinite)."""
+    inner = jnp.abs(x) < 1.0
+    edge = jnp.where(x > 0.0, 0.5 * jnp.pi, -0.5 * jnp.pi)
+    return jnp.where(inner, jnp.arcsin(jnp.where(inner, x, 0.0)), edge)
+
+
+def cross2(a: jax.Array, b: jax.Array) -> jax.Array:
+    """z component of the 2-D cross product a x b, over the last axis."""
+    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
