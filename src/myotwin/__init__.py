@@ -20,10 +20,15 @@ _ENGINE_API = ("load", "compile_model", "Model", "mass_matrix", "bias_forces", "
                "forward_kinematics", "site_jacobians", "center_of_mass", "passive_forces",
                "actuator_forces", "forward_dynamics", "inverse_dynamics", "simulate",
                "Integrator")
-__all__ = ["__version__", *_ENGINE_API]
+#: Musculotendon paths of a loaded model (issue 4): `muscle_lengths(model, q)` (n_paths,),
+#: `moment_arms(model, q)` (n_v, n_paths) with r = -dL/dq, `lengthening_speeds(model, q, qd)`.
+_PATHS_API = ("muscle_lengths", "moment_arms", "lengthening_speeds")
+__all__ = ["__version__", *_ENGINE_API, *_PATHS_API]
 
 
 def __getattr__(name: str):
     if name in _ENGINE_API:
         return getattr(import_module("myotwin.engine"), name)
+    if name in _PATHS_API:
+        return getattr(import_module("myotwin.paths.on_model"), name)
     raise AttributeError(f"module 'myotwin' has no attribute {name!r}")

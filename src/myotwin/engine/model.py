@@ -35,8 +35,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-if TYPE_CHECKING:  # contact.py imports this module
+if TYPE_CHECKING:  # contact.py and myotwin.paths import this module
     from myotwin.engine.contact import ContactModel
+    from myotwin.paths.pathset import PathSet
 
 
 class JointType(enum.IntEnum):
@@ -98,6 +99,10 @@ class Model:
 
     Contact (a sub-pytree): contact: `contact.ContactModel` (geoms, planes, per-contact law
       parameters as float64 leaves), or None when no sphere/capsule-plane pair collides.
+
+    Musculotendon paths (a sub-pytree): paths: `myotwin.paths.PathSet` of every spatial tendon
+      in file order (MuJoCo semantics, see docs/paths.md), or None when the MJCF has none.
+      Fixed (joint) tendons are not paths and are left out.
     """
 
     body_pos: jax.Array
@@ -152,6 +157,7 @@ class Model:
     limits_enabled: bool = dataclasses.field(default=True, metadata=_STATIC)
     dynamics_unsupported: tuple[str, ...] = dataclasses.field(default=(), metadata=_STATIC)
     contact: ContactModel | None = None
+    paths: PathSet | None = None
 
     def dof_ancestor_mask(self) -> np.ndarray:
         """(n_body, n_v) bool: True where the dof moves the body (a dof of it or an ancestor)."""
@@ -351,7 +357,19 @@ def compile_model(mj_model) -> Model:
         joint_actfrc_limited=bools(m.jnt_actfrclimited),
         dynamics_unsupported=tuple(problems),
         contact=contact,
+        paths=_compile_spatial_paths(m),
     )
+
+
+def _compile_spatial_paths(m) -> PathSet | None:
+    """The spatial tendons of `m` as a PathSet (None if there are none)."""
+    import mujoco
+
+    from myotwin.paths.pathset import compile_paths  # myotwin.paths imports the engine
+
+    spatial = [t for t in range(m.ntendon)
+               if int(m.wrap_type[m.tendon_adr[t]]) != mujoco.mjtWrap.mjWRAP_JOINT]
+    return compile_paths(m, spatial) if spatial else None
 
 
 def require_dynamics_support(model: Model) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 _ENTRIES = {
     "fiber-mms": "myotwin.repro.fiber_mms:run",
     "fiber-cylinder": "myotwin.repro.fiber_cylinder:run",
+    "frog-engine": "myotwin.repro.frog_engine:run",
 }
 
 

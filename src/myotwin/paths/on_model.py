@@ -1,0 +1,37 @@
+"""Path quantities of an engine `Model` that carries its paths (`Model.paths`, compiled from
+the MJCF's spatial tendons by `engine.load` / `engine.compile_model`).
+
+These are the public entry points re-exported as `myotwin.muscle_lengths`,
+`myotwin.moment_arms` and `myotwin.lengthening_speeds`; the functions of `length.py` and
+`moment_arms.py` take the PathSet explicitly (for paths compiled separately).
+Shapes: n_paths = number of spatial tendons, in MJCF file order.
+"""
+
+from __future__ import annotations
+
+import jax
+
+from myotwin.paths.length import muscle_lengths as _lengths
+from myotwin.paths.moment_arms import lengthening_speeds as _speeds
+from myotwin.paths.moment_arms import moment_arms as _moment_arms
+
+
+def _paths_of(model):
+    if getattr(model, "paths", None) is None:
+        raise ValueError("the model has no musculotendon paths (no spatial <tendon> in its MJCF)")
+    return model.paths
+
+
+def muscle_lengths(model, q: jax.Array) -> jax.Array:
+    """(n_paths,) musculotendon lengths (m) at configuration q (n_q,) (MuJoCo ten_length)."""
+    return _lengths(_paths_of(model), model, q)
+
+
+def moment_arms(model, q: jax.Array) -> jax.Array:
+    """(n_v, n_paths) moment arms r = -dL/dq in velocity coordinates (m, or m/rad)."""
+    return _moment_arms(_paths_of(model), model, q)
+
+
+def lengthening_speeds(model, q: jax.Array, qd: jax.Array) -> jax.Array:
+    """(n_paths,) dL/dt = -r^T qd (m/s) (MuJoCo ten_velocity)."""
+    return _speeds(_paths_of(model), model, q, qd)
