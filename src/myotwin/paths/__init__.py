@@ -32,7 +32,20 @@ from myotwin.paths.pathset import PathSet, check_model, compile_paths
 from myotwin.paths.sequence import WrapType
 from myotwin.paths.sphere import sphere_wrap
 
+# Paths declared in Python, OpenSim semantics (docs/paths.md, "OpenSim features and arm26")
+from myotwin.paths.builder import (ConditionalPoint, CylinderWrap, PathBuilder, Point,
+                                   SphereWrap)
+from myotwin.paths.opensim_composite import CompositePaths
+from myotwin.paths.opensim_path import OpenSimPathSet
+
 __all__ = [
+    "CompositePaths",
+    "ConditionalPoint",
+    "CylinderWrap",
+    "OpenSimPathSet",
+    "PathBuilder",
+    "Point",
+    "SphereWrap",
     "PathGeometry",
     "PathPoints",
     "PathSet",

@@ -14,6 +14,7 @@ import jax
 from myotwin.paths.length import muscle_lengths as _lengths
 from myotwin.paths.moment_arms import lengthening_speeds as _speeds
 from myotwin.paths.moment_arms import moment_arms as _moment_arms
+from myotwin.paths.pathset import PathSet
 
 
 def _paths_of(model):
@@ -24,14 +25,23 @@ def _paths_of(model):
 
 def muscle_lengths(model, q: jax.Array) -> jax.Array:
     """(n_paths,) musculotendon lengths (m) at configuration q (n_q,) (MuJoCo ten_length)."""
-    return _lengths(_paths_of(model), model, q)
+    paths = _paths_of(model)
+    if not isinstance(paths, PathSet):  # CompositePaths (paths built with paths.builder)
+        return paths.muscle_lengths(model, q)
+    return _lengths(paths, model, q)
 
 
 def moment_arms(model, q: jax.Array) -> jax.Array:
     """(n_v, n_paths) moment arms r = -dL/dq in velocity coordinates (m, or m/rad)."""
-    return _moment_arms(_paths_of(model), model, q)
+    paths = _paths_of(model)
+    if not isinstance(paths, PathSet):  # CompositePaths (paths built with paths.builder)
+        return paths.moment_arms(model, q)
+    return _moment_arms(paths, model, q)
 
 
 def lengthening_speeds(model, q: jax.Array, qd: jax.Array) -> jax.Array:
     """(n_paths,) dL/dt = -r^T qd (m/s) (MuJoCo ten_velocity)."""
-    return _speeds(_paths_of(model), model, q, qd)
+    paths = _paths_of(model)
+    if not isinstance(paths, PathSet):  # CompositePaths (paths built with paths.builder)
+        return paths.lengthening_speeds(model, q, qd)
+    return _speeds(paths, model, q, qd)

@@ -1,0 +1,412 @@
+"""Paths with OpenSim GeometryPath semantics: conditional via points and OpenSim cylinders.
+
+A myotwin extension for paths MJCF cannot express (built with `paths.builder`). The path of
+each muscle is computed as OpenSim 4.6 computes it (GeometryPath::computePath,
+applyWrapObjects and calcPathLength in opensim-core OpenSim/Simulation/Model/GeometryPath.cpp):
+
+1. The current path is the list of active points (fixed points, and conditional points whose
+   coordinate is in range; `conditional.py`).
+2. Wrap objects are applied in their declared order. For each wrap: its two tangent points are
+   removed from the path; every segment between the first and last active point of its point
+   range (1-based indices into all points, -1 = first/last) is wrapped
+   (`opensim_cylinder.py`, `opensim_obstacle.py`), except a segment joining two tangent
+   points of one wrap object.
+   The first segment whose status is mandatoryWrap wins; otherwise the "wrapped" segment with
+   the smallest length change |p1 r1| + spiral + |r2 p2| - |p1 p2| (first on ties). The two
+   tangent points are inserted after that segment's first point. The status recorded for the
+   wrap is that of the mandatory segment, or else of the last segment evaluated.
+3. With two or more wraps this is repeated up to 8 times, stopping when the path length changes
+   by less than 0.5 mm between repetitions; after the first repetition, if the first wrap did
+   not wrap (noWrap) and the second had an end point inside (insideRadius), their order is
+   swapped and the first wrap's points removed.
+4. Length = sum of straight distances between consecutive points, with the spiral length for
+   the pair of tangent points of one wrap.
+
+Moment arms: r = -dL/dq in velocity coordinates (the issue's definition) by forward-mode
+autodiff through the whole construction (`moment_arms`); it is what central differences of
+OpenSim's length give (the reference's `moment_arm_fd`). `generalized_force_moment_arms` is
+OpenSim's `computeMomentArm` instead: the generalized force of a unit tension along the current
+path, all points (tangent points included) held fixed on their bodies (MomentArmSolver with
+GeometryPath::addInEquivalentForces); the two agree where no wrap is active and differ by up to
+millimetres where OpenSim's (non-geodesic) cylinder wraps.
+
+Shapes: n_paths; per path P points and W wraps, S = P + 2 W slots (points, then each wrap's two
+tangent points). q (n_q,) in MuJoCo's qpos layout; the skeleton is an `engine.Model`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from myotwin.engine.integrators import integrate_pos
+from myotwin.engine.kinematics import Kinematics, kinematics
+from myotwin.engine.spatial import quat_mul, quat_rotate, quat_to_mat
+from myotwin.paths.conditional import compact, point_active
+from myotwin.paths.opensim_cylinder import INSIDE_RADIUS, MANDATORY_WRAP, NO_WRAP, WRAPPED
+from myotwin.paths.opensim_cylinder import opensim_cylinder_wrap
+from myotwin.paths.opensim_obstacle import opensim_obstacle_wrap
+from myotwin.paths.safe import norm
+
+_STATIC = {"static": True}
+#: Kinds of OpenSim wrap objects (`OpenSimPathSet.cyl_kind`).
+WRAP_CYLINDER, WRAP_OBSTACLE = 0, 1
+#: GeometryPath::applyWrapObjects: repetitions with >= 2 wraps, and the length tolerance (m).
+MAX_WRAP_REPETITIONS = 8
+WRAP_LENGTH_TOLERANCE_M = 0.0005
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenSimPathSet:
+    """Immutable set of OpenSim-semantics paths (a JAX pytree).
+
+    Leaves (float64): point_pos (n_points, 3): points in their body frames (m);
+      point_range (n_points, 2): (lo, hi) of conditional points (rad or m; unused for fixed);
+      cyl_pos (n_cyl, 3), cyl_quat (n_cyl, 4): cylinder frames in their body frames (w-first;
+      the axis is the frame's z); cyl_radius, cyl_length (n_cyl,) (m).
+    Static: n_paths, path_names; path_point_adr/num, path_wrap_adr/num (n_paths,);
+      point_body (n_points,), point_qpos (n_points,): qpos address of a conditional point's
+      coordinate, -1 for fixed points; wrap_cyl (n_wraps,): cylinder of each path wrap;
+      wrap_start, wrap_end (n_wraps,): 0-based point range (defaults resolved);
+      cyl_body, cyl_axis (0..2), cyl_sign (-1, 0, +1; 0 = all quadrants) (n_cyl,);
+      cyl_kind (n_cyl,): `WRAP_CYLINDER` (OpenSim WrapCylinder) or `WRAP_OBSTACLE`
+      (WrapCylinderObst, `opensim_obstacle.py`); cyl_hand: +1 right-handed, -1 left-handed
+      (obstacles; 0 otherwise); cyl_names (n_cyl,);
+      n_body, n_q: sizes of the skeleton it was compiled against.
+    """
+
+    point_pos: jax.Array
+    point_range: jax.Array
+    cyl_pos: jax.Array
+    cyl_quat: jax.Array
+    cyl_radius: jax.Array
+    cyl_length: jax.Array
+    n_paths: int = dataclasses.field(metadata=_STATIC)
+    path_names: tuple[str, ...] = dataclasses.field(metadata=_STATIC)
+    path_point_adr: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    path_point_num: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    path_wrap_adr: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    path_wrap_num: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    point_body: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    point_qpos: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    wrap_cyl: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    wrap_start: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    wrap_end: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    cyl_body: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    cyl_axis: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    cyl_sign: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    cyl_kind: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    cyl_hand: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
+    cyl_names: tuple[str, ...] = dataclasses.field(metadata=_STATIC)
+    n_body: int = dataclasses.field(metadata=_STATIC)
+    n_q: int = dataclasses.field(metadata=_STATIC)
+
+
+_DATA = [f.name for f in dataclasses.fields(OpenSimPathSet) if not f.metadata.get("static")]
+_META = [f.name for f in dataclasses.fields(OpenSimPathSet) if f.metadata.get("static")]
+jax.tree_util.register_dataclass(OpenSimPathSet, data_fields=_DATA, meta_fields=_META)
+
+
+class CurrentPath(NamedTuple):
+    """OpenSim's current path (GeometryPath "current_path"); `current_paths` returns every
+    field with a leading n_paths axis.
+
+    seq (S,) int: slot ids in path order, -1 after `count`; slots 0..P-1 are the points,
+      P + 2 w and P + 2 w + 1 the tangent points of wrap w. count () int.
+    pos_world (S, 3): world position of every slot (tangent points valid only if in seq).
+    wrap_length (W,): spiral length of each wrap (valid only if its points are in seq).
+    """
+
+    seq: jax.Array
+    count: jax.Array
+    pos_world: jax.Array
+    wrap_length: jax.Array
+
+
+def check_model(ps: OpenSimPathSet, model) -> None:
+    """ValueError unless `model` has the body and qpos counts `ps` was compiled for."""
+    if (ps.n_body, ps.n_q) != (model.n_body, model.n_q):
+        raise ValueError(f"OpenSimPathSet was compiled for {ps.n_body} bodies and n_q = "
+                         f"{ps.n_q}, the model has {model.n_body} bodies and n_q = {model.n_q}")
+
+
+def _frames(ps: OpenSimPathSet, kin: Kinematics):
+    body = np.asarray(ps.cyl_body, dtype=np.int64)
+    center = kin.body_pos_world[body] + quat_rotate(kin.body_quat_world[body], ps.cyl_pos)
+    rot = quat_to_mat(quat_mul(kin.body_quat_world[body], ps.cyl_quat))
+    return center, rot
+
+
+class _Tables(NamedTuple):
+    """Static per-path tables, every path padded to P points and W wraps (NumPy arrays with a
+    leading n_paths axis): point index into `point_pos`, body and qpos address (-1 fixed,
+    -2 padding); per wrap its cylinder, 0-based point range and whether it exists; per slot its
+    wrap object (-1 for points) and body; the number of wraps of each path."""
+
+    pt_index: np.ndarray
+    pt_body: np.ndarray
+    pt_qpos: np.ndarray
+    wrap_cyl: np.ndarray
+    wrap_start: np.ndarray
+    wrap_end: np.ndarray
+    wrap_on: np.ndarray
+    slot_obj: np.ndarray
+    slot_body: np.ndarray
+    n_wraps: np.ndarray
+
+
+def _tables(ps: OpenSimPathSet) -> _Tables:
+    n_p = ps.n_paths
+    n_pt, n_w = max(ps.path_point_num), max(ps.path_wrap_num)
+    n_slot = n_pt + 2 * n_w
+    tab = _Tables(np.zeros((n_p, n_pt), np.int64), np.zeros((n_p, n_pt), np.int64),
+                  np.full((n_p, n_pt), -2, np.int64), np.zeros((n_p, n_w), np.int64),
+                  np.zeros((n_p, n_w), np.int64), np.zeros((n_p, n_w), np.int64),
+                  np.zeros((n_p, n_w), bool), np.full((n_p, n_slot), -1, np.int64),
+                  np.zeros((n_p, n_slot), np.int64), np.zeros(n_p, np.int64))
+    for p in range(n_p):
+        adr, num = ps.path_point_adr[p], ps.path_point_num[p]
+        w_adr, w_num = ps.path_wrap_adr[p], ps.path_wrap_num[p]
+        tab.pt_index[p, :num] = np.arange(adr, adr + num)
+        tab.pt_body[p, :num] = ps.point_body[adr:adr + num]
+        tab.pt_qpos[p, :num] = ps.point_qpos[adr:adr + num]
+        tab.slot_body[p, :num] = ps.point_body[adr:adr + num]
+        tab.n_wraps[p] = w_num
+        for w in range(w_num):
+            cyl = ps.wrap_cyl[w_adr + w]
+            tab.wrap_cyl[p, w] = cyl
+            tab.wrap_start[p, w] = ps.wrap_start[w_adr + w]
+            tab.wrap_end[p, w] = ps.wrap_end[w_adr + w]
+            tab.wrap_on[p, w] = True
+            tab.slot_obj[p, n_pt + 2 * w:n_pt + 2 * w + 2] = cyl
+            tab.slot_body[p, n_pt + 2 * w:n_pt + 2 * w + 2] = ps.cyl_body[cyl]
+    return tab
+
+
+def _length(seq, count, table, wrap_len, obj):
+    """Path length of a current path (step 4 of the module docstring); the spiral length is
+    counted on the pair (first, second) tangent point of one wrap object."""
+    n_pt = seq.shape[0] - 2 * wrap_len.shape[0]
+    slot_len = jnp.concatenate([jnp.zeros(n_pt, table.dtype),
+                                jnp.stack([jnp.zeros_like(wrap_len), wrap_len], 1).ravel()])
+    a, b = seq[:-1], seq[1:]
+    live = jnp.arange(seq.shape[0] - 1) < count - 1
+    a0, b0 = jnp.maximum(a, 0), jnp.maximum(b, 0)
+    same = (obj[a0] >= 0) & (obj[a0] == obj[b0])
+    dist = norm(table[b0] - table[a0])
+    return jnp.sum(jnp.where(live, jnp.where(same, slot_len[b0], dist), 0.0))
+
+
+def _remove(seq, count, slot):
+    """Remove `slot` and the slot after it (a wrap's two tangent points) if present."""
+    hit = seq == slot
+    present = jnp.any(hit)
+    j = jnp.argmax(hit)
+    k = jnp.arange(seq.shape[0])
+    shifted = jnp.where(k >= j, jnp.concatenate([seq[2:], jnp.array([-1, -1], seq.dtype)]), seq)
+    return (jnp.where(present, shifted, seq).astype(seq.dtype),
+            jnp.where(present, count - 2, count).astype(count.dtype))
+
+
+def _insert(seq, count, at, slot):
+    """Insert slots `slot`, `slot` + 1 at position `at`."""
+    k = jnp.arange(seq.shape[0])
+    before = jnp.concatenate([jnp.array([-1, -1], seq.dtype), seq[:-2]])
+    out = jnp.where(k < at, seq, jnp.where(k == at, slot, jnp.where(k == at + 1, slot + 1,
+                                                                      before)))
+    return out.astype(seq.dtype), (count + 2).astype(count.dtype)
+
+
+def _apply_wraps(pts, active, tab, cyl, max_reps: int):
+    """Steps 2-3 for one path (vmapped over paths). pts (P, 3) world points, active (P,);
+    tab: this path's rows of `_Tables` (as arrays); cyl: (center (n_cyl, 3), rot (n_cyl, 3, 3),
+    radius, length, axis, sign) of all cylinders. Returns (seq, count, wrap_pos (2W, 3),
+    wrap_len (W,))."""
+    n_pt, n_w = pts.shape[0], tab.wrap_cyl.shape[0]
+    n_slot = n_pt + 2 * n_w
+    center, rot, radius, length, axis, sign, kind, hand, kinds = cyl
+    idx = jnp.arange(n_pt)
+    seq, count = compact(active, n_slot)
+    # static when no path has two wraps: then the tangency loop is not even compiled
+    single = True if n_w == 1 else tab.n_wraps == 1
+
+    def apply_wrap(i, carry):
+        seq, count, wpos, wlen, order, result, aborted = carry
+        w = order[i]
+        c = tab.wrap_cyl[w]
+        seq, count = _remove(seq, count, n_pt + 2 * w)
+        in_range = active & (idx >= tab.wrap_start[w]) & (idx <= tab.wrap_end[w])
+        has = jnp.any(in_range) | ~tab.wrap_on[w]
+        smp = jnp.argmax(in_range)
+        emp = n_pt - 1 - jnp.argmax(in_range[::-1])
+        start, end = jnp.argmax(seq == smp), jnp.argmax(seq == emp)
+        table = jnp.concatenate([pts, wpos])
+        a, b = jnp.maximum(seq[:-1], 0), jnp.maximum(seq[1:], 0)
+        j = jnp.arange(n_slot - 1)
+        obj = tab.slot_obj
+        cand = ((j >= start) & (j < end) & ~((obj[a] >= 0) & (obj[a] == obj[b]))
+                & tab.wrap_on[w])
+        xa, xb = table[a], table[b]
+        to_local = lambda x: (x - center[c]) @ rot[c]  # noqa: E731
+        la, lb = to_local(xa), to_local(xb)
+        results = []
+        if WRAP_CYLINDER in kinds:
+            results.append(jax.vmap(opensim_cylinder_wrap, in_axes=(0, 0) + (None,) * 5)(
+                la, lb, radius[c], length[c], axis[c], sign[c], single))
+        if WRAP_OBSTACLE in kinds:
+            results.append(jax.vmap(opensim_obstacle_wrap, in_axes=(0, 0, None, None))(
+                la, lb, radius[c], hand[c]))
+        res = results[0] if len(results) == 1 else jax.tree_util.tree_map(
+            lambda o, cy: jnp.where(kind[c] == WRAP_OBSTACLE, o, cy), results[1], results[0])
+        r1w = center[c] + res.r1 @ rot[c].T
+        r2w = center[c] + res.r2 @ rot[c].T
+        change = (norm(r1w - xa) + res.length
+                  + norm(xb - r2w) - norm(xb - xa))
+        mand = cand & (res.status == MANDATORY_WRAP)
+        wrapped = cand & (res.status == WRAPPED)
+        any_mand = jnp.any(mand)
+        best = jnp.where(any_mand, jnp.argmax(mand),
+                         jnp.argmin(jnp.where(wrapped, change, jnp.inf)))
+        found = any_mand | jnp.any(wrapped)
+        last = (n_slot - 2) - jnp.argmax(cand[::-1])
+        status = jnp.where(any_mand, MANDATORY_WRAP,
+                           jnp.where(jnp.any(cand), res.status[last], NO_WRAP))
+        ins_seq, ins_count = _insert(seq, count, best + 1, n_pt + 2 * w)
+        take = has & ~aborted & found
+        new = (jnp.where(take, ins_seq, seq), jnp.where(take, ins_count, count),
+               jnp.where(take, wpos.at[2 * w].set(r1w[best]).at[2 * w + 1].set(r2w[best]),
+                         wpos),
+               jnp.where(take, wlen.at[w].set(res.length[best]), wlen),
+               order, result.at[i].set(jnp.where(has, status, result[i])), aborted | ~has)
+        old = (seq, count, wpos, wlen, order, result, aborted)
+        return jax.tree_util.tree_map(lambda n, o: jnp.where(aborted, o, n), new, old)
+
+    def repetition(kk, carry):
+        seq, count, wpos, wlen, order, last_len, done, aborted = carry
+        s, n, wp, wl, od, res, ab = jax.lax.fori_loop(
+            0, n_w, apply_wrap,
+            (seq, count, wpos, wlen, order, jnp.zeros(n_w, jnp.int32), aborted))
+        path_len = _length(s, n, jnp.concatenate([pts, wp]), wl, tab.slot_obj)
+        converged = (jnp.abs(path_len - last_len) < WRAP_LENGTH_TOLERANCE_M) | ab
+        converged = converged | (tab.n_wraps < 2)  # a single wrap is applied once
+        if n_w > 1:
+            swap = ((kk == 0) & (tab.n_wraps > 1) & (res[0] == NO_WRAP)
+                    & (res[1] == INSIDE_RADIUS) & ~converged)
+            s2, n2 = _remove(s, n, n_pt)
+            s, n = jnp.where(swap, s2, s), jnp.where(swap, n2, n)
+            od = jnp.where(swap, od.at[0].set(1).at[1].set(0), od)
+        new = (s, n, wp, wl, od, path_len, converged, ab)
+        return jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), carry, new)
+
+    init = (seq, count, jnp.zeros((2 * n_w, 3), pts.dtype), jnp.zeros((n_w,), pts.dtype),
+            jnp.arange(n_w, dtype=jnp.int32), jnp.asarray(jnp.inf, pts.dtype),
+            jnp.array(False), jnp.array(False))
+    seq, count, wrap_pos, wrap_len, *_ = jax.lax.fori_loop(0, max_reps, repetition, init)
+    return seq, count, wrap_pos, wrap_len
+
+
+def current_paths(ps: OpenSimPathSet, kin: Kinematics, q: jax.Array) -> CurrentPath:
+    """OpenSim's current path of every path (steps 1-3), fields with a leading n_paths axis
+    (all paths padded to the longest)."""
+    tab = _tables(ps)
+    pts_all = (kin.body_pos_world[np.asarray(ps.point_body, np.int64)]
+               + quat_rotate(kin.body_quat_world[np.asarray(ps.point_body, np.int64)],
+                             ps.point_pos))
+    pts = pts_all[tab.pt_index]                                        # (n_paths, P, 3)
+    active = point_active(ps.point_range[tab.pt_index], tab.pt_qpos, q)  # (n_paths, P)
+    n_w = tab.wrap_cyl.shape[1]
+    if n_w == 0:
+        seq, count = jax.vmap(lambda a: compact(a, a.shape[0]))(active)
+        return CurrentPath(seq, count, pts, jnp.zeros((ps.n_paths, 0), pts.dtype))
+    center, rot = _frames(ps, kin)
+    cyl = (center, rot, ps.cyl_radius, ps.cyl_length, jnp.asarray(ps.cyl_axis),
+           jnp.asarray(ps.cyl_sign), jnp.asarray(ps.cyl_kind), jnp.asarray(ps.cyl_hand),
+           frozenset(ps.cyl_kind))
+    reps = MAX_WRAP_REPETITIONS if n_w > 1 else 1
+    tab_j = jax.tree_util.tree_map(jnp.asarray, tab)
+    seq, count, wrap_pos, wrap_len = jax.vmap(
+        lambda p, a, t: _apply_wraps(p, a, t, cyl, reps))(pts, active, tab_j)
+    return CurrentPath(seq, count, jnp.concatenate([pts, wrap_pos], axis=1), wrap_len)
+
+
+def _lengths(ps: OpenSimPathSet, cur: CurrentPath) -> jax.Array:
+    obj = jnp.asarray(_tables(ps).slot_obj)
+    return jax.vmap(_length)(cur.seq, cur.count, cur.pos_world, cur.wrap_length, obj)
+
+
+def muscle_lengths_from_kinematics(ps: OpenSimPathSet, kin: Kinematics, q) -> jax.Array:
+    """(n_paths,) path lengths (m) given the skeleton's kinematics at q."""
+    return _lengths(ps, current_paths(ps, kin, q))
+
+
+def muscle_lengths(ps: OpenSimPathSet, model, q: jax.Array) -> jax.Array:
+    """(n_paths,) musculotendon path lengths (m) at configuration q (n_q,)."""
+    check_model(ps, model)
+    return muscle_lengths_from_kinematics(ps, kinematics(model, q), q)
+
+
+def length_jacobian(ps: OpenSimPathSet, model, q: jax.Array) -> jax.Array:
+    """(n_paths, n_v) J_L = dL/d(qd): forward-mode derivative of the length along
+    q(v) = integrate_pos(q, v, 1) at v = 0 (velocity coordinates, as MuJoCo's ten_J)."""
+    check_model(ps, model)
+    v0 = jnp.zeros(model.n_v, q.dtype)
+    return jax.jacfwd(lambda v: muscle_lengths(ps, model, integrate_pos(model, q, v, 1.0)))(v0)
+
+
+def lengths_and_moment_arms(ps: OpenSimPathSet, model, q: jax.Array):
+    """((n_paths,) lengths, (n_v, n_paths) moment arms -dL/dq) from one forward-mode pass."""
+    check_model(ps, model)
+    v0 = jnp.zeros(model.n_v, q.dtype)
+
+    def f(v):
+        lengths = muscle_lengths(ps, model, integrate_pos(model, q, v, 1.0))
+        return lengths, lengths
+
+    jac, lengths = jax.jacfwd(f, has_aux=True)(v0)
+    return lengths, -jac.T
+
+
+def moment_arms(ps: OpenSimPathSet, model, q: jax.Array) -> jax.Array:
+    """(n_v, n_paths) moment arms r = -dL/dq in velocity coordinates (m per rad for hinges)."""
+    return -length_jacobian(ps, model, q).T
+
+
+def lengthening_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array) -> jax.Array:
+    """(n_paths,) dL/dt = J_L qd (m/s) at configuration q (n_q,) and velocity qd (n_v,)."""
+    check_model(ps, model)
+    return jax.jvp(lambda t: muscle_lengths(ps, model, integrate_pos(model, q, qd, t)),
+                   (jnp.zeros((), q.dtype),), (jnp.ones((), q.dtype),))[1]
+
+
+def generalized_force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array) -> jax.Array:
+    """(n_v, n_paths) OpenSim's computeMomentArm: the generalized force of a unit tension along
+    the current path with every point, tangent points included, fixed on its body (so the
+    derivative ignores how the tangent points and the spiral move with q)."""
+    check_model(ps, model)
+    cur = jax.lax.stop_gradient(current_paths(ps, kinematics(model, q), q))
+    body = _tables(ps).slot_body                                        # (n_paths, S)
+    kin = kinematics(model, q)
+    local = jnp.einsum("psji,psj->psi", kin.body_rot_world[body],
+                       cur.pos_world - kin.body_pos_world[body])
+
+    def lengths(v):
+        kv = kinematics(model, integrate_pos(model, q, v, 1.0))
+        world = kv.body_pos_world[body] + jnp.einsum("psij,psj->psi", kv.body_rot_world[body],
+                                                     local)
+        return _lengths(ps, cur._replace(pos_world=world))
+
+    return -jax.jacfwd(lengths)(jnp.zeros(model.n_v, q.dtype)).T
+
+
+def path_points(ps: OpenSimPathSet, model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """World points of every current path in path order, (n_paths, S, 3), and a validity mask
+    (n_paths, S) (False after each path's last point)."""
+    check_model(ps, model)
+    cur = current_paths(ps, kinematics(model, q), q)
+    valid = jnp.arange(cur.seq.shape[1])[None, :] < cur.count[:, None]
+    pts = jnp.take_along_axis(cur.pos_world, jnp.maximum(cur.seq, 0)[..., None], axis=1)
+    return pts, valid
