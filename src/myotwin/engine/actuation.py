@@ -16,6 +16,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.jacobian import dof_plan
+from myotwin.engine.kinematics import masked_sum
 from myotwin.engine.model import Model, require_dynamics_support
 
 
@@ -32,7 +34,7 @@ def actuator_force(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array) -
     if model.n_u == 0:
         return jnp.zeros(0, dtype=q.dtype)
     dof = np.array(model.actuator_dof, dtype=int)
-    qadr = np.array([model.joint_qpos_adr[_dof_joint(model, d)] for d in dof], dtype=int)
+    qadr = np.asarray(model.joint_qpos_adr, dtype=int)[dof_plan(model).joint[dof]]
     gear = model.actuator_gear
     length, velocity = gear * q[qadr], gear * qd[dof]
     u = _clamp(ctrl, model.actuator_ctrl_limited, model.actuator_ctrl_range)
@@ -41,22 +43,19 @@ def actuator_force(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array) -
     return _clamp(force, model.actuator_force_limited, model.actuator_force_range)
 
 
-def _dof_joint(model: Model, dof: int) -> int:
-    return next(j for j in range(model.n_joint) if model.joint_dof_adr[j] == dof)
-
-
 def actuator_forces(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array) -> jax.Array:
     """(n_v,) generalized actuator forces (MuJoCo qfrc_actuator) for controls ctrl (n_u,)."""
-    out = jnp.zeros(model.n_v, dtype=q.dtype)
     if model.n_u == 0:
         require_dynamics_support(model)
-        return out
+        return jnp.zeros(model.n_v, dtype=q.dtype)
     force = actuator_force(model, q, qd, ctrl)
-    out = out.at[np.array(model.actuator_dof, dtype=int)].add(model.actuator_gear * force)
+    # sum over the actuators of each dof, as a masked sum with a static (n_v, n_u) table
+    drives = np.arange(model.n_v)[:, None] == np.array(model.actuator_dof, dtype=int)[None, :]
+    out = masked_sum(drives, model.actuator_gear * force)
     if any(model.joint_actfrc_limited):
         # Only hinge/slide dofs carry actuator force here (ball/free ones stay 0).
-        joints = [j for j, lim in enumerate(model.joint_actfrc_limited) if lim]
-        dofs = np.array([model.joint_dof_adr[j] for j in joints], dtype=int)
-        lohi = model.joint_actfrc_range[np.array(joints, dtype=int)]
-        out = out.at[dofs].set(jnp.clip(out[dofs], lohi[:, 0], lohi[:, 1]))
+        joint = dof_plan(model).joint
+        limited = np.asarray(model.joint_actfrc_limited, dtype=bool)[joint]
+        lohi = model.joint_actfrc_range[joint]
+        out = jnp.where(limited, jnp.clip(out, lohi[:, 0], lohi[:, 1]), out)
     return out

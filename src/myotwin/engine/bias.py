@@ -8,7 +8,9 @@ Jacobians (Wang et al. 2022 §3, Eqs. 2-7): with S_d the dof motion vectors
   Sdot_d = v_(frame before d) x S_d                             (MuJoCo cdof_dot)
   a_b = (0, -g) + sum_{d moves b} Sdot_d qd_d                    (J̇_mr qd, gravity as a
                                                                  fictitious acceleration)
-  f_b = I_b a_b + v_b x* I_b v_b,      c = sum_b J_b^T f_b.
+  f_b = I_b a_b + v_b x* I_b v_b,      c = sum_b J_b^T f_b,
+the last sum taken as c_d = S_d . (sum of f_b over the subtree of dof d's body).
+Every sum over dofs or bodies is a masked sum with static (NumPy) masks.
 "The frame before d" moves with the ancestors' dofs and the earlier dofs of d's body, except
 that the three axes of a ball (or free-joint rotation) all use the velocity before that
 rotation (MuJoCo's mj_comVel; including only some of them would break the w x w = 0
@@ -21,11 +23,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.jacobian import body_motion_jacobians, dof_motion
-from myotwin.engine.kinematics import Kinematics, kinematics
+from myotwin.engine.jacobian import dof_motion, dof_plan
+from myotwin.engine.kinematics import Kinematics, kinematics, masked_sum, subtree_sum
 from myotwin.engine.mass import body_com_offset, body_inertia_world
 from myotwin.engine.model import JointType, Model
-from myotwin.engine.spatial import apply_inertia, cross_force, cross_motion
+from myotwin.engine.spatial import apply_inertia, cross_force, cross_motion, dot_last
 
 
 def _earlier_dof_mask(model: Model) -> np.ndarray:
@@ -51,9 +53,12 @@ def bias_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array) ->
     dtype = kin.body_pos_world.dtype
     s = dof_motion(model, kin)  # (n_v, 6)
     s_qd = s * qd[:, None]
+    # J_mr qd and Jdot_mr qd as products with the static (n_body, n_v) ancestor mask: one small
+    # dot in a single trajectory, one GEMM over the whole batch under vmap (faster there than
+    # the gather-sums of masked_sum; engine.md "Performance").
     moves = jnp.asarray(model.dof_ancestor_mask(), dtype=dtype)  # (n_body, n_v)
     v_body = moves @ s_qd  # (n_body, 6)
-    v_before = jnp.asarray(_earlier_dof_mask(model), dtype=dtype) @ s_qd  # (n_v, 6)
+    v_before = masked_sum(_earlier_dof_mask(model), s_qd)  # (n_v, 6)
     sdot_qd = cross_motion(v_before, s) * qd[:, None]
     a0 = jnp.concatenate([jnp.zeros(3, dtype), -model.gravity])
     a_body = a0[None, :] + moves @ sdot_qd
@@ -62,7 +67,9 @@ def bias_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array) ->
     force = apply_inertia(model.body_mass, com, inertia, a_body) + cross_force(
         v_body, apply_inertia(model.body_mass, com, inertia, v_body)
     )
-    return jnp.einsum("bkd,bk->d", body_motion_jacobians(model, kin), force)
+    # c_d = S_d . (sum of f_b over the subtree of d's body): J^T f without forming J
+    subtree_force = subtree_sum(model, force)[dof_plan(model).body]
+    return dot_last(s, subtree_force)
 
 
 def bias_forces(model: Model, q: jax.Array, qd: jax.Array) -> jax.Array:

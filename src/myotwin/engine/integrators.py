@@ -20,9 +20,12 @@ angular velocity (mju_quatIntegrate).
 from __future__ import annotations
 
 import enum
+import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from myotwin.engine.dynamics import forward_dynamics
 from myotwin.engine.model import JointType, Model
@@ -39,50 +42,82 @@ class Integrator(enum.Enum):
     SDIRK2 = "sdirk2"
 
 
+class QposPlan(NamedTuple):
+    """Static qpos/qvel tables (NumPy, built once per topology).
+
+    quat_qpos (n_quat, 4): qpos addresses of each ball/free quaternion; quat_dof (n_quat, 3):
+    the dofs of its body-frame angular velocity. linear_qpos (n_lin,), linear_dof (n_lin,):
+    the qpos entries that move by their dof's velocity (hinge, slide, free translation).
+    """
+
+    quat_qpos: np.ndarray
+    quat_dof: np.ndarray
+    linear_qpos: np.ndarray
+    linear_dof: np.ndarray
+
+
+def qpos_plan(model: Model) -> QposPlan:
+    """Static qpos tables of `model` (cached per topology)."""
+    return _qpos_plan(model.joint_type, model.joint_qpos_adr, model.joint_dof_adr)
+
+
+@functools.lru_cache(maxsize=256)
+def _qpos_plan(joint_type, joint_qpos_adr, joint_dof_adr) -> QposPlan:
+    quat_qpos, quat_dof, linear_qpos, linear_dof = [], [], [], []
+    for jtype, qa, va in zip(joint_type, joint_qpos_adr, joint_dof_adr):
+        if jtype == JointType.FREE:
+            linear_qpos += [qa, qa + 1, qa + 2]
+            linear_dof += [va, va + 1, va + 2]
+            qa, va = qa + 3, va + 3
+        if jtype in (JointType.FREE, JointType.BALL):
+            quat_qpos.append(list(range(qa, qa + 4)))
+            quat_dof.append(list(range(va, va + 3)))
+        else:
+            linear_qpos.append(qa)
+            linear_dof.append(va)
+    as_int = lambda x, shape: np.array(x, dtype=int).reshape(shape)  # noqa: E731
+    return QposPlan(as_int(quat_qpos, (-1, 4)), as_int(quat_dof, (-1, 3)),
+                    as_int(linear_qpos, (-1,)), as_int(linear_dof, (-1,)))
+
+
+def _assemble(model: Model, plan: QposPlan, linear: jax.Array, quats: jax.Array) -> jax.Array:
+    """(n_q,) vector with `linear` (n_lin,) at plan.linear_qpos and `quats` (n_quat, 4) at
+    plan.quat_qpos (a static permutation, one gather)."""
+    source = np.empty(model.n_q, dtype=int)
+    source[plan.linear_qpos] = np.arange(plan.linear_qpos.size)
+    source[plan.quat_qpos.reshape(-1)] = plan.linear_qpos.size + np.arange(plan.quat_qpos.size)
+    return jnp.concatenate([linear, quats.reshape(-1)])[source]
+
+
 def integrate_pos(model: Model, q: jax.Array, v: jax.Array, dt) -> jax.Array:
     """(n_q,) configuration q (n_q,) moved by velocity v (n_v,) for time dt (mj_integratePos)."""
-    parts = []
-    for j, jtype in enumerate(model.joint_type):
-        qa, va = model.joint_qpos_adr[j], model.joint_dof_adr[j]
-        if jtype == JointType.FREE:
-            parts.append(q[qa : qa + 3] + dt * v[va : va + 3])
-            parts.append(quat_integrate(q[qa + 3 : qa + 7], v[va + 3 : va + 6], dt))
-        elif jtype == JointType.BALL:
-            parts.append(quat_integrate(q[qa : qa + 4], v[va : va + 3], dt))
-        else:
-            parts.append(q[qa : qa + 1] + dt * v[va : va + 1])
-    if not parts:
+    plan = qpos_plan(model)
+    if model.n_q == 0:
         return q
-    return jnp.concatenate(parts)
+    linear = q[plan.linear_qpos] + dt * v[plan.linear_dof]
+    quats = quat_integrate(q[plan.quat_qpos], v[plan.quat_dof], dt)
+    return _assemble(model, plan, linear, quats)
 
 
 def qpos_derivative(model: Model, q: jax.Array, v: jax.Array) -> jax.Array:
     """(n_q,) time derivative of q (n_q,) at velocity v (n_v,): v for hinge/slide and free
     translation, 0.5 q * (0, w) for ball/free quaternions (w body-frame)."""
-    parts = []
-    for j, jtype in enumerate(model.joint_type):
-        qa, va = model.joint_qpos_adr[j], model.joint_dof_adr[j]
-        if jtype in (JointType.FREE, JointType.BALL):
-            if jtype == JointType.FREE:
-                parts.append(v[va : va + 3])
-                qa, va = qa + 3, va + 3
-            w = jnp.concatenate([jnp.zeros(1, dtype=v.dtype), v[va : va + 3]])
-            parts.append(0.5 * quat_mul(q[qa : qa + 4], w))
-        else:
-            parts.append(v[va : va + 1])
-    if not parts:
+    plan = qpos_plan(model)
+    if model.n_q == 0:
         return jnp.zeros_like(q)
-    return jnp.concatenate(parts)
+    w = v[plan.quat_dof]
+    w = jnp.concatenate([jnp.zeros(w.shape[:-1] + (1,), dtype=v.dtype), w], axis=-1)
+    return _assemble(model, plan, v[plan.linear_dof], 0.5 * quat_mul(q[plan.quat_qpos], w))
 
 
 def normalize_quaternions(model: Model, q: jax.Array) -> jax.Array:
     """(n_q,) q with every ball/free quaternion scaled to unit norm."""
-    for j, jtype in enumerate(model.joint_type):
-        if jtype in (JointType.FREE, JointType.BALL):
-            qa = model.joint_qpos_adr[j] + (3 if jtype == JointType.FREE else 0)
-            quat = q[qa : qa + 4]
-            q = q.at[qa : qa + 4].set(quat / jnp.linalg.norm(quat))
-    return q
+    plan = qpos_plan(model)
+    if plan.quat_qpos.size == 0:
+        return q
+    quats = q[plan.quat_qpos]
+    return _assemble(model, plan, q[plan.linear_qpos],
+                     quats / jnp.linalg.norm(quats, axis=-1, keepdims=True))
 
 
 def explicit_euler_step(model: Model, q, qd, ctrl, dt):

@@ -14,6 +14,9 @@ rows of J_mr with world-axis (not body-local) twists.
 
 from __future__ import annotations
 
+import functools
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -27,28 +30,66 @@ def body_reference_point(model: Model, kin: Kinematics) -> jax.Array:
     return kin.subtree_com_world[jnp.asarray(model.body_root, dtype=jnp.int32)]
 
 
-def dof_motion(model: Model, kin: Kinematics) -> jax.Array:
-    """(n_v, 6) unit motion vector S_d of each dof about its tree's reference point."""
-    ref = body_reference_point(model, kin)
-    rows = []
-    for j in range(model.n_joint):
-        jtype, b = model.joint_type[j], model.joint_body[j]
-        lever = ref[b] - kin.joint_anchor_world[j]
-        if jtype == JointType.SLIDE:
-            rows.append(jnp.concatenate([jnp.zeros(3), kin.joint_axis_world[j]]))
-        elif jtype == JointType.HINGE:
-            a = kin.joint_axis_world[j]
-            rows.append(jnp.concatenate([a, jnp.cross(a, lever)]))
+class DofPlan(NamedTuple):
+    """Static per-dof tables (NumPy, built once per topology).
+
+    joint (n_v,), body (n_v,): joint and body of each dof; col (n_v,): k of a ball/free
+    rotation axis (column of the body rotation) or free translation (e_k), else 0.
+    kind (n_v,): _HINGE, _SLIDE, _BODY_AXIS (ball and free rotation), _WORLD_AXIS (free
+    translation).
+    """
+
+    joint: np.ndarray
+    body: np.ndarray
+    col: np.ndarray
+    kind: np.ndarray
+
+
+_HINGE, _SLIDE, _BODY_AXIS, _WORLD_AXIS = 0, 1, 2, 3
+
+
+def dof_plan(model: Model) -> DofPlan:
+    """Static dof tables of `model` (cached per topology)."""
+    return _dof_plan(model.joint_type, model.joint_dof_adr, model.joint_body)
+
+
+@functools.lru_cache(maxsize=256)
+def _dof_plan(joint_type, joint_dof_adr, joint_body) -> DofPlan:
+    rows = []  # (joint, col, kind) per dof, in qvel order
+    for j, jtype in enumerate(joint_type):
+        assert joint_dof_adr[j] == len(rows), "dofs are expected in joint order (MuJoCo's)"
+        if jtype == JointType.HINGE:
+            rows.append((j, 0, _HINGE))
+        elif jtype == JointType.SLIDE:
+            rows.append((j, 0, _SLIDE))
         else:
             if jtype == JointType.FREE:
-                rows.extend(jnp.concatenate([jnp.zeros(3), e]) for e in jnp.eye(3))
-            for k in range(3):
-                a = kin.body_rot_world[b][:, k]
-                rows.append(jnp.concatenate([a, jnp.cross(a, lever)]))
-    assert len(rows) == sum(JOINT_NV[JointType(t)] for t in model.joint_type)
-    if not rows:
-        return jnp.zeros((0, 6))
-    return jnp.stack(rows)
+                rows += [(j, k, _WORLD_AXIS) for k in range(3)]
+            rows += [(j, k, _BODY_AXIS) for k in range(3)]
+    assert len(rows) == sum(JOINT_NV[JointType(t)] for t in joint_type)
+    joint, col, kind = (list(c) for c in zip(*rows)) if rows else ([], [], [])
+    body = np.array([joint_body[j] for j in joint], dtype=int)
+    return DofPlan(np.array(joint, dtype=int), body, np.array(col, dtype=int),
+                   np.array(kind, dtype=int))
+
+
+def dof_motion(model: Model, kin: Kinematics) -> jax.Array:
+    """(n_v, 6) unit motion vector S_d of each dof about its tree's reference point."""
+    if model.n_v == 0:
+        return jnp.zeros((0, 6), dtype=kin.body_pos_world.dtype)
+    plan = dof_plan(model)
+    ref = body_reference_point(model, kin)[plan.body]
+    anchor = kin.joint_anchor_world[plan.joint]
+    world_axis = jnp.asarray(np.eye(3)[plan.col], dtype=ref.dtype)
+    axis = jnp.where(
+        (plan.kind == _BODY_AXIS)[:, None],
+        kin.body_rot_world[plan.body, :, plan.col],
+        jnp.where((plan.kind == _WORLD_AXIS)[:, None], world_axis,
+                  kin.joint_axis_world[plan.joint]))
+    rotational = ((plan.kind == _HINGE) | (plan.kind == _BODY_AXIS))[:, None]
+    ang = jnp.where(rotational, axis, 0.0)
+    lin = jnp.where(rotational, jnp.cross(axis, ref - anchor), axis)
+    return jnp.concatenate([ang, lin], axis=-1)
 
 
 def body_motion_jacobians(model: Model, kin: Kinematics) -> jax.Array:

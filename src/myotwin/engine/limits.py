@@ -250,14 +250,23 @@ def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Arr
     if rows.dist.shape[0] == 0:
         zero = jnp.zeros(model.n_v, dtype=qacc_smooth.dtype)
         return LimitSolution(zero[:0], zero, qacc_smooth, jnp.array(True), jnp.array(0))
-    minv_jt = jsl.cho_solve(mass_factor, rows.jac.T)  # (n_v, n_rows)
-    h = rows.jac @ minv_jt + jnp.diag(rows.regularizer)
-    g = rows.jac @ qacc_smooth - rows.aref
-    free, converged, n_iter = _active_set(h, g, rows.instantiated)
-    force = _masked_solve(h, g, free)
-    force = jnp.where(converged, force, jnp.nan)
-    return LimitSolution(force, rows.jac.T @ force, qacc_smooth + minv_jt @ force,
-                         converged, n_iter)
+
+    def solve(_):
+        minv_jt = jsl.cho_solve(mass_factor, rows.jac.T)  # (n_v, n_rows)
+        h = rows.jac @ minv_jt + jnp.diag(rows.regularizer)
+        g = rows.jac @ qacc_smooth - rows.aref
+        free, converged, n_iter = _active_set(h, g, rows.instantiated)
+        force = _masked_solve(h, g, free)
+        force = jnp.where(converged, force, jnp.nan)
+        return LimitSolution(force, rows.jac.T @ force, qacc_smooth + minv_jt @ force,
+                             converged, n_iter)
+
+    def no_rows(_):  # no row instantiated: f = 0, qacc = qacc_smooth, nothing to solve
+        return LimitSolution(jnp.zeros_like(rows.dist), jnp.zeros_like(qacc_smooth),
+                             qacc_smooth, jnp.array(True), jnp.array(0))
+
+    # (a real branch for a single state; under vmap both run and the result is selected)
+    return jax.lax.cond(jnp.any(rows.instantiated), solve, no_rows, None)
 
 
 def constrained_acceleration(model: Model, q: jax.Array, qd: jax.Array,

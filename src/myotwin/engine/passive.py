@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.jacobian import dof_plan
 from myotwin.engine.model import JointType, Model
 
 
@@ -27,12 +28,13 @@ def _scalar_joints(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def spring_forces(model: Model, q: jax.Array) -> jax.Array:
     """(n_v,) spring forces -k (q - q_spring) on hinge/slide dofs (MuJoCo qfrc_spring)."""
-    ids, qadr, dadr = _scalar_joints(model)
-    out = jnp.zeros(model.n_v, dtype=q.dtype)
-    if ids.size == 0:
-        return out
-    force = -model.joint_stiffness[ids] * (q[qadr] - model.qpos_spring[qadr])
-    return out.at[dadr].set(force)
+    if model.n_v == 0:
+        return jnp.zeros(0, dtype=q.dtype)
+    joint = dof_plan(model).joint  # (n_v,)
+    scalar = np.isin(np.asarray(model.joint_type)[joint], (JointType.HINGE, JointType.SLIDE))
+    qadr = np.asarray(model.joint_qpos_adr)[joint]
+    force = -model.joint_stiffness[joint] * (q[qadr] - model.qpos_spring[qadr])
+    return jnp.where(scalar, force, 0.0)
 
 
 def damper_forces(model: Model, qd: jax.Array) -> jax.Array:

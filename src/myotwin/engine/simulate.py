@@ -36,8 +36,38 @@ def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integra
         q, qd = step(model, *state, u, dt_s)
         return (q, qd), (q, qd)
 
-    _, (qs, qds) = jax.lax.scan(body, (q0, qd0), per_step)
+    qs, qds = _chunked_scan(body, (q0, qd0), per_step, _chunk_length(model, n_steps))
     return jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds])
+
+
+#: XLA's CPU runtime runs a loop body's kernels one after another in the calling thread only
+#: when every buffer they touch is at most this many bytes (ThunkExecutor's
+#: execute_sequential_buffer_threshold); otherwise it hands ready kernels to its thread pool,
+#: which for the tiny kernels of one step costs more than the kernels themselves.
+_SEQUENTIAL_BUFFER_BYTES = 512
+
+
+def _chunk_length(model: Model, n_steps: int) -> int:
+    """Steps per inner scan: the largest divisor of n_steps whose stacked (q, qd) rows stay
+    small buffers (a divisor, so that the step is compiled once; 1 = a plain scan)."""
+    row_bytes = 8 * max(model.n_q, model.n_v, 1)
+    most = max(1, min(n_steps, _SEQUENTIAL_BUFFER_BYTES // row_bytes))
+    return next(k for k in range(most, 0, -1) if n_steps % k == 0)
+
+
+def _chunked_scan(body, init, xs, chunk: int):
+    """`lax.scan(body, init, xs)[1]` computed as an outer scan over chunks of `chunk` steps
+    (`chunk` divides the length): the same steps in the same order, but the per-step outputs
+    are written into (chunk, ...) buffers inside the hot loop and copied out once per chunk."""
+    n = xs.shape[0]
+    if chunk <= 1 or n % chunk:
+        return jax.lax.scan(body, init, xs)[1]
+
+    def outer(c, x):
+        return jax.lax.scan(body, c, x)
+
+    _, ys = jax.lax.scan(outer, init, xs.reshape((n // chunk, chunk) + xs.shape[1:]))
+    return jax.tree_util.tree_map(lambda y: y.reshape((-1,) + y.shape[2:]), ys)
 
 
 def rollout_status(q: jax.Array, qd: jax.Array) -> jax.Array:

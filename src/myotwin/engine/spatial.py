@@ -4,7 +4,9 @@ Quaternions are (w, x, y, z), Hamilton product, rotating body-frame vectors into
 frame (MuJoCo's mju_mulQuat, mju_rotVecQuat, mju_quat2Mat, mju_axisAngle2Quat).
 Spatial vectors are angular-first, 6 = (angular, linear), expressed in world axes about a
 reference point (MuJoCo's "com-based" cdof/cvel/cacc convention; Featherstone 2008 §2).
-All functions broadcast over leading axes.
+All functions broadcast over leading axes. Small matrix-vector products are written as
+unrolled elementwise products and sums (`dot_last`) rather than `einsum`/`@`/`sum`: XLA fuses
+those into its neighbouring kernels (engine.md "Performance").
 """
 
 from __future__ import annotations
@@ -50,9 +52,25 @@ def quat_to_mat(q: jax.Array) -> jax.Array:
     return jnp.stack([jnp.stack(r, axis=-1) for r in rows], axis=-2)
 
 
+def dot_last(a: jax.Array, b: jax.Array) -> jax.Array:
+    """Sum over the (short) last axis of a * b, written as a chain of elementwise products and
+    additions (a_0 b_0 + a_1 b_1 + ...): no reduction op, so it fuses everywhere, including
+    under `vmap`, where XLA would hand a small reduction to a slow library kernel."""
+    n = jnp.broadcast_shapes(a.shape, b.shape)[-1]
+    out = a[..., 0] * b[..., 0]
+    for k in range(1, n):
+        out = out + a[..., k] * b[..., k]
+    return out
+
+
+def mat_vec(mat: jax.Array, v: jax.Array) -> jax.Array:
+    """(..., n) products of (..., n, m) matrices with (..., m) vectors (fusible form)."""
+    return dot_last(mat, v[..., None, :])
+
+
 def quat_rotate(q: jax.Array, v: jax.Array) -> jax.Array:
     """Rotate (..., 3) vectors by unit (..., 4) quaternions (mju_rotVecQuat)."""
-    return jnp.einsum("...ij,...j->...i", quat_to_mat(q), v)
+    return mat_vec(quat_to_mat(q), v)
 
 
 def cross_motion(v: jax.Array, s: jax.Array) -> jax.Array:
@@ -80,21 +98,21 @@ def apply_inertia(
     """
     w, v0 = v[..., :3], v[..., 3:]
     h = mass[..., None] * (v0 + jnp.cross(w, com))
-    ang = jnp.einsum("...ij,...j->...i", inertia_com, w) + jnp.cross(com, h)
+    ang = mat_vec(inertia_com, w) + jnp.cross(com, h)
     return jnp.concatenate([ang, h], axis=-1)
 
 
 def quat_integrate(q: jax.Array, omega: jax.Array, dt) -> jax.Array:
-    """Rotate a (4,) quaternion by the body-frame angular velocity omega (3,) over dt:
+    """Rotate (..., 4) quaternions by body-frame angular velocities omega (..., 3) over dt:
     normalise(q) * (cos(|w| dt / 2), sin(|w| dt / 2) w / |w|) (mju_quatIntegrate).
 
     Written with sin(x)/|w| made safe at w = 0 so that gradients stay finite there.
     """
-    sq = jnp.sum(omega * omega)
+    sq = dot_last(omega, omega)[..., None]
     tiny = sq < 1e-30
     norm = jnp.sqrt(jnp.where(tiny, 1.0, sq))
     half = 0.5 * dt * norm
     coef = jnp.where(tiny, 0.5 * dt, jnp.sin(half) / norm)
     w = jnp.where(tiny, 1.0, jnp.cos(half))
-    qrot = jnp.concatenate([w[None], coef * omega])
+    qrot = jnp.concatenate([w, coef * omega], axis=-1)
     return quat_mul(quat_normalize(q), qrot)
