@@ -17,6 +17,8 @@ from collections.abc import Callable
 _ENTRIES = {
     "fiber-mms": "myotwin.repro.fiber_mms:run",
     "fiber-cylinder": "myotwin.repro.fiber_cylinder:run",
+    "fiber-fiber": "myotwin.repro.fiber_fiber:run",
+    "fiber-upper-limb": "myotwin.repro.fiber_upper_limb:run",
     "frog-engine": "myotwin.repro.frog_engine:run",
 }
 
