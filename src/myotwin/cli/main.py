@@ -7,6 +7,7 @@
     myotwin invitro replay-legacy DIR --out OUT
     myotwin invitro show-config               every setting with its default
     myotwin repro NAME --out DIR [--quick]    reproduce a seed's figure/table (`--list`)
+    myotwin train-wrap --out PATH [--quick]   train the wrapping-surface network (.npz)
 
 Errors in the input (files, fields, values) are reported in one line and exit with status 2;
 a trial that ends in a safety trip exits with status 3 after writing its data.
@@ -88,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the reduced size CI runs (the default is the full size)")
     rep.add_argument("--list", action="store_true", help="list the reproductions and exit")
     rep.set_defaults(command="repro")
+
+    tw = sub.add_parser("train-wrap", help="train the seed's wrapping-surface network (Wang "
+                        "et al. 2022 §3.3) and write its weights")
+    tw.add_argument("--out", required=True, help="output .npz file")
+    tw.add_argument("--quick", action="store_true", help="a tiny run that checks the pipeline")
+    tw.add_argument("--seed", type=int, default=None, help="seed (default: the shipped one, 0)")
+    tw.set_defaults(command="train-wrap")
     return parser
 
 
@@ -96,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.group == "repro":
             from myotwin.cli import repro as commands
+        elif args.group == "train-wrap":
+            from myotwin.cli import train_wrap as commands
         else:
             from myotwin.cli import invitro as commands
         handler = getattr(commands, "cmd_" + args.command.replace("-", "_"))

@@ -37,6 +37,11 @@ def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array)
     force = (actuator_forces(model, q, qd, ctrl) + passive_forces(model, q, qd)
              + contact_forces_from_kinematics(model, kin, qd).qfrc_contact
              - bias_forces_from_kinematics(model, kin, qd))
+    if model.muscle_mass is not None:  # muscle mass points, seed Eq. 7 (myotwin.inertia)
+        from myotwin.inertia.dynamics import muscle_mass_terms
+
+        mass_mus, bias_mus = muscle_mass_terms(model, q, qd)
+        mass, force = mass + mass_mus, force - bias_mus
     factor = jsl.cho_factor(mass)
     return constrained_acceleration(model, q, qd, jsl.cho_solve(factor, force), factor)
 
@@ -48,17 +53,33 @@ def inverse_dynamics(model: Model, q: jax.Array, qd: jax.Array, qdd: jax.Array) 
     require_dynamics_support(model)
     kin = kinematics(model, q)
     mass = mass_matrix_from_kinematics(model, kin)
-    return (mass @ qdd + bias_forces_from_kinematics(model, kin, qd) - passive_forces(model, q, qd)
-            - contact_forces_from_kinematics(model, kin, qd).qfrc_contact
-            - inverse_limit_forces(model, q, qd, qdd))
+    tau = (mass @ qdd + bias_forces_from_kinematics(model, kin, qd) - passive_forces(model, q, qd)
+           - contact_forces_from_kinematics(model, kin, qd).qfrc_contact
+           - inverse_limit_forces(model, q, qd, qdd))
+    if model.muscle_mass is not None:  # muscle mass points, seed Eq. 7 (myotwin.inertia)
+        from myotwin.inertia.dynamics import muscle_inverse_forces
+
+        tau = tau + muscle_inverse_forces(model, q, qd, qdd)
+    return tau
 
 
 def kinetic_energy(model: Model, q: jax.Array, qd: jax.Array) -> jax.Array:
-    """Scalar 0.5 qd^T M(q) qd (armature included, as MuJoCo's energy[1])."""
-    return 0.5 * qd @ mass_matrix_from_kinematics(model, kinematics(model, q)) @ qd
+    """Scalar 0.5 qd^T M(q) qd (armature included, as MuJoCo's energy[1]), plus the muscle
+    mass points' 0.5 sum m |J qd|^2 when the model has muscle mass (myotwin.inertia)."""
+    energy = 0.5 * qd @ mass_matrix_from_kinematics(model, kinematics(model, q)) @ qd
+    if model.muscle_mass is not None:
+        from myotwin.inertia.dynamics import muscle_kinetic_energy
+
+        energy = energy + muscle_kinetic_energy(model, q, qd)
+    return energy
 
 
 def potential_energy(model: Model, q: jax.Array) -> jax.Array:
     """Scalar gravitational (-sum m g . x_com) plus hinge/slide spring energy (MuJoCo energy[0])."""
     com = kinematics(model, q).body_com_world
-    return -jnp.sum(model.body_mass * (com @ model.gravity)) + spring_energy(model, q)
+    energy = -jnp.sum(model.body_mass * (com @ model.gravity)) + spring_energy(model, q)
+    if model.muscle_mass is not None:  # the mass points' -sum m g . x (myotwin.inertia)
+        from myotwin.inertia.dynamics import muscle_potential_energy
+
+        energy = energy + muscle_potential_energy(model, q)
+    return energy

@@ -37,6 +37,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # contact.py and myotwin.paths import this module
     from myotwin.engine.contact import ContactModel
+    from myotwin.inertia.muscle_mass import MuscleMass
     from myotwin.paths.pathset import PathSet
 
 
@@ -103,6 +104,10 @@ class Model:
     Musculotendon paths (a sub-pytree): paths: `myotwin.paths.PathSet` of every spatial tendon
       in file order (MuJoCo semantics, see docs/paths.md), or None when the MJCF has none.
       Fixed (joint) tendons are not paths and are left out.
+
+    Muscle mass (a sub-pytree): muscle_mass: `myotwin.inertia.MuscleMass` (mass points on the
+      paths, seed Eq. 7; MJCF numerics `muscle_mass:<tendon>`, or `inertia.with_muscle_mass`),
+      or None: then the dynamics are those of massless muscles (docs/inertia.md).
     """
 
     body_pos: jax.Array
@@ -158,6 +163,7 @@ class Model:
     dynamics_unsupported: tuple[str, ...] = dataclasses.field(default=(), metadata=_STATIC)
     contact: ContactModel | None = None
     paths: PathSet | None = None
+    muscle_mass: MuscleMass | None = None
 
     def dof_ancestor_mask(self) -> np.ndarray:
         """(n_body, n_v) bool: True where the dof moves the body (a dof of it or an ancestor)."""
@@ -357,8 +363,16 @@ def compile_model(mj_model) -> Model:
         joint_actfrc_limited=bools(m.jnt_actfrclimited),
         dynamics_unsupported=tuple(problems),
         contact=contact,
-        paths=_compile_spatial_paths(m),
+        paths=(paths := _compile_spatial_paths(m)),
+        muscle_mass=_compile_muscle_mass(m, paths),
     )
+
+
+def _compile_muscle_mass(m, paths: PathSet | None) -> MuscleMass | None:
+    """Mass points from the `muscle_mass:<tendon>` custom numerics (docs/inertia.md)."""
+    from myotwin.inertia.muscle_mass import muscle_mass_from_mjcf  # it imports the engine
+
+    return muscle_mass_from_mjcf(m, paths)
 
 
 def _compile_spatial_paths(m) -> PathSet | None:

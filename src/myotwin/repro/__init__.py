@@ -20,6 +20,10 @@ _ENTRIES = {
     "fiber-fiber": "myotwin.repro.fiber_fiber:run",
     "fiber-upper-limb": "myotwin.repro.fiber_upper_limb:run",
     "frog-engine": "myotwin.repro.frog_engine:run",
+    "massless-limit": "myotwin.repro.massless_limit:run",
+    "pai2010": "myotwin.repro.pai2010:run",
+    "energy-qvv": "myotwin.repro.energy_qvv:run",
+    "wrap-smoothness": "myotwin.repro.wrap_smoothness:run",
 }
 
 

@@ -1,0 +1,124 @@
+"""Path anchors and their motion: the skeleton side of the seed's chain J_ar = J_am J_mr.
+
+The mass points of a path depend on the skeleton only through its *anchors*: the world
+positions of the sites (origin, via points, insertion, side sites) and the world frames
+(centre c, rotation R) of the wrap geoms -- each fixed to a body. `path_fraction` places the
+points from the anchors (x_alpha = F(anchors), the seed's J_am by differentiation); this module
+gives the anchors' motion from the engine's rigid-body quantities, without differentiating the
+kinematics (Wang et al. 2022 Eqs. 2-5, 8, 11; MuJoCo mj_comVel / mj_rne):
+
+  S_d (6,) the dof motion vectors (engine.dof_motion, MuJoCo cdof: angular, linear, in world
+  axes about the reference point O of the dof's tree, a point fixed in space at this instant);
+  per body, v_b = sum_{d moves b} S_d qd_d = (w, v_O)  (J_mr qd) and the bias acceleration at
+  qdd = 0, a_b = sum_{d moves b} (v_before(d) x S_d) qd_d = (alpha, a_O)  (Jdot_mr qd; the
+  engine's RNEA convention for v_before, `bias._earlier_dof_mask`).
+  A point p on body b, r = p - O:      column d of J_p = S_d,lin + S_d,ang x r (if d moves b),
+                                       pdot = v_O + w x r,   pddot = a_O + alpha x r + w x pdot
+                                       (Featherstone 2008 §2.11: classical acceleration);
+  a frame R on body b:                 column d: [S_d,ang]x R;  Rdot = [w]x R,
+                                       Rddot = [alpha]x R + [w]x Rdot.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from myotwin.engine.bias import _earlier_dof_mask  # MuJoCo's cdof_dot convention, kept once
+from myotwin.engine.jacobian import body_reference_point, dof_motion
+from myotwin.engine.kinematics import Kinematics
+from myotwin.engine.spatial import cross_motion
+from myotwin.paths.length import wrap_frames
+
+
+class PathAnchors(NamedTuple):
+    """World anchors of the paths (metres): site_pos_world (n_site, 3) every site of the model;
+    wrap_center (n_w, 3), wrap_rot (n_w, 3, 3) the geom frames of the wraps listed in a static
+    tuple `wraps` (in that order). Tangents of anchors use the same structure with a leading
+    axis."""
+
+    site_pos_world: jax.Array
+    wrap_center: jax.Array
+    wrap_rot: jax.Array
+
+    def scaled_add(self, other: "PathAnchors", t) -> "PathAnchors":
+        """self + t * other, field by field."""
+        return PathAnchors(*(a + t * b for a, b in zip(self, other)))
+
+
+def path_anchors(paths, kin: Kinematics, wraps: tuple[int, ...]) -> PathAnchors:
+    """Anchors at the kinematics `kin` for the wraps `wraps` (static wrap ids)."""
+    ws = np.asarray(wraps, dtype=np.int64)
+    if ws.size:
+        center, rot = wrap_frames(paths, kin)
+        center, rot = center[ws], rot[ws]
+    else:
+        dtype = kin.site_pos_world.dtype
+        center, rot = jnp.zeros((0, 3), dtype), jnp.zeros((0, 3, 3), dtype)
+    return PathAnchors(kin.site_pos_world, center, rot)
+
+
+def _cross_columns(w: jax.Array, rot: jax.Array) -> jax.Array:
+    """[w]x R for w (..., 3) and R (..., 3, 3): w crossed with every column of R."""
+    return jnp.swapaxes(jnp.cross(w[..., None, :], jnp.swapaxes(rot, -1, -2)), -1, -2)
+
+
+class AnchorMotion(NamedTuple):
+    """tangents: PathAnchors with a leading n_v axis, column d = d anchors / d qd_d (J_mr
+    chained to the anchors); velocity: PathAnchors, the anchors' time derivatives at qd;
+    bias_acceleration: PathAnchors, their second derivatives at qd and qdd = 0."""
+
+    tangents: PathAnchors
+    velocity: PathAnchors | None
+    bias_acceleration: PathAnchors | None
+
+
+def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tuple[int, ...],
+                  qd: jax.Array | None = None) -> AnchorMotion:
+    """Per-dof tangents of the anchors and, if qd (n_v,) is given, their velocity and bias
+    acceleration (module docstring)."""
+    s = dof_motion(model, kin)                                   # (n_v, 6)
+    ref = body_reference_point(model, kin)                       # (n_body, 3)
+    moves = np.asarray(model.dof_ancestor_mask())                # (n_body, n_v)
+    site_body = np.asarray(model.site_body, dtype=np.int64).reshape(-1)
+    wrap_body = np.asarray([paths.wrap_body[w] for w in wraps], dtype=np.int64).reshape(-1)
+    dtype = anchors.site_pos_world.dtype
+
+    def point_cols(p, b):
+        r = p - ref[b]
+        lin = s[:, None, 3:] + jnp.cross(s[:, None, :3], r[None])
+        return lin * jnp.asarray(moves[b].T[:, :, None], dtype)
+
+    def rot_cols(rot, b):
+        w = s[:, None, :3] * jnp.asarray(moves[b].T[:, :, None], dtype)
+        return _cross_columns(w, rot[None])
+
+    tangents = PathAnchors(point_cols(anchors.site_pos_world, site_body),
+                           point_cols(anchors.wrap_center, wrap_body),
+                           rot_cols(anchors.wrap_rot, wrap_body))
+    if qd is None:
+        return AnchorMotion(tangents, None, None)
+    moves_f = jnp.asarray(moves, dtype)
+    s_qd = s * qd[:, None]
+    v_body = moves_f @ s_qd                                      # (n_body, 6) (w, v_O)
+    v_before = jnp.asarray(_earlier_dof_mask(model), dtype) @ s_qd
+    a_body = moves_f @ (cross_motion(v_before, s) * qd[:, None])  # (alpha, a_O), no gravity
+
+    def point_motion(p, b):
+        r = p - ref[b]
+        w, alpha = v_body[b, :3], a_body[b, :3]
+        pdot = v_body[b, 3:] + jnp.cross(w, r)
+        return pdot, a_body[b, 3:] + jnp.cross(alpha, r) + jnp.cross(w, pdot)
+
+    def rot_motion(rot, b):
+        w, alpha = v_body[b, :3], a_body[b, :3]
+        rdot = _cross_columns(w, rot)
+        return rdot, _cross_columns(alpha, rot) + _cross_columns(w, rdot)
+
+    site_v, site_a = point_motion(anchors.site_pos_world, site_body)
+    c_v, c_a = point_motion(anchors.wrap_center, wrap_body)
+    r_v, r_a = rot_motion(anchors.wrap_rot, wrap_body)
+    return AnchorMotion(tangents, PathAnchors(site_v, c_v, r_v), PathAnchors(site_a, c_a, r_a))
