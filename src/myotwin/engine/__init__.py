@@ -2,7 +2,8 @@
 
 Stages: `model` (compile once into an immutable pytree) -> `kinematics` (poses, COMs) ->
 `jacobian` (dof motion vectors, site Jacobians) -> `mass` and `bias` (M(q), c(q, qd)) ->
-`passive`, `actuation` and `contact` (generalized forces) -> `limits` (joint-limit constraint QP) ->
+`twists` (body velocities and bias accelerations) -> `passive`, `actuation`, `contact` and
+`applied` (generalized forces) -> `limits` (joint-limit constraint QP) ->
 `dynamics` (forward/inverse) ->
 `integrators` (one step; `implicit` for BDF1/SDIRK2) -> `simulate` (fixed-step rollouts
 with lax.scan).
@@ -10,7 +11,13 @@ Everything is float64: enable `jax_enable_x64` in the entry point before `load`.
 See docs/engine.md.
 """
 
-from myotwin.engine.actuation import actuator_force, actuator_forces
+from myotwin.engine.actuation import (
+    actuator_force,
+    actuator_forces,
+    actuator_length,
+    actuator_moment,
+)
+from myotwin.engine.applied import applied_forces
 from myotwin.engine.batching import model_axes
 from myotwin.engine.bias import bias_forces
 from myotwin.engine.builder import GeomType, ModelBuilder
@@ -59,8 +66,10 @@ from myotwin.engine.mass import mass_matrix
 from myotwin.engine.model import JointType, Model, compile_model, load, require_dynamics_support
 from myotwin.engine.passive import passive_forces
 from myotwin.engine.simulate import rollout, simulate
+from myotwin.engine.twists import BodyMotion, body_bias_accelerations, body_velocities
 
 __all__ = [
+    "BodyMotion",
     "CONTACT_PARAMS",
     "ContactForces",
     "ContactModel",
@@ -77,8 +86,13 @@ __all__ = [
     "NewtonStatus",
     "actuator_force",
     "actuator_forces",
+    "actuator_length",
+    "actuator_moment",
+    "applied_forces",
     "bdf1_solve",
     "bias_forces",
+    "body_bias_accelerations",
+    "body_velocities",
     "center_of_mass",
     "compile_model",
     "constrained_acceleration",

@@ -1,13 +1,23 @@
 """Actuator forces (n_v,): MuJoCo's qfrc_actuator (mj_transmission, mj_fwdActuation) for
-actuators with a joint transmission on a hinge/slide, no activation dynamics, fixed gain and
-none/affine bias -- MJCF `<motor>` (gain 1), `<position>` (gain kp, bias (0, -kp, -kv)),
-`<velocity>` and equivalent `<general>`.
+actuators with a joint transmission on a hinge/slide or a tendon transmission on a spatial
+tendon, no activation dynamics, fixed gain and none/affine bias -- MJCF `<motor>` (gain 1),
+`<position>` (gain kp, bias (0, -kp, -kv)), `<velocity>` and equivalent `<general>`.
 
-With gear g on the joint's dof d:
-  length = g q_d (absolute, not relative to qpos0, as MuJoCo),  velocity = g qd_d,
+Transmission (mj_transmission), gear g (gear[0]; the other five entries are not used by these
+transmissions), actuator length l and moment row m (n_v,):
+  joint on dof d:        l = g q_d (absolute, not relative to qpos0, as MuJoCo),  m = g e_d;
+  spatial tendon t:      l = g L_t(q),  m = g J_L,t(q),  with L_t the path length (MuJoCo
+                         ten_length) and J_L,t = dL_t/dqd (ten_J = -r^T, r the moment arms) of
+                         the model's paths (myotwin.paths: path_geometry,
+                         length_jacobian_from_geometry);
+then velocity = m . qd and
   u = clamp(ctrl, ctrlrange)                         if ctrllimited,
-  force = gain u + b0 + b1 length + b2 velocity,     clamped to forcerange if forcelimited,
-  qfrc_actuator[d] += g force,  then clamped per joint to actuatorfrcrange if limited.
+  force = gain u + b0 + b1 l + b2 velocity,          clamped to forcerange if forcelimited,
+  qfrc_actuator = sum_a m_a force_a,  then clamped per joint to actuatorfrcrange if limited
+(MuJoCo's compiler clears actuatorfrcrange on ball/free joints). A tendon motor with gear -1
+and ctrl = F >= 0 thus pulls the tendon with tension F: qfrc = -J_L^T F = r F.
+Fixed (joint) tendons, tendon-level actuatorfrcrange, site/body/slider-crank transmissions and
+MuJoCo muscles (dyntype/gaintype/biastype muscle) are listed in `Model.dynamics_unsupported`.
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.jacobian import dof_plan
-from myotwin.engine.kinematics import masked_sum
+from myotwin.engine.kinematics import kinematics, masked_sum
 from myotwin.engine.model import Model, require_dynamics_support
 
 
@@ -28,15 +38,84 @@ def _clamp(x: jax.Array, limited: tuple[bool, ...], lohi: jax.Array) -> jax.Arra
     return jnp.where(mask, jnp.clip(x, lohi[:, 0], lohi[:, 1]), x)
 
 
+def _tendon_actuators(model: Model) -> np.ndarray:
+    """(n_u,) bool: the actuators with a (spatial) tendon transmission."""
+    return np.asarray(model.actuator_tendon, dtype=int).reshape(-1) >= 0
+
+
+def _tendon_rows(model: Model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(ten_length (n_u,), ten_J (n_u, n_v)) of each actuator's tendon (rows of actuators
+    without a tendon transmission are those of path 0 and must be masked by the caller)."""
+    from myotwin.paths.length import path_geometry  # myotwin.paths imports the engine
+    from myotwin.paths.moment_arms import length_jacobian_from_geometry
+    from myotwin.paths.pathset import PathSet
+
+    paths = model.paths
+    if paths is not None and not isinstance(paths, PathSet):
+        paths = paths.mjcf  # CompositePaths: the MJCF tendons are its PathSet
+    if paths is None:
+        raise ValueError("model has tendon-transmission actuators but no MJCF paths "
+                         "(Model.paths is None or has no MJCF PathSet)")
+    index = []
+    for a, tendon in enumerate(model.actuator_tendon):
+        if tendon >= 0 and tendon not in paths.path_tendon:
+            raise ValueError(f"actuator {a}: its tendon #{tendon} is not among the model's paths "
+                             f"(MuJoCo tendon ids {paths.path_tendon})")
+        index.append(paths.path_tendon.index(tendon) if tendon >= 0 else 0)
+    kin = kinematics(model, q)
+    geo = path_geometry(paths, model, kin)
+    jac = length_jacobian_from_geometry(paths, model, kin, geo)
+    index = np.array(index, dtype=int)
+    return geo.path_length[index], jac[index]
+
+
+def _transmission(model: Model, q: jax.Array):
+    """(length (n_u,), tendon moment rows (n_u, n_v) or None): actuator lengths l (module
+    docstring) and, if the model has tendon actuators, g J_L of each (zero rows elsewhere)."""
+    gear = model.actuator_gear
+    dof = np.array(model.actuator_dof, dtype=int)
+    qadr = np.asarray(model.joint_qpos_adr, dtype=int)[dof_plan(model).joint[dof]]
+    length = gear * q[qadr]  # rows of non-joint actuators are masked below
+    tendon = _tendon_actuators(model)
+    if not tendon.any():
+        return length, None
+    ten_length, ten_jac = _tendon_rows(model, q)
+    length = jnp.where(tendon, gear * ten_length, jnp.where(dof >= 0, length, 0.0))
+    return length, jnp.where(tendon[:, None], gear[:, None] * ten_jac, 0.0)
+
+
+def actuator_length(model: Model, q: jax.Array) -> jax.Array:
+    """(n_u,) actuator lengths (MuJoCo actuator_length) at configuration q (n_q,): g q_d for a
+    joint transmission, g L_t(q) for a spatial tendon (m or rad times the gear)."""
+    if model.n_u == 0:
+        return jnp.zeros(0, dtype=q.dtype)
+    return _transmission(model, q)[0]
+
+
+def actuator_moment(model: Model, q: jax.Array) -> jax.Array:
+    """(n_u, n_v) actuator moment arms, dense (MuJoCo actuator_moment): d length / d qd, i.e.
+    g e_d for a joint transmission on dof d and g J_L,t(q) for a spatial tendon t."""
+    if model.n_u == 0:
+        return jnp.zeros((0, model.n_v), dtype=q.dtype)
+    dof = np.array(model.actuator_dof, dtype=int)
+    joint_rows = (dof[:, None] == np.arange(model.n_v)[None, :]) * model.actuator_gear[:, None]
+    tendon_rows = _transmission(model, q)[1]
+    return joint_rows if tendon_rows is None else joint_rows + tendon_rows
+
+
 def actuator_force(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array) -> jax.Array:
     """(n_u,) scalar actuator forces (MuJoCo actuator_force) for controls ctrl (n_u,)."""
     require_dynamics_support(model)
     if model.n_u == 0:
         return jnp.zeros(0, dtype=q.dtype)
+    return _actuator_force(model, q, qd, ctrl, *_transmission(model, q))
+
+
+def _actuator_force(model: Model, q, qd, ctrl, length, tendon_moment) -> jax.Array:
     dof = np.array(model.actuator_dof, dtype=int)
-    qadr = np.asarray(model.joint_qpos_adr, dtype=int)[dof_plan(model).joint[dof]]
-    gear = model.actuator_gear
-    length, velocity = gear * q[qadr], gear * qd[dof]
+    velocity = model.actuator_gear * qd[dof]
+    if tendon_moment is not None:  # g J_L qd on tendon rows (zero rows elsewhere)
+        velocity = jnp.where(_tendon_actuators(model), tendon_moment @ qd, velocity)
     u = _clamp(ctrl, model.actuator_ctrl_limited, model.actuator_ctrl_range)
     b = model.actuator_bias
     force = model.actuator_gain * u + b[:, 0] + b[:, 1] * length + b[:, 2] * velocity
@@ -45,15 +124,19 @@ def actuator_force(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array) -
 
 def actuator_forces(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array) -> jax.Array:
     """(n_v,) generalized actuator forces (MuJoCo qfrc_actuator) for controls ctrl (n_u,)."""
+    require_dynamics_support(model)
     if model.n_u == 0:
-        require_dynamics_support(model)
         return jnp.zeros(model.n_v, dtype=q.dtype)
-    force = actuator_force(model, q, qd, ctrl)
-    # sum over the actuators of each dof, as a masked sum with a static (n_v, n_u) table
+    length, tendon_moment = _transmission(model, q)
+    force = _actuator_force(model, q, qd, ctrl, length, tendon_moment)
+    # sum over the joint actuators of each dof, as a masked sum with a static (n_v, n_u) table
     drives = np.arange(model.n_v)[:, None] == np.array(model.actuator_dof, dtype=int)[None, :]
     out = masked_sum(drives, model.actuator_gear * force)
+    if tendon_moment is not None:  # + sum over tendon actuators of g J_L^T force
+        out = out + force @ tendon_moment
     if any(model.joint_actfrc_limited):
-        # Only hinge/slide dofs carry actuator force here (ball/free ones stay 0).
+        # Only hinge/slide joints can be limited (MuJoCo's compiler clears actfrclimited on
+        # ball/free joints), so each limited joint clamps its single dof.
         joint = dof_plan(model).joint
         limited = np.asarray(model.joint_actfrc_limited, dtype=bool)[joint]
         lohi = model.joint_actfrc_range[joint]

@@ -11,57 +11,29 @@ Jacobians (Wang et al. 2022 §3, Eqs. 2-7): with S_d the dof motion vectors
   f_b = I_b a_b + v_b x* I_b v_b,      c = sum_b J_b^T f_b,
 the last sum taken as c_d = S_d . (sum of f_b over the subtree of dof d's body).
 Every sum over dofs or bodies is a masked sum with static (NumPy) masks.
-"The frame before d" moves with the ancestors' dofs and the earlier dofs of d's body, except
-that the three axes of a ball (or free-joint rotation) all use the velocity before that
-rotation (MuJoCo's mj_comVel; including only some of them would break the w x w = 0
-cancellation).
+v_b and Jdot_mr qd are the velocity stage of twists.py (`body_motion_from_kinematics`, public
+as `body_velocities` / `body_bias_accelerations`), which also defines "the frame before d".
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from myotwin.engine.jacobian import dof_motion, dof_plan
-from myotwin.engine.kinematics import Kinematics, kinematics, masked_sum, subtree_sum
+from myotwin.engine.jacobian import dof_plan
+from myotwin.engine.kinematics import Kinematics, kinematics, subtree_sum
 from myotwin.engine.mass import body_com_offset, body_inertia_world
-from myotwin.engine.model import JointType, Model
-from myotwin.engine.spatial import apply_inertia, cross_force, cross_motion, dot_last
-
-
-def _earlier_dof_mask(model: Model) -> np.ndarray:
-    """(n_v, n_v) bool: [d, e] True when dof e moves the frame in which dof d acts.
-
-    That is e < d among the dofs moving d's body (ancestors' dofs and earlier dofs of the
-    body), except the three rotational dofs of a ball or free joint, which all act in the frame
-    before that rotation, as in MuJoCo's mj_comVel.
-    """
-    ancestors = model.dof_ancestor_mask()
-    mask = np.zeros((model.n_v, model.n_v), dtype=bool)
-    for d in range(model.n_v):
-        mask[d, :d] = ancestors[model.dof_body[d], :d]
-    for j, jtype in enumerate(model.joint_type):
-        if jtype in (JointType.BALL, JointType.FREE):
-            rot = model.joint_dof_adr[j] + (3 if jtype == JointType.FREE else 0)
-            mask[rot : rot + 3, rot : rot + 3] = False
-    return mask
+from myotwin.engine.model import Model
+from myotwin.engine.spatial import apply_inertia, cross_force, dot_last
+from myotwin.engine.twists import body_motion_from_kinematics
 
 
 def bias_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array) -> jax.Array:
     """(n_v,) bias forces for an already computed position stage and velocity qd (n_v,)."""
     dtype = kin.body_pos_world.dtype
-    s = dof_motion(model, kin)  # (n_v, 6)
-    s_qd = s * qd[:, None]
-    # J_mr qd and Jdot_mr qd as products with the static (n_body, n_v) ancestor mask: one small
-    # dot in a single trajectory, one GEMM over the whole batch under vmap (faster there than
-    # the gather-sums of masked_sum; engine.md "Performance").
-    moves = jnp.asarray(model.dof_ancestor_mask(), dtype=dtype)  # (n_body, n_v)
-    v_body = moves @ s_qd  # (n_body, 6)
-    v_before = masked_sum(_earlier_dof_mask(model), s_qd)  # (n_v, 6)
-    sdot_qd = cross_motion(v_before, s) * qd[:, None]
+    s, v_body, a_bias = body_motion_from_kinematics(model, kin, qd)  # S_d, J_mr qd, Jdot_mr qd
     a0 = jnp.concatenate([jnp.zeros(3, dtype), -model.gravity])
-    a_body = a0[None, :] + moves @ sdot_qd
+    a_body = a0[None, :] + a_bias
     inertia = body_inertia_world(model, kin)
     com = body_com_offset(model, kin)
     force = apply_inertia(model.body_mass, com, inertia, a_body) + cross_force(

@@ -9,8 +9,14 @@ inverse:  tau = M qdd + c - tau_passive - J^T f(qdd)          (MuJoCo qfrc_inver
           MuJoCo's constraint model assigns to the given qdd.
 Smooth contact (contact.py) is an ordinary generalized force tau_contact(q, qd): added to
 tau_passive in forward, subtracted with it in inverse (not part of MuJoCo's qacc/qfrc_inverse,
-whose contacts are constraints). The energies below do not include contact (the smoothed
-Hertz force has no closed-form potential).
+whose contacts are constraints).
+Applied forces (applied.py; MuJoCo qfrc_applied and xfrc_applied, optional keywords):
+tau_applied = qfrc_applied + J^T xfrc_applied is added to the smooth force in forward, as in
+MuJoCo's qfrc_smooth, and subtracted in inverse. MuJoCo's qfrc_inverse does not depend on them
+(it is the total external force qfrc_actuator + qfrc_applied + J^T xfrc_applied); ours is what
+remains for the actuators: qfrc_inverse(MuJoCo) = inverse_dynamics(...) + tau_applied.
+The energies below do not include contact (the smoothed Hertz force has no closed-form
+potential) nor the applied forces (external, not conservative in general).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
 from myotwin.engine.actuation import actuator_forces
+from myotwin.engine.applied import applied_forces_from_kinematics
 from myotwin.engine.bias import bias_forces_from_kinematics
 from myotwin.engine.contact import contact_forces_from_kinematics
 from myotwin.engine.kinematics import kinematics
@@ -29,14 +36,22 @@ from myotwin.engine.model import Model, require_dynamics_support
 from myotwin.engine.passive import passive_forces, spring_energy
 
 
-def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array) -> jax.Array:
-    """(n_v,) joint accelerations (MuJoCo qacc) for q (n_q,), qd (n_v,) and ctrl (n_u,)."""
+def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array, *,
+                     qfrc_applied: jax.Array | None = None,
+                     xfrc_applied: jax.Array | None = None) -> jax.Array:
+    """(n_v,) joint accelerations (MuJoCo qacc) for q (n_q,), qd (n_v,) and ctrl (n_u,).
+
+    qfrc_applied (n_v,) and xfrc_applied (n_body, 6) (world force, then torque, at each body's
+    COM) are MuJoCo's applied forces; None (default) applies nothing."""
     require_dynamics_support(model)
     kin = kinematics(model, q)
     mass = mass_matrix_from_kinematics(model, kin)
     force = (actuator_forces(model, q, qd, ctrl) + passive_forces(model, q, qd)
              + contact_forces_from_kinematics(model, kin, qd).qfrc_contact
              - bias_forces_from_kinematics(model, kin, qd))
+    applied = applied_forces_from_kinematics(model, kin, qfrc_applied, xfrc_applied)
+    if applied is not None:
+        force = force + applied
     if model.muscle_mass is not None:  # muscle mass points, seed Eq. 7 (myotwin.inertia)
         from myotwin.inertia.dynamics import muscle_mass_terms
 
@@ -46,16 +61,23 @@ def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array)
     return constrained_acceleration(model, q, qd, jsl.cho_solve(factor, force), factor)
 
 
-def inverse_dynamics(model: Model, q: jax.Array, qd: jax.Array, qdd: jax.Array) -> jax.Array:
+def inverse_dynamics(model: Model, q: jax.Array, qd: jax.Array, qdd: jax.Array, *,
+                     qfrc_applied: jax.Array | None = None,
+                     xfrc_applied: jax.Array | None = None) -> jax.Array:
     """(n_v,) generalized force producing qdd (n_v,) at (q, qd): M qdd + c - passive - the
     joint-limit force the soft constraints assign to qdd (MuJoCo qfrc_inverse) - the smooth
-    contact force (contact.py; a function of (q, qd) only, like the passive force)."""
+    contact force (contact.py; a function of (q, qd) only, like the passive force) - the
+    applied forces qfrc_applied (n_v,) + J^T xfrc_applied (n_body, 6) when given (module
+    docstring: MuJoCo's qfrc_inverse is this plus the applied forces)."""
     require_dynamics_support(model)
     kin = kinematics(model, q)
     mass = mass_matrix_from_kinematics(model, kin)
     tau = (mass @ qdd + bias_forces_from_kinematics(model, kin, qd) - passive_forces(model, q, qd)
            - contact_forces_from_kinematics(model, kin, qd).qfrc_contact
            - inverse_limit_forces(model, q, qd, qdd))
+    applied = applied_forces_from_kinematics(model, kin, qfrc_applied, xfrc_applied)
+    if applied is not None:
+        tau = tau - applied
     if model.muscle_mass is not None:  # muscle mass points, seed Eq. 7 (myotwin.inertia)
         from myotwin.inertia.dynamics import muscle_inverse_forces
 
@@ -75,7 +97,9 @@ def kinetic_energy(model: Model, q: jax.Array, qd: jax.Array) -> jax.Array:
 
 
 def potential_energy(model: Model, q: jax.Array) -> jax.Array:
-    """Scalar gravitational (-sum m g . x_com) plus hinge/slide spring energy (MuJoCo energy[0])."""
+    """Scalar gravitational (-sum m g . x_com) plus joint spring energy (MuJoCo energy[0]):
+    0.5 k |dq|^2 per joint with dq as in passive.spring_displacements (hinge, slide, ball,
+    free)."""
     com = kinematics(model, q).body_com_world
     energy = -jnp.sum(model.body_mass * (com @ model.gravity)) + spring_energy(model, q)
     if model.muscle_mass is not None:  # the mass points' -sum m g . x (myotwin.inertia)

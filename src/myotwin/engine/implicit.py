@@ -22,6 +22,8 @@ root), not the Newton iterations. Non-convergence is reported as a `NewtonStatus
 `implicit_rollout` returns it per step and `simulate_implicit` raises `NewtonConvergenceError`
 naming the step; the plain `*_step` functions (used by `simulate`) return a NaN state instead,
 which `simulate` reports as a non-finite state at that step.
+Applied forces (qfrc_applied (n_v,), xfrc_applied (n_body, 6); optional keywords) do not depend
+on the state: they are held over the step and enter every f evaluation of the residuals.
 """
 
 from __future__ import annotations
@@ -96,29 +98,35 @@ def _solve(residual, v0, max_iter, tol):
     return v, NewtonStatus(aux[0] > 0.5, aux[1].astype(int), aux[2])
 
 
-def bdf1_solve(model: Model, q, qd, ctrl, dt, max_iter=NEWTON_MAX_ITER, tol=NEWTON_TOL):
+def bdf1_solve(model: Model, q, qd, ctrl, dt, max_iter=NEWTON_MAX_ITER, tol=NEWTON_TOL, *,
+               qfrc_applied=None, xfrc_applied=None):
     """One implicit-Euler step; returns (q', qd', NewtonStatus)."""
+    f = functools.partial(forward_dynamics, model, ctrl=ctrl, qfrc_applied=qfrc_applied,
+                          xfrc_applied=xfrc_applied)
 
     def residual(v):
-        return v - qd - dt * forward_dynamics(model, integrate_pos(model, q, v, dt), v, ctrl)
+        return v - qd - dt * f(integrate_pos(model, q, v, dt), v)
 
     v, status = _solve(residual, qd, max_iter, tol)
     return integrate_pos(model, q, v, dt), v, status
 
 
-def sdirk2_solve(model: Model, q, qd, ctrl, dt, max_iter=NEWTON_MAX_ITER, tol=NEWTON_TOL):
+def sdirk2_solve(model: Model, q, qd, ctrl, dt, max_iter=NEWTON_MAX_ITER, tol=NEWTON_TOL, *,
+                 qfrc_applied=None, xfrc_applied=None):
     """One SDIRK2 step (Alexander 1977, gamma = 1 - 1/sqrt 2); returns (q', qd', NewtonStatus)."""
     g = SDIRK2_GAMMA
+    f = functools.partial(forward_dynamics, model, ctrl=ctrl, qfrc_applied=qfrc_applied,
+                          xfrc_applied=xfrc_applied)
 
     def stage1(v):
-        return v - qd - g * dt * forward_dynamics(model, integrate_pos(model, q, v, g * dt), v, ctrl)
+        return v - qd - g * dt * f(integrate_pos(model, q, v, g * dt), v)
 
     v1, s1 = _solve(stage1, qd, max_iter, tol)
-    a1 = forward_dynamics(model, integrate_pos(model, q, v1, g * dt), v1, ctrl)
+    a1 = f(integrate_pos(model, q, v1, g * dt), v1)
 
     def stage2(v):
         q2 = integrate_pos(model, q, (1.0 - g) * v1 + g * v, dt)
-        return v - qd - dt * ((1.0 - g) * a1 + g * forward_dynamics(model, q2, v, ctrl))
+        return v - qd - dt * ((1.0 - g) * a1 + g * f(q2, v))
 
     v2, s2 = _solve(stage2, v1, max_iter, tol)
     status = NewtonStatus(s1.converged & s2.converged, s1.n_iter + s2.n_iter,
@@ -133,31 +141,38 @@ def _nan_unless(converged, x):
     return jnp.where(converged, x, jnp.nan)
 
 
-def bdf1_step(model: Model, q, qd, ctrl, dt):
+def bdf1_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None, xfrc_applied=None):
     """BDF1 step with default Newton settings; a NaN state if Newton did not converge."""
-    q1, qd1, status = bdf1_solve(model, q, qd, ctrl, dt)
+    q1, qd1, status = bdf1_solve(model, q, qd, ctrl, dt, qfrc_applied=qfrc_applied,
+                                 xfrc_applied=xfrc_applied)
     return _nan_unless(status.converged, q1), _nan_unless(status.converged, qd1)
 
 
-def sdirk2_step(model: Model, q, qd, ctrl, dt):
+def sdirk2_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None, xfrc_applied=None):
     """SDIRK2 step with default Newton settings; a NaN state if Newton did not converge."""
-    q1, qd1, status = sdirk2_solve(model, q, qd, ctrl, dt)
+    q1, qd1, status = sdirk2_solve(model, q, qd, ctrl, dt, qfrc_applied=qfrc_applied,
+                                   xfrc_applied=xfrc_applied)
     return _nan_unless(status.converged, q1), _nan_unless(status.converged, qd1)
 
 
 @functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
 def implicit_rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integrator,
-                     max_iter=NEWTON_MAX_ITER, tol=NEWTON_TOL):
-    """(q (n+1, n_q), qd (n+1, n_v), NewtonStatus with (n,) fields); ctrl (n_u,) or (n, n_u).
+                     max_iter=NEWTON_MAX_ITER, tol=NEWTON_TOL, qfrc_applied=None,
+                     xfrc_applied=None):
+    """(q (n+1, n_q), qd (n+1, n_v), NewtonStatus with (n,) fields); ctrl (n_u,) or (n, n_u),
+    qfrc_applied None, (n_v,) or (n, n_v), xfrc_applied None, (n_body, 6) or (n, n_body, 6).
 
     Unlike `rollout`, a step that does not converge returns Newton's last iterate; check
     `status.converged` (or use `simulate_implicit`)."""
-    solve = SOLVES[integrator]
-    ctrl = jnp.asarray(ctrl, dtype=jnp.result_type(float))
-    per_step = ctrl if ctrl.ndim == 2 else jnp.broadcast_to(ctrl, (n_steps, model.n_u))
+    from myotwin.engine.simulate import step_inputs
 
-    def body(state, u):
-        q, qd, status = solve(model, *state, u, dt_s, max_iter, tol)
+    solve = SOLVES[integrator]
+    per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
+
+    def body(state, xs):
+        u, qfrc, xfrc = held(xs)
+        q, qd, status = solve(model, *state, u, dt_s, max_iter, tol, qfrc_applied=qfrc,
+                              xfrc_applied=xfrc)
         return (q, qd), (q, qd, status)
 
     _, (qs, qds, status) = jax.lax.scan(body, (q0, qd0), per_step)
@@ -166,12 +181,15 @@ def implicit_rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator
 
 def simulate_implicit(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: float,
                       integrator: Integrator | str = Integrator.BDF1,
-                      max_iter: int = NEWTON_MAX_ITER, tol: float = NEWTON_TOL):
+                      max_iter: int = NEWTON_MAX_ITER, tol: float = NEWTON_TOL, *,
+                      qfrc_applied=None, xfrc_applied=None):
     """`simulate` for BDF1/SDIRK2 with explicit Newton settings and convergence check.
 
     Returns (q (n+1, n_q), qd (n+1, n_v), t (n+1,)). When the result is concrete, raises
     NewtonConvergenceError naming the first step whose Newton solve missed the tolerance;
-    inside jit/grad/vmap the rows from that step on are NaN (see `rollout_status`)."""
+    inside jit/grad/vmap the rows from that step on are NaN (see `rollout_status`).
+    qfrc_applied / xfrc_applied: as in `simulate`."""
+    from myotwin.engine.applied import check_applied_shapes
     from myotwin.engine.model import require_dynamics_support
     from myotwin.engine.simulate import n_steps_for
 
@@ -185,9 +203,11 @@ def simulate_implicit(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: floa
     expected = ((model.n_u,), (n, model.n_u))
     if ctrl.shape not in expected:
         raise ValueError(f"ctrl has shape {ctrl.shape}, expected {expected[0]} or {expected[1]}")
+    check_applied_shapes(model, qfrc_applied, xfrc_applied, n)
     q0 = jnp.asarray(q0, dtype=jnp.result_type(float))
     qd0 = jnp.asarray(qd0, dtype=jnp.result_type(float))
-    q, qd, status = implicit_rollout(model, q0, qd0, ctrl, dt_s, n, integrator, max_iter, tol)
+    q, qd, status = implicit_rollout(model, q0, qd0, ctrl, dt_s, n, integrator, max_iter, tol,
+                                     qfrc_applied, xfrc_applied)
     if isinstance(status.converged, jax.core.Tracer):
         # traced (jit/grad/vmap): no exception possible; rows from the first failure are NaN
         failed = jnp.concatenate([jnp.zeros(1, bool), jnp.cumsum(~status.converged) > 0])

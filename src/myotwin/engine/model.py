@@ -10,15 +10,16 @@ Layout conventions are MuJoCo's: `q` in qpos layout (n_q,), quaternions w-first;
 layout (n_v,), free joint = (linear velocity of the body origin in the world frame, angular
 velocity in the body frame), ball joint = angular velocity in the body frame.
 
-Dynamics parameters: joint springs (stiffness, springref), dof damping, armature, joint
-limits (range, margin, solreflimit, solimplimit, dof_invweight0: MuJoCo's soft constraints,
-solved in limits.py), joint actuator-force ranges, and actuators with a joint
-transmission on a hinge/slide, no activation dynamics, fixed gain and none/affine bias (MJCF
-`<motor>`, `<position>`, `<velocity>`, `<general>` of that kind), with gear, ctrl and force
-clamping. Features the dynamics cannot represent (other actuators, tendon springs, joint
-friction loss, which is a MuJoCo constraint, fluid forces...) do not stop
-kinematics: they are listed in `Model.dynamics_unsupported` and `require_dynamics_support`
-raises naming them when passive/actuator forces or dynamics are asked for.
+Dynamics parameters: joint springs (stiffness, springref; hinge, slide, ball and free), dof
+damping, armature, joint limits (range, margin, solreflimit, solimplimit, dof_invweight0:
+MuJoCo's soft constraints, solved in limits.py), joint actuator-force ranges, and actuators
+with a joint transmission on a hinge/slide or a tendon transmission on a spatial tendon, no
+activation dynamics, fixed gain and none/affine bias (MJCF `<motor>`, `<position>`,
+`<velocity>`, `<general>` of that kind), with gear, ctrl and force clamping. Features the
+dynamics cannot represent (other actuators, tendon springs, joint friction loss, which is a
+MuJoCo constraint, fluid forces...) do not stop kinematics: they are listed in
+`Model.dynamics_unsupported` and `require_dynamics_support` raises naming them when
+passive/actuator forces or dynamics are asked for.
 Contact: sphere/capsule-plane pairs that MuJoCo would collide compile into `Model.contact`
 (contact.py, smooth OpenSim-style law); other colliding pairs are listed in
 `dynamics_unsupported`; geoms that never collide are ignored. Rejected at load: equality
@@ -87,13 +88,15 @@ class Model:
         margin, solreflimit, solimplimit; dof_invweight0 (n_v,): MuJoCo's dof_invweight0
         (scales the limit regulariser); limit_min_timeconst_s (): refsafe floor 2 timestep.
       joint_actfrc_range (n_joint, 2): clamp of the actuator force on each joint's dofs.
-      actuator_gear (n_u,): joint transmission gear; actuator_gain (n_u,): gainprm[0];
+      actuator_gear (n_u,): transmission gear (gear[0]); actuator_gain (n_u,): gainprm[0];
       actuator_bias (n_u, 3): biasprm[0:3] (force = gain ctrl + b0 + b1 length + b2 velocity);
       actuator_ctrl_range, actuator_force_range (n_u, 2): clamps.
 
     Static dynamics metadata:
-      n_u: number of actuators (= controls). actuator_dof (n_u,): dof driven by each actuator
-        (-1 if unsupported). actuator_ctrl_limited, actuator_force_limited (n_u,) bools.
+      n_u: number of actuators (= controls). actuator_dof (n_u,): dof driven by each joint
+        actuator (-1 for other or unsupported transmissions). actuator_tendon (n_u,): MuJoCo
+        tendon id of each supported tendon actuator (a spatial tendon, one of `paths`), else
+        -1. actuator_ctrl_limited, actuator_force_limited (n_u,) bools.
       joint_limited, joint_actfrc_limited (n_joint,) bools.
       limits_enabled: False when MuJoCo's limit or constraint flag is disabled.
       dynamics_unsupported: messages naming each element the dynamics cannot represent.
@@ -155,6 +158,7 @@ class Model:
     site_body: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
     n_u: int = dataclasses.field(default=0, metadata=_STATIC)
     actuator_dof: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
+    actuator_tendon: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
     actuator_ctrl_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
     actuator_force_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
     joint_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
@@ -214,16 +218,37 @@ def _validate(mj_model) -> None:
             )
 
 
-_TRN_JOINT, _DYN_NONE, _GAIN_FIXED, _BIAS_NONE, _BIAS_AFFINE = 0, 0, 0, 0, 1
+_TRN_JOINT, _TRN_TENDON, _DYN_NONE, _GAIN_FIXED, _BIAS_NONE, _BIAS_AFFINE = 0, 3, 0, 0, 0, 1
+_DYN_MUSCLE, _GAIN_MUSCLE, _BIAS_MUSCLE, _WRAP_JOINT = 4, 2, 2, 1
+
+
+def _is_spatial_tendon(m, t: int) -> bool:
+    return m.tendon_num[t] > 0 and int(m.wrap_type[m.tendon_adr[t]]) != _WRAP_JOINT
 
 
 def _actuator_problems(m, a: int) -> list[str]:
     """Why actuator a is outside the supported subset (empty list if it is supported)."""
     what = f"actuator {_name(m, 'mjOBJ_ACTUATOR', a)}"
     out = []
-    if m.actuator_trntype[a] != _TRN_JOINT:
-        out.append(f"{what}: transmission type {int(m.actuator_trntype[a])} (only joint "
-                   "transmissions are supported, not tendon/site/body/slider-crank)")
+    if (m.actuator_dyntype[a] == _DYN_MUSCLE or m.actuator_gaintype[a] == _GAIN_MUSCLE
+            or m.actuator_biastype[a] == _BIAS_MUSCLE):
+        # one clear message instead of three (dyntype, gaintype, biastype)
+        return [f"{what}: MuJoCo muscle actuator (dyntype/gaintype/biastype muscle) is not "
+                "supported by the engine (only dyntype none with fixed gain and none/affine "
+                "bias; Hill-type muscle models are in myotwin.muscle)"]
+    trn = int(m.actuator_trntype[a])
+    if trn == _TRN_TENDON:
+        t = int(m.actuator_trnid[a, 0])
+        tendon = f"tendon {_name(m, 'mjOBJ_TENDON', t)}"
+        if not _is_spatial_tendon(m, t):
+            out.append(f"{what}: transmission on fixed (joint) {tendon}; only spatial tendons "
+                       "are supported")
+        elif hasattr(m, "tendon_actfrclimited") and m.tendon_actfrclimited[t]:
+            out.append(f"{what}: {tendon} has actuatorfrcrange (tendon-level actuator force "
+                       "limits are not supported)")
+    elif trn != _TRN_JOINT:
+        out.append(f"{what}: transmission type {trn} (only joint and spatial-tendon "
+                   "transmissions are supported, not site/body/slider-crank)")
     elif m.jnt_type[m.actuator_trnid[a, 0]] not in (JointType.HINGE, JointType.SLIDE):
         out.append(f"{what}: joint transmission on a ball/free joint (only hinge/slide)")
     if m.actuator_dyntype[a] != _DYN_NONE:
@@ -247,8 +272,9 @@ def _dynamics_problems(m) -> list[str]:
     out = [p for a in range(m.nu) for p in _actuator_problems(m, a)]
     for j in range(m.njnt):
         what = f"joint {_name(m, 'mjOBJ_JOINT', j)}"
-        if m.jnt_stiffness[j] != 0 and m.jnt_type[j] in (JointType.BALL, JointType.FREE):
-            out.append(f"{what}: stiffness on a ball/free joint (only hinge/slide springs)")
+        if (m.jnt_stiffness[j] != 0 and hasattr(m, "jnt_springyield")
+                and m.jnt_springyield[j] != 0):
+            out.append(f"{what}: nonzero springyield (elasto-plastic spring)")
         if np.any(m.jnt_stiffnesspoly[j] != 0):
             out.append(f"{what}: nonzero stiffnesspoly (nonlinear springs)")
         if m.jnt_actgravcomp[j]:
@@ -262,6 +288,9 @@ def _dynamics_problems(m) -> list[str]:
     for t in range(m.ntendon):
         if m.tendon_stiffness[t] != 0 or m.tendon_damping[t] != 0 or m.tendon_limited[t]:
             out.append(f"tendon {_name(m, 'mjOBJ_TENDON', t)}: stiffness, damping or limits")
+        for field in ("tendon_frictionloss", "tendon_armature"):
+            if hasattr(m, field) and getattr(m, field)[t] != 0:
+                out.append(f"tendon {_name(m, 'mjOBJ_TENDON', t)}: nonzero {field}")
     if m.opt.density != 0 or m.opt.viscosity != 0:
         out.append("option: fluid forces (density/viscosity nonzero)")
     return out
@@ -306,8 +335,12 @@ def compile_model(mj_model) -> Model:
     contact, contact_problems = compile_contact(m)
     problems = _dynamics_problems(m) + contact_problems
     supported = [not _actuator_problems(m, a) for a in range(m.nu)]
-    act_dof = tuple(int(m.jnt_dofadr[m.actuator_trnid[a, 0]]) if supported[a] else -1
+    act_dof = tuple(int(m.jnt_dofadr[m.actuator_trnid[a, 0]])
+                    if supported[a] and m.actuator_trntype[a] == _TRN_JOINT else -1
                     for a in range(m.nu))
+    act_tendon = tuple(int(m.actuator_trnid[a, 0])
+                       if supported[a] and m.actuator_trntype[a] == _TRN_TENDON else -1
+                       for a in range(m.nu))
     gain = np.array(m.actuator_gainprm[:, 0], dtype=np.float64)
     bias = np.array(m.actuator_biasprm[:, :3], dtype=np.float64).reshape(m.nu, 3)
     if dsbl & mujoco.mjtDisableBit.mjDSBL_ACTUATION:
@@ -357,6 +390,7 @@ def compile_model(mj_model) -> Model:
         site_body=ints(m.site_bodyid),
         n_u=int(m.nu),
         actuator_dof=act_dof,
+        actuator_tendon=act_tendon,
         actuator_ctrl_limited=bools(ctrl_limited),
         actuator_force_limited=bools(m.actuator_forcelimited),
         joint_limited=bools(m.jnt_limited),

@@ -4,6 +4,8 @@ The scan body is one integrator step (integrators.py); the whole rollout is diff
 with `jax.grad` (reverse mode through the scan) w.r.t. q0, qd0, ctrl and model leaves.
 Divergence: a non-finite state raises FloatingPointError naming the first bad step when the
 result is concrete (outside `jit`/`grad` tracing); inside a trace use `rollout_status`.
+Inputs held over each step: ctrl, and optionally MuJoCo's applied forces qfrc_applied and
+xfrc_applied (applied.py), each either constant or one row per step.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from myotwin.engine.applied import check_applied_shapes
 from myotwin.engine.integrators import STEPS, Integrator
 from myotwin.engine.model import Model, require_dynamics_support
 
@@ -25,15 +28,41 @@ def n_steps_for(duration_s: float, dt_s: float) -> int:
     return int(n)
 
 
-@functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
-def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integrator):
-    """(q (n_steps+1, n_q), qd (n_steps+1, n_v)) from (q0, qd0); ctrl (n_u,) or (n_steps, n_u)."""
-    step = STEPS[integrator]
-    ctrl = jnp.asarray(ctrl, dtype=jnp.result_type(float))
-    per_step = ctrl if ctrl.ndim == 2 else jnp.broadcast_to(ctrl, (n_steps, model.n_u))
+def step_inputs(model: Model, n_steps: int, ctrl, qfrc_applied=None, xfrc_applied=None):
+    """Split the inputs of a rollout into what is scanned and what is held.
 
-    def body(state, u):
-        q, qd = step(model, *state, u, dt_s)
+    ctrl (n_u,) or (n_steps, n_u); qfrc_applied None, (n_v,) or (n_steps, n_v); xfrc_applied
+    None, (n_body, 6) or (n_steps, n_body, 6). Returns (xs, held): xs = (ctrl (n_steps, n_u),
+    per-step qfrc or None, per-step xfrc or None), the pytree to scan over, and
+    held(x) -> (ctrl (n_u,), qfrc (n_v,) or None, xfrc (n_body, 6) or None) for one step's x
+    (constant applied forces are closed over, not broadcast to every step)."""
+    dtype = jnp.result_type(float)
+    ctrl = jnp.asarray(ctrl, dtype=dtype)
+    per_ctrl = ctrl if ctrl.ndim == 2 else jnp.broadcast_to(ctrl, (n_steps, model.n_u))
+    qfrc = None if qfrc_applied is None else jnp.asarray(qfrc_applied, dtype=dtype)
+    xfrc = None if xfrc_applied is None else jnp.asarray(xfrc_applied, dtype=dtype)
+    qfrc_per_step = qfrc is not None and qfrc.ndim == 2
+    xfrc_per_step = xfrc is not None and xfrc.ndim == 3
+
+    def held(x):
+        u, qfrc_k, xfrc_k = x
+        return u, qfrc_k if qfrc_per_step else qfrc, xfrc_k if xfrc_per_step else xfrc
+
+    xs = (per_ctrl, qfrc if qfrc_per_step else None, xfrc if xfrc_per_step else None)
+    return xs, held
+
+
+@functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
+def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integrator,
+            qfrc_applied=None, xfrc_applied=None):
+    """(q (n_steps+1, n_q), qd (n_steps+1, n_v)) from (q0, qd0); ctrl (n_u,) or (n_steps, n_u);
+    applied forces as in `step_inputs` (None: nothing applied)."""
+    step = STEPS[integrator]
+    per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
+
+    def body(state, x):
+        u, qfrc, xfrc = held(x)
+        q, qd = step(model, *state, u, dt_s, qfrc, xfrc)
         return (q, qd), (q, qd)
 
     qs, qds = _chunked_scan(body, (q0, qd0), per_step, _chunk_length(model, n_steps))
@@ -59,14 +88,15 @@ def _chunked_scan(body, init, xs, chunk: int):
     """`lax.scan(body, init, xs)[1]` computed as an outer scan over chunks of `chunk` steps
     (`chunk` divides the length): the same steps in the same order, but the per-step outputs
     are written into (chunk, ...) buffers inside the hot loop and copied out once per chunk."""
-    n = xs.shape[0]
+    n = jax.tree_util.tree_leaves(xs)[0].shape[0]
     if chunk <= 1 or n % chunk:
         return jax.lax.scan(body, init, xs)[1]
 
     def outer(c, x):
         return jax.lax.scan(body, c, x)
 
-    _, ys = jax.lax.scan(outer, init, xs.reshape((n // chunk, chunk) + xs.shape[1:]))
+    chunks = jax.tree_util.tree_map(lambda x: x.reshape((n // chunk, chunk) + x.shape[1:]), xs)
+    _, ys = jax.lax.scan(outer, init, chunks)
     return jax.tree_util.tree_map(lambda y: y.reshape((-1,) + y.shape[2:]), ys)
 
 
@@ -77,10 +107,14 @@ def rollout_status(q: jax.Array, qd: jax.Array) -> jax.Array:
 
 
 def simulate(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: float,
-             integrator: Integrator | str = Integrator.RK4):
+             integrator: Integrator | str = Integrator.RK4, *, qfrc_applied=None,
+             xfrc_applied=None):
     """Fixed-step rollout. Returns (q (n+1, n_q), qd (n+1, n_v), t (n+1,)), n = duration/dt.
 
     ctrl: constant (n_u,) or per step (n, n_u), the control held over each step.
+    qfrc_applied: None, constant (n_v,) or per step (n, n_v); xfrc_applied: None, constant
+    (n_body, 6) or per step (n, n_body, 6), world force then torque at each body's COM
+    (MuJoCo's applied forces, held over each step as mj_step holds them).
     integrator: an `Integrator` or its name ("explicit_euler", "semi_implicit_euler", "rk4",
     "bdf1", "sdirk2"; the implicit ones go through `simulate_implicit` with default Newton
     settings). Raises FloatingPointError naming the first step whose state is not finite, or
@@ -91,15 +125,17 @@ def simulate(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: float,
     if integrator in (Integrator.BDF1, Integrator.SDIRK2):
         from myotwin.engine.implicit import simulate_implicit
 
-        return simulate_implicit(model, q0, qd0, ctrl, duration_s, dt_s, integrator)
+        return simulate_implicit(model, q0, qd0, ctrl, duration_s, dt_s, integrator,
+                                 qfrc_applied=qfrc_applied, xfrc_applied=xfrc_applied)
     n = n_steps_for(duration_s, dt_s)
     ctrl = jnp.asarray(ctrl, dtype=jnp.result_type(float))
     expected = ((model.n_u,), (n, model.n_u))
     if ctrl.shape not in expected:
         raise ValueError(f"ctrl has shape {ctrl.shape}, expected {expected[0]} or {expected[1]}")
+    check_applied_shapes(model, qfrc_applied, xfrc_applied, n)
     q0 = jnp.asarray(q0, dtype=jnp.result_type(float))
     qd0 = jnp.asarray(qd0, dtype=jnp.result_type(float))
-    q, qd = rollout(model, q0, qd0, ctrl, dt_s, n, integrator)
+    q, qd = rollout(model, q0, qd0, ctrl, dt_s, n, integrator, qfrc_applied, xfrc_applied)
     t = jnp.arange(n + 1) * dt_s
     if not isinstance(q, jax.core.Tracer) and not isinstance(qd, jax.core.Tracer):
         first = int(rollout_status(q, qd))

@@ -11,7 +11,7 @@ kinematics (Wang et al. 2022 Eqs. 2-5, 8, 11; MuJoCo mj_comVel / mj_rne):
   axes about the reference point O of the dof's tree, a point fixed in space at this instant);
   per body, v_b = sum_{d moves b} S_d qd_d = (w, v_O)  (J_mr qd) and the bias acceleration at
   qdd = 0, a_b = sum_{d moves b} (v_before(d) x S_d) qd_d = (alpha, a_O)  (Jdot_mr qd; the
-  engine's RNEA convention for v_before, `bias._earlier_dof_mask`).
+  engine's RNEA convention for v_before, `engine.twists.earlier_dof_mask`).
   A point p on body b, r = p - O:      column d of J_p = S_d,lin + S_d,ang x r (if d moves b),
                                        pdot = v_O + w x r,   pddot = a_O + alpha x r + w x pdot
                                        (Featherstone 2008 §2.11: classical acceleration);
@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.bias import _earlier_dof_mask  # MuJoCo's cdof_dot convention, kept once
+from myotwin.engine.twists import earlier_dof_mask  # MuJoCo's cdof_dot convention, kept once
 from myotwin.engine.jacobian import body_reference_point, dof_motion
 from myotwin.engine.kinematics import Kinematics
 from myotwin.engine.spatial import cross_motion
@@ -104,7 +104,7 @@ def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tu
     moves_f = jnp.asarray(moves, dtype)
     s_qd = s * qd[:, None]
     v_body = moves_f @ s_qd                                      # (n_body, 6) (w, v_O)
-    v_before = jnp.asarray(_earlier_dof_mask(model), dtype) @ s_qd
+    v_before = jnp.asarray(earlier_dof_mask(model), dtype) @ s_qd
     a_body = moves_f @ (cross_motion(v_before, s) * qd[:, None])  # (alpha, a_O), no gravity
 
     def point_motion(p, b):

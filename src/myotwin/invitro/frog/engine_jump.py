@@ -3,9 +3,10 @@
 Issue 3, acceptance 4; docs/invitro/frog.md §15 "Frog jump on the engine".
 
 Model. The MJCF of `mjcf.build_frog_mjcf(spec)` with two changes (`engine_frog_mjcf`):
-* the `plantaris` motor is dropped: its spatial-tendon transmission is not supported by the
-  engine's dynamics (`Model.dynamics_unsupported`); the tendon itself stays (kinematics only).
-  Control 1 (muscle absent) is therefore the same trial in both engines;
+* the `plantaris` motor is dropped (control 1 has no muscle; in MuJoCo it is present with zero
+  tension, so both engines run the same trial); the tendon itself stays. This variant predates
+  the engine's spatial-tendon actuators, which now compile this motor too
+  (engine/actuation.py);
 * the smooth-contact law (engine/contact.py, OpenSim SmoothSphereHalfSpaceForce) gets
   parameters for a 15 g frog as MJCF custom numerics `contact:<param>` (`FROG_CONTACT`; the
   engine defaults are human-foot values). MuJoCo ignores them; the engine ignores the pairs'
@@ -14,15 +15,19 @@ Everything else (bodies, inertias, joint limits as soft constraints, the knee an
 servos, the 7 explicit floor `<pair>`s) is read by the engine from the same MjModel.
 
 Forelimb support. The MuJoCo plant applies F(t) = `targets.forelimb_support_N(t)` (world +z)
-through `xfrc_applied` on the massless body `forelimb_support`, i.e. at its `xipos`. The engine
-has no applied-force input, so `frog_forward_dynamics` composes the engine's stages and adds
-qfrc_applied = J_p(xipos)^T (0, 0, F), exactly MuJoCo's mj_xfrcAccumulate for a pure force,
+through `xfrc_applied` on the massless body `forelimb_support`, i.e. at its `xipos`.
+`frog_forward_dynamics` (written before the engine had applied-force inputs; it equals
+`engine.forward_dynamics(..., xfrc_applied=...)` to roundoff) composes the engine's stages and
+adds qfrc_applied = J_p(xipos)^T (0, 0, F), exactly MuJoCo's mj_xfrcAccumulate for a pure force,
 before the joint-limit QP:
   a0 = M^-1 (tau_act + tau_passive + tau_contact - c + J_p^T F),   qacc = limit QP(a0)
 (Wang et al. 2022 Eq. 7 with an external force). The step functions are the engine's explicit
 Euler, semi-implicit Euler and RK4 (integrators.py) with this right-hand side; ctrl and F are
-held over each step, as MuJoCo holds ctrl and xfrc_applied. Implicit integrators are not
-available here: the engine's BDF1/SDIRK2 call `forward_dynamics` without an applied force.
+held over each step, as MuJoCo holds ctrl and xfrc_applied. The RK4 here (`_rk4`) is the
+qpos-coordinate form the engine used before; the engine's `rk4_step` is now MuJoCo 4.0.0's
+Runge-Kutta-Munthe-Kaas form, which differs on the free joint's quaternion by O(h^5) per step
+(docs/engine.md, Integrators); the documented comparison numbers (frog.md §15) are those of
+this `_rk4`.
 
 Metrics (metrics.py, docs/invitro/metrics.md): COM = subtree COM of the root (the whole frog);
 floor contact = any contact sphere (capsules: their two end spheres, which is where a capsule
@@ -171,8 +176,10 @@ _RK4_B = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
 
 def _rk4(model, q, qd, acc, dt):
     """Classic RK4 on (q, qd) in qpos coordinates, quaternions normalised at every stage (the
-    engine's rk4_step, i.e. MuJoCo 4.0.0's RK4). The tableau is diagonal (stage i uses stage
-    i-1 only), so the four stages run as one `lax.scan` and the dynamics is traced once.
+    engine's former rk4_step; MuJoCo 4.0.0 integrates the quaternion by RKMK instead, an
+    O(h^5) difference per step, see the module docstring). The tableau is diagonal (stage i
+    uses stage i-1 only), so the four stages run as one `lax.scan` and the dynamics is traced
+    once.
     Returns (q', qd', qacc at the start state)."""
     q = normalize_quaternions(model, q)
 
@@ -220,8 +227,8 @@ def rollout_frog(frog: EngineFrog, q0, qd0, ctrl, support_N, dt_s: float,
     support_N (n,) held over each step; qacc[k] is the acceleration at (q[k], qd[k]) with the
     inputs of step k. FloatingPointError names the first non-finite step."""
     if integrator not in INTEGRATORS:
-        raise ValueError(f"integrator {integrator!r}: expected one of {INTEGRATORS} (the engine's "
-                         "bdf1/sdirk2 have no applied-force input for the forelimb support)")
+        raise ValueError(f"integrator {integrator!r}: expected one of {INTEGRATORS} (for "
+                         "bdf1/sdirk2 use engine.simulate with xfrc_applied)")
     if not (np.isfinite(dt_s) and dt_s > 0):
         raise ValueError(f"dt_s = {dt_s!r}: expected a positive step in s")
     ctrl, support_N = np.asarray(ctrl, dtype=float), np.asarray(support_N, dtype=float)
