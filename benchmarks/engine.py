@@ -3,7 +3,8 @@
 For each model: the per-step cost of our RK4 inside `lax.scan` (jitted `rollout`, one
 trajectory) and of MuJoCo's `mj_step` (RK4, same step); the compile time of our rollout
 (first call: tracing + XLA); and batch throughput: `jax.jit(jax.vmap(rollout))` over 1024
-initial states versus `mujoco.rollout` with 2 threads. Not a test; numbers go to
+initial states (on one host device, and split over two host devices, i.e. two threads)
+versus `mujoco.rollout` with 2 threads. Not a test; numbers go to
 benchmarks/RESULTS.md.
 
 The machine may be shared, so every timing is repeated `--repeats` times, ours and MuJoCo's
@@ -29,7 +30,12 @@ import os
 import re
 import time
 
-import jax
+# Two host devices, so that the batch can be split over both CPUs like mujoco.rollout's two
+# threads (XLA reads this before JAX initialises its backend; a single trajectory still runs on
+# device 0).
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+
+import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
@@ -143,9 +149,16 @@ def bench_model(name: str, xml: str, args, rng) -> dict:
 
     q0s = np.tile(q0, (args.batch, 1))
     qd0s = qd0 + rng.normal(0.0, 0.1, (args.batch, m.nv))
-    f = jax.jit(jax.vmap(lambda q, v: rollout(model, q, v, jctrl, dt, args.batch_steps,
-                                              Integrator.RK4)))
+    batched = jax.vmap(lambda q, v: rollout(model, q, v, jctrl, dt, args.batch_steps,
+                                            Integrator.RK4))
+    f = jax.jit(batched)
     jax.block_until_ready(f(jnp.asarray(q0s), jnp.asarray(qd0s)))  # compile
+    # the same vmapped rollout with the batch split over the host devices (one thread each)
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]), ("batch",))
+    split = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("batch"))
+    f2 = jax.jit(batched, in_shardings=(split, split), out_shardings=(split, split))
+    q0s_2, qd0s_2 = jax.device_put(q0s, split), jax.device_put(qd0s, split)
+    jax.block_until_ready(f2(q0s_2, qd0s_2))  # compile
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     state0 = np.zeros((args.batch, mujoco.mj_stateSize(m, spec)))
     d = mujoco.MjData(m)
@@ -155,7 +168,7 @@ def bench_model(name: str, xml: str, args, rng) -> dict:
     datas = [mujoco.MjData(m) for _ in range(2)]
 
     best = {k: np.inf for k in ("ours_wall", "ours_cpu", "mj_wall", "mj_cpu")}
-    tp = {"ours": 0.0, "mj": 0.0}
+    tp = {"ours": 0.0, "ours2": 0.0, "mj": 0.0}
     with mj_rollout.Rollout(nthread=2) as runner:
         batch_mujoco(m, runner, datas, state0, ctrl, args.batch_steps)  # warm-up
         for _ in range(args.repeats):
@@ -165,17 +178,19 @@ def bench_model(name: str, xml: str, args, rng) -> dict:
                 best[f"{key}_cpu"] = min(best[f"{key}_cpu"], c)
             tp["ours"] = max(tp["ours"], batch_ours(f, jnp.asarray(q0s), jnp.asarray(qd0s),
                                                     args.batch_steps))
+            tp["ours2"] = max(tp["ours2"], batch_ours(f2, q0s_2, qd0s_2, args.batch_steps))
             tp["mj"] = max(tp["mj"], batch_mujoco(m, runner, datas, state0, ctrl,
                                                   args.batch_steps))
     out = dict(name=name, compile_s=compile_s, compile_cpu_s=compile_cpu_s, **best,
-               tp_ours=tp["ours"], tp_mj=tp["mj"])
+               tp_ours=tp["ours"], tp_ours2=tp["ours2"], tp_mj=tp["mj"])
     print(f"{name}: per RK4 step ours {best['ours_wall'] * 1e6:.2f} us wall / "
           f"{best['ours_cpu'] * 1e6:.2f} us cpu, mj_step {best['mj_wall'] * 1e6:.2f} / "
           f"{best['mj_cpu'] * 1e6:.2f} us (ratio {best['ours_wall'] / best['mj_wall']:.2f} wall, "
           f"{best['ours_cpu'] / best['mj_cpu']:.2f} cpu); compile {compile_s:.2f} s wall / "
           f"{compile_cpu_s:.2f} s cpu; "
-          f"batch {args.batch} x {args.batch_steps}: ours {tp['ours']:.3g} steps/s, "
-          f"mujoco.rollout 2 threads {tp['mj']:.3g} steps/s (ratio {tp['ours'] / tp['mj']:.2f})",
+          f"batch {args.batch} x {args.batch_steps}: ours {tp['ours']:.3g} steps/s (1 device), "
+          f"{tp['ours2']:.3g} (2 devices), mujoco.rollout 2 threads {tp['mj']:.3g} steps/s "
+          f"(ratios {tp['ours'] / tp['mj']:.2f}, {tp['ours2'] / tp['mj']:.2f})",
           flush=True)
     return out
 
