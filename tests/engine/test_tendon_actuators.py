@@ -10,7 +10,6 @@ on the same tendons (MuJoCo muscles themselves stay unsupported)."""
 
 from __future__ import annotations
 
-import pathlib
 
 import jax
 import jax.numpy as jnp
@@ -20,8 +19,9 @@ import pytest
 
 from myotwin import engine
 from myotwin.invitro.frog.mjcf import (ACTUATOR_PLANTARIS, TENDON_PLANTARIS, build_frog_mjcf)
+from shared_reference import SHARED
 
-MYOSUITE = pathlib.Path("/work/shared/reference/mujoco/myosuite")
+MYOSUITE = SHARED / "reference" / "mujoco" / "myosuite"
 ELBOW = MYOSUITE / "myoelbow_2dof6muscles_nomesh.xml"
 
 # Path lengths/Jacobians are MuJoCo's formulas (myotwin.paths, tested there); the wraps'

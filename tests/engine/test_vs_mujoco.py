@@ -12,7 +12,6 @@ each), so anything above ~1e-13 would be a modelling difference, not roundoff.
 
 from __future__ import annotations
 
-import pathlib
 
 import jax
 import mujoco
@@ -23,10 +22,11 @@ from myotwin import engine
 from myotwin.invitro.frog.mjcf import build_frog_mjcf
 
 from random_trees import random_state, random_tree_mjcf
+from shared_reference import SHARED
 
 REL_TOL = 1e-10
 N_STATES = 3
-MYOSUITE = pathlib.Path("/work/shared/reference/mujoco/myosuite")
+MYOSUITE = SHARED / "reference" / "mujoco" / "myosuite"
 MYOSUITE_FILES = [
     "myoelbow_1dof6muscles_nomesh.xml",
     "myoelbow_2dof6muscles_nomesh.xml",

@@ -2,7 +2,6 @@
 
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +22,7 @@ from myotwin.invitro.wire import (
     code_to_volts,
     volts_to_code,
 )
+from shared_reference import SHARED
 
 CAL = Calibration()
 REST = volts_to_code(CAL.length_offset_V)  # 2218 -> 1.78028 V (start length + 1.6 um)
@@ -78,7 +78,7 @@ def test_adc_and_force_quantum_match_the_authors_rig():
 
 def test_force_quantum_in_the_authors_recording():
     # The force column of the authors' saved run is quantised in steps of 2 x 3.38/4096 N.
-    ref = Path("/work/shared/reference/invitro-vr/savedData.txt")
+    ref = SHARED / "reference" / "invitro-vr" / "savedData.txt"
     if not ref.exists():
         pytest.skip("reference recording not available")
     f = np.loadtxt(ref)[:, 3]

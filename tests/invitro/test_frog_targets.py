@@ -1,7 +1,6 @@
 """Servo targets and forelimb support: closed forms against the authors' inforces.dat."""
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,8 +8,9 @@ import pytest
 from myotwin.invitro.frog import (HIP_FIT, KNEE_FIT, FrogSpec, forelimb_support_N, frog_geometry,
                                   hip_target_delta_rad, knee_target_delta_rad, servo_controls,
                                   servo_targets_rad)
+from shared_reference import SHARED
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "invitro-vr"
+REFERENCE = SHARED / "reference" / "invitro-vr"
 needs_reference = pytest.mark.skipif(not (REFERENCE / "inforces.dat").is_file(),
                                      reason=f"authors' reference files not found in {REFERENCE}")
 

@@ -1,14 +1,14 @@
 """Migration of the authors' MuJoCo 1.40 MJCF to MuJoCo 4 (notes/invitro-vr.md §6)."""
 
-from pathlib import Path
 
 import mujoco
 import numpy as np
 import pytest
 
 from myotwin.invitro.frog import migrate_legacy_mjcf
+from shared_reference import SHARED
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "invitro-vr"
+REFERENCE = SHARED / "reference" / "invitro-vr"
 MODEL = REFERENCE / "5SegRM.xml"
 needs_reference = pytest.mark.skipif(not MODEL.is_file(),
                                      reason=f"authors' reference files not found in {REFERENCE}")

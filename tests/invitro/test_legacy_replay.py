@@ -3,14 +3,14 @@
 import csv
 import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from myotwin.invitro.frog import reconstruct_posout, replay_legacy, replay_legacy_command
+from shared_reference import SHARED
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "invitro-vr"
+REFERENCE = SHARED / "reference" / "invitro-vr"
 needs_reference = pytest.mark.skipif(not (REFERENCE / "5SegRM.xml").is_file(),
                                      reason=f"authors' reference files not found in {REFERENCE}")
 FILES = ("5SegRM.xml", "qposInit.dat", "inforces.dat", "savedData.txt",

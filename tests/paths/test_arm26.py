@@ -28,7 +28,6 @@ Skipped if the reference is absent.
 from __future__ import annotations
 
 import json
-import pathlib
 
 import jax
 import jax.numpy as jnp
@@ -38,9 +37,9 @@ import pytest
 from myotwin.engine.kinematics import kinematics
 from myotwin.models import arm26
 from myotwin.paths import opensim_path
+from shared_reference import SHARED
 
-REFERENCE = (pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "opensim"
-             / "arm26_reference.json")
+REFERENCE = SHARED / "reference" / "opensim" / "arm26_reference.json"
 pytestmark = pytest.mark.skipif(not REFERENCE.exists(),
                                 reason=f"OpenSim reference {REFERENCE} is absent")
 TOL_LENGTH_M = 1e-9

@@ -25,7 +25,6 @@ count) between q - h and q + h are excluded from the difference checks (counted,
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 
 import jax
 import jax.numpy as jnp
@@ -37,6 +36,7 @@ from myotwin import engine, paths
 from myotwin.invitro.frog.mjcf import build_frog_mjcf
 from myotwin.paths.circle import inside_wrap
 from random_path_models import random_configuration, random_path_mjcf
+from shared_reference import SHARED
 
 LENGTH_TOL_M = 1e-9
 JAC_REL_TOL = 1e-9
@@ -46,7 +46,7 @@ FD_STEP = 1e-6
 N_STATES = 8          # states compared with MuJoCo per model
 N_FD_BASES = 2        # of which the first two also get finite differences
 N_SPEED_DIRECTIONS = 3
-MYOSUITE = pathlib.Path("/work/shared/reference/mujoco/myosuite")
+MYOSUITE = SHARED / "reference" / "mujoco" / "myosuite"
 # myofinger_v0.xml includes finger_v0.xml (same tendons, plus muscles): finger_v0 covers it.
 MYOSUITE_FILES = [
     "myoelbow_1dof6muscles_nomesh.xml",

@@ -16,8 +16,9 @@ import pytest
 
 import myotwin
 from myotwin.invitro.frog.mjcf import build_frog_mjcf
+from shared_reference import SHARED
 
-MYOSUITE = pathlib.Path("/work/shared/reference/mujoco/myosuite")
+MYOSUITE = SHARED / "reference" / "mujoco" / "myosuite"
 FIXED_AND_SPATIAL = """<mujoco><worldbody>
   <site name="o" pos="0 0 0.5"/>
   <body pos="0 0 0"><joint name="a" type="hinge" axis="0 1 0"/>
