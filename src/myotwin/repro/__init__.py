@@ -24,6 +24,8 @@ _ENTRIES = {
     "pai2010": "myotwin.repro.pai2010:run",
     "energy-qvv": "myotwin.repro.energy_qvv:run",
     "wrap-smoothness": "myotwin.repro.wrap_smoothness:run",
+    "finger-flick": "myotwin.repro.finger_flick:run",
+    "reaching": "myotwin.repro.reaching:run",
 }
 
 

@@ -1,0 +1,195 @@
+"""Benchmark of inertial muscles (issue 4): cost of the mass points in a step and in a gradient.
+
+Model: a 3-hinge chain (0.3 m links of 0.5 / 0.4 / 0.3 kg, hinges about y, y, x) with four
+musculotendon paths (`CHAIN_MUSCLES`): one straight (Type I, world -> link 3), three through
+via points (Type II, Eqs. 12-16), each pulled by a tendon motor (5 N), so both models evaluate
+the paths every stage, as a muscle-driven simulation does. The inertial model gives each path
+0.2 kg in 20 uniform points (80 points); the massless model is the same MJCF without them.
+The skeleton alone (no actuators, no path evaluation) is timed too.
+
+Measured (not a test; numbers go to benchmarks/RESULTS.md):
+  1. step cost: one RK4 step inside the jitted `engine.rollout` (n steps, 1 ms), inertial vs
+     massless; aim <= 1.5x;
+  2. gradient cost: `jax.grad` (reverse mode) of a loss of a 1 s rollout (semi-implicit Euler,
+     1 ms, 1000 steps; loss = sum of the final state squared) w.r.t. q0, qd0 and the point
+     masses, vs the forward rollout alone, both for the inertial model; aim <= 5x.
+Wrapped paths (Type III) are left out of part 2: reverse mode through their mass points
+(second derivatives of the wrap geometry, differentiated once more) did not compile within
+10 minutes on this machine (see docs/inertia.md, "reaching"); part 1 can include one with
+`--wrap` (a cylinder-wrapped fifth path).
+
+Timings: best of `--repeats`, wall and process CPU time (the machine is shared; CPU time
+leaves out waiting for a core), after one warm-up call (compilation reported separately).
+
+    .venv/bin/python benchmarks/inertial.py [--steps 1000] [--repeats 5] [--wrap]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import time
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import mujoco  # noqa: E402
+
+from myotwin import engine, inertia  # noqa: E402
+from myotwin.engine.integrators import Integrator  # noqa: E402
+
+N_POINTS = 20
+MUSCLE_MASS_KG = 0.2
+CHAIN_MUSCLES = ("straight", "via1", "via2", "via3")
+
+
+def chain_mjcf(wrap: bool = False, actuated: bool = True) -> str:
+    """The 3-hinge chain with four paths (and a fifth, cylinder-wrapped one if `wrap`); with
+    `actuated`, a tendon motor (gear -1: ctrl = tension N) on every path."""
+    names = CHAIN_MUSCLES + (("wrapped",) if wrap else ())
+    actuators = ("<actuator>" + "".join(f'<motor tendon="{n}" gear="-1"/>' for n in names)
+                 + "</actuator>") if actuated else ""
+    extra_geom = ('<geom name="cyl" type="cylinder" pos="0 0 -0.3" size="0.03 0.03" '
+                  'quat="0.70710678118654757 -0.70710678118654757 0 0" contype="0" '
+                  'conaffinity="0"/><site name="cyl_side" pos="0.1 0 -0.3"/>'
+                  '<site name="cyl_o" pos="-0.05 0 -0.1"/>') if wrap else ""
+    extra_site = '<site name="cyl_i" pos="-0.12 0 -0.15"/>' if wrap else ""
+    extra_tendon = ('<spatial name="wrapped"><site site="cyl_o"/><geom geom="cyl" '
+                    'sidesite="cyl_side"/><site site="cyl_i"/></spatial>') if wrap else ""
+    return f"""
+<mujoco model="inertial_chain"><option timestep="0.001"><flag contact="disable"/></option>
+<worldbody>
+  <site name="o1" pos="0.03 0 0.05"/><site name="o2" pos="-0.03 0 0.05"/>
+  <body name="b1" pos="0 0 0"><joint type="hinge" axis="0 1 0" damping="0.01"/>
+    <inertial pos="0 0 -0.15" mass="0.5" diaginertia="0.004 0.004 0.0002"/>
+    <site name="v1" pos="0.03 0 -0.2"/><site name="v1b" pos="-0.03 0 -0.2"/>{extra_geom}
+    <body name="b2" pos="0 0 -0.3"><joint type="hinge" axis="0 1 0"/>
+      <inertial pos="0 0 -0.15" mass="0.4" diaginertia="0.003 0.003 0.0002"/>
+      <site name="v2" pos="0.03 0 -0.15"/><site name="v2b" pos="-0.03 0 -0.15"/>{extra_site}
+      <body name="b3" pos="0 0 -0.3"><joint type="hinge" axis="1 0 0"/>
+        <inertial pos="0 0 -0.15" mass="0.3" diaginertia="0.002 0.002 0.0001"/>
+        <site name="i3" pos="0.02 0 -0.1"/><site name="i3b" pos="-0.02 0.01 -0.1"/>
+      </body></body></body>
+</worldbody>
+<tendon>
+  <spatial name="straight"><site site="o1"/><site site="i3"/></spatial>
+  <spatial name="via1"><site site="o1"/><site site="v1"/><site site="v2"/><site site="i3"/>
+  </spatial>
+  <spatial name="via2"><site site="o2"/><site site="v1b"/><site site="v2b"/><site site="i3b"/>
+  </spatial>
+  <spatial name="via3"><site site="o2"/><site site="v1"/><site site="v2b"/><site site="i3"/>
+  </spatial>
+  {extra_tendon}
+</tendon>
+{actuators}
+</mujoco>"""
+
+
+def models(wrap: bool = False, actuated: bool = True):
+    """(massless, inertial) engine Models of the chain."""
+    massless = engine.compile_model(mujoco.MjModel.from_xml_string(chain_mjcf(wrap, actuated)))
+    inertial = massless
+    for name in CHAIN_MUSCLES + (("wrapped",) if wrap else ()):
+        inertial = inertia.with_muscle_mass(inertial, name, MUSCLE_MASS_KG, N_POINTS)
+    return massless, inertial
+
+
+def best_of(fn, repeats: int) -> tuple[float, float]:
+    """(best wall s, best CPU s) of `repeats` calls of fn() (results blocked on)."""
+    wall, cpu = [], []
+    for _ in range(repeats):
+        w, c = time.perf_counter(), time.process_time()
+        jax.block_until_ready(fn())
+        wall.append(time.perf_counter() - w)
+        cpu.append(time.process_time() - c)
+    return min(wall), min(cpu)
+
+
+def timed_compile(fn) -> float:
+    t = time.perf_counter()
+    jax.block_until_ready(fn())
+    return time.perf_counter() - t
+
+
+def step_cost(model, n_steps: int, repeats: int) -> dict:
+    """Per-step RK4 cost inside the jitted rollout."""
+    q0 = jnp.array([0.4, -0.3, 0.2])
+    qd0 = jnp.array([0.5, 0.0, -0.5])
+
+    ctrl = jnp.full(model.n_u, 5.0)     # 5 N tension in every path (if actuated)
+
+    def call():
+        return engine.rollout(model, q0, qd0, ctrl, 1e-3, n_steps, Integrator.RK4)
+
+    compile_s = timed_compile(call)
+    wall, cpu = best_of(call, repeats)
+    return {"compile_s": compile_s, "wall_us": 1e6 * wall / n_steps,
+            "cpu_us": 1e6 * cpu / n_steps}
+
+
+def gradient_cost(model, repeats: int) -> dict:
+    """Reverse-mode gradient of a 1 s semi-implicit rollout vs the rollout alone."""
+    n = 1000
+    q0 = jnp.array([0.4, -0.3, 0.2])
+    qd0 = jnp.array([0.5, 0.0, -0.5])
+
+    def loss(q0, qd0, masses):
+        m = dataclasses.replace(model, muscle_mass=dataclasses.replace(model.muscle_mass,
+                                                                      point_mass=masses))
+        q, qd = engine.rollout(m, q0, qd0, jnp.full(m.n_u, 5.0), 1e-3, n,
+                               Integrator.SEMI_IMPLICIT_EULER)
+        return jnp.sum(q[-1] ** 2) + jnp.sum(qd[-1] ** 2)
+
+    masses = model.muscle_mass.point_mass
+    forward = jax.jit(loss)
+    grad = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
+    out = {"forward_compile_s": timed_compile(lambda: forward(q0, qd0, masses)),
+           "grad_compile_s": timed_compile(lambda: grad(q0, qd0, masses))}
+    fw, fc = best_of(lambda: forward(q0, qd0, masses), repeats)
+    gw, gc = best_of(lambda: grad(q0, qd0, masses), repeats)
+    out.update({"forward_wall_s": fw, "forward_cpu_s": fc, "grad_wall_s": gw, "grad_cpu_s": gc,
+                "ratio_wall": gw / fw, "ratio_cpu": gc / fc})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--wrap", action="store_true",
+                        help="step cost with a fifth, cylinder-wrapped inertial path")
+    args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}")
+    bare = step_cost(models(actuated=False)[0], args.steps, args.repeats)
+    print(f"RK4 step, skeleton alone (no tendon actuators): {bare['wall_us']:.1f} us wall, "
+          f"{bare['cpu_us']:.1f} us CPU")
+    massless, inertial = models()
+    a = step_cost(massless, args.steps, args.repeats)
+    b = step_cost(inertial, args.steps, args.repeats)
+    print(f"RK4 step, massless, 4 tendon-driven muscles: {a['wall_us']:.1f} us wall, "
+          f"{a['cpu_us']:.1f} us CPU (compile {a['compile_s']:.1f} s)")
+    print(f"RK4 step, 4 muscles x {N_POINTS} points: {b['wall_us']:.1f} us wall, "
+          f"{b['cpu_us']:.1f} us CPU (compile {b['compile_s']:.1f} s)")
+    print(f"step cost ratio inertial / massless: {b['wall_us'] / a['wall_us']:.2f} wall, "
+          f"{b['cpu_us'] / a['cpu_us']:.2f} CPU (aim <= 1.5); inertial / skeleton alone: "
+          f"{b['cpu_us'] / bare['cpu_us']:.2f} CPU")
+    if args.wrap:
+        m0, m1 = models(wrap=True)
+        c, d = step_cost(m0, args.steps, args.repeats), step_cost(m1, args.steps, args.repeats)
+        print(f"with a cylinder-wrapped fifth path (5 x {N_POINTS} points): "
+              f"{d['cpu_us']:.1f} vs {c['cpu_us']:.1f} us CPU, ratio "
+              f"{d['cpu_us'] / c['cpu_us']:.2f} (compile {d['compile_s']:.1f} s)")
+    g = gradient_cost(inertial, args.repeats)
+    print(f"1 s rollout (1000 semi-implicit steps), inertial: forward {g['forward_wall_s']:.3f} s "
+          f"wall / {g['forward_cpu_s']:.3f} s CPU, reverse-mode gradient "
+          f"{g['grad_wall_s']:.3f} s / {g['grad_cpu_s']:.3f} s (compile {g['grad_compile_s']:.1f}"
+          f" s)")
+    print(f"gradient / forward: {g['ratio_wall']:.2f} wall, {g['ratio_cpu']:.2f} CPU (aim <= 5)")
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
