@@ -179,7 +179,16 @@ def safeguard_fraction(model: FiberModel, contact: CylinderContact, q, dq,
 
     if np.all(ok(1.0)):
         return 1.0, (-1, -1)
-    lo, hi = np.zeros_like(d), np.ones_like(d)
+    lo = admissible_fractions(ok, d.shape, n_bisect)
+    worst = np.unravel_index(np.argmin(lo), lo.shape)
+    return float(lo[worst]), (int(worst[0]), int(worst[1]))
+
+
+def admissible_fractions(ok, shape, n_bisect: int) -> np.ndarray:
+    """Per entry of `shape`, the largest delta in [0, 1] with ok(delta) True there, by a
+    vectorised bisection (n_bisect halvings); ok maps a scalar or an array of deltas of that
+    shape to a bool array of that shape. Used by the safeguards of one fiber and of systems."""
+    lo, hi = np.zeros(shape), np.ones(shape)
     fine = ok(hi)
     lo[fine] = 1.0
     for _ in range(n_bisect):
@@ -187,5 +196,4 @@ def safeguard_fraction(model: FiberModel, contact: CylinderContact, q, dq,
         good = ok(mid)
         lo = np.where(good, mid, lo)
         hi = np.where(good | fine, hi, mid)
-    worst = np.unravel_index(np.argmin(lo), lo.shape)
-    return float(lo[worst]), (int(worst[0]), int(worst[1]))
+    return lo

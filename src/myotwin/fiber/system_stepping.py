@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from myotwin.fiber import contact_bones, contact_fibers
-from myotwin.fiber.contact_cylinder import eps_lower_bound
+from myotwin.fiber.contact_cylinder import admissible_fractions, eps_lower_bound
 from myotwin.fiber.coupling import positions_and_jacobians
 from myotwin.fiber.system import FiberSystem
 from myotwin.fiber.system_assembly import (
@@ -244,15 +244,7 @@ def _fraction(ok: Callable[[float], np.ndarray], shape, n_bisect: int = 50) -> f
     """Largest delta in [0, 1] with ok(delta) everywhere (vectorised bisection per entry)."""
     if np.all(ok(1.0)):
         return 1.0
-    lo, hi = np.zeros(shape), np.ones(shape)
-    fine = ok(hi)
-    lo[fine] = 1.0
-    for _ in range(n_bisect):
-        mid = 0.5 * (lo + hi)
-        good = ok(mid)
-        lo = np.where(good, mid, lo)
-        hi = np.where(good | fine, hi, mid)
-    return float(np.min(lo))
+    return float(np.min(admissible_fractions(ok, shape, n_bisect)))
 
 
 def _tangents(system, u, du, phi, dphi):

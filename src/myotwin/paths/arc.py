@@ -47,9 +47,9 @@ import jax
 import jax.numpy as jnp
 
 from myotwin.paths.circle import CircleWrap, circle_wrap, wrap_2d
-from myotwin.paths.cylinder import cylinder_plane, helix
+from myotwin.paths.cylinder import helix
+from myotwin.paths.obstacle import wrap_plane
 from myotwin.paths.safe import MINVAL, cross2, norm, normalize_mj, safe_div
-from myotwin.paths.sphere import sphere_plane
 
 
 class PathPoint(NamedTuple):
@@ -96,10 +96,7 @@ def plane_wrap(p0, p1, s, radius, has_side, is_cylinder, side_outside: bool = Fa
     is not within `radius` of the centre (or there is none), so MuJoCo's inside wrap (a Newton
     loop) cannot be chosen and is not traced; the result is the same."""
     away = (norm(p0) >= MINVAL) & (norm(p1) >= MINVAL)
-    sph0, sph1 = sphere_plane(p0, p1)
-    cyl0, cyl1 = cylinder_plane()
-    axis0 = jnp.where(is_cylinder, cyl0, sph0)
-    axis1 = jnp.where(is_cylinder, cyl1, sph1)
+    axis0, axis1 = wrap_plane(p0, p1, is_cylinder)
 
     def plane(p):
         return jnp.stack([jnp.dot(p, axis0), jnp.dot(p, axis1)])

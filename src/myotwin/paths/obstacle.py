@@ -37,16 +37,21 @@ class Wrap3D(NamedTuple):
     wrapped: jax.Array
 
 
+def wrap_plane(p0, p1, is_cylinder):
+    """(axis0, axis1) (3,) each: orthonormal in-plane axes of the wrap plane, obstacle frame
+    (sphere: the plane through the centre and both end points; cylinder: the cross-section)."""
+    sph0, sph1 = sphere_plane(p0, p1)
+    cyl0, cyl1 = cylinder_plane()
+    return jnp.where(is_cylinder, cyl0, sph0), jnp.where(is_cylinder, cyl1, sph1)
+
+
 def obstacle_wrap(x0, x1, center, rot, radius, side, has_side, is_cylinder) -> Wrap3D:
     """Wrap of the segment x0-x1 (world, (3,)) around a sphere or (is_cylinder) a cylinder with
     frame (center (3,), rot (3, 3) geom-to-world) and radius; side (3,): world side-site
     position, used if has_side."""
     p0, p1, s = (rot.T @ (x - center) for x in (x0, x1, side))
     away = (norm(p0) >= MINVAL) & (norm(p1) >= MINVAL)
-    sph0, sph1 = sphere_plane(p0, p1)
-    cyl0, cyl1 = cylinder_plane()
-    axis0 = jnp.where(is_cylinder, cyl0, sph0)
-    axis1 = jnp.where(is_cylinder, cyl1, sph1)
+    axis0, axis1 = wrap_plane(p0, p1, is_cylinder)
 
     def plane(p):
         return jnp.stack([jnp.dot(p, axis0), jnp.dot(p, axis1)])
