@@ -30,3 +30,10 @@ def test_upper_limb_quick(tmp_path):
     for name in ("fig9_activation.png", "fig10_forearm_angle.png", "fig11_end_forces.png",
                  "fig12_forces_along.png", "fig13_snapshots.png"):
         assert (tmp_path / name).stat().st_size > 10_000, name
+    # every discretisation was written as soon as it ended; a second call resumes from them
+    # (loads instead of recomputing: the recorded wall times come back unchanged)
+    assert sorted(p.name for p in tmp_path.glob("run_*el_*.npz")) == [
+        "run_3el_0.4s_dt0.01.npz", "run_6el_0.4s_dt0.01.npz"]
+    again = REGISTRY["fiber-upper-limb"](tmp_path, quick=True)
+    assert again["wall_time_s"] == summary["wall_time_s"]
+    assert again["max_angle_diff_deg"] == summary["max_angle_diff_deg"]

@@ -10,6 +10,10 @@ r_0(theta) = r_0 (1 + 16 (1-theta)^2 theta^2), gamma_M = 16 (1-theta)^2 theta^2.
 Contacts: biceps-biceps and triceps-triceps (two half-passes each), triceps on the wrapping
 cylinder. Gravity acts on the forearm and on the fibers. Backward Euler, dt = 0.01 s.
 
+Each discretisation's trajectory is written to DIR (run_<n>el_<T>s_dt<dt>.npz) as soon as it
+ends, and a rerun with the same DIR loads the finished ones instead of recomputing them: the
+full study takes hours, so it resumes where it stopped.
+
 Table 4 is not in our copy; every value below is documented with its source in docs/fiber.md
 (geometry and forearm inertia: OpenSim arm26, Holzbaur et al. 2005; material: the Table-1
 proxies of gsElasticity; prestress, viscosity and penalty: our choices).
@@ -140,6 +144,28 @@ def simulate(n_elements: int, duration_s: float, record_every: int = 50):
     return system, traj, time.perf_counter() - t0
 
 
+def _checkpoint_path(out_dir: pathlib.Path, n_elements: int, duration_s: float) -> pathlib.Path:
+    return out_dir / f"run_{n_elements}el_{duration_s:g}s_dt{DT_S:g}.npz"
+
+
+def _checkpointed(out_dir: pathlib.Path, n_elements: int, duration_s: float):
+    """`simulate(n_elements, duration_s)`, its trajectory written to out_dir as soon as it
+    ends; a run whose file already exists (same elements, end time and step) is loaded instead
+    of recomputed, so a long study (the full size takes hours) resumes where it stopped."""
+    path = _checkpoint_path(out_dir, n_elements, duration_s)
+    if path.exists():
+        with np.load(path) as data:
+            traj = ss.SystemTrajectory(**{f: data[f] for f in ss.SystemTrajectory._fields})
+            wall = float(data["wall_time_s"])
+        return build(n_elements)[0], traj, wall
+    system, traj, wall = simulate(n_elements, duration_s)
+    tmp = path.with_suffix(".partial.npz")
+    np.savez(tmp, wall_time_s=wall, **{f: np.asarray(getattr(traj, f))
+                                       for f in ss.SystemTrajectory._fields})
+    tmp.replace(path)  # complete files only: an interrupted write leaves no checkpoint
+    return system, traj, wall
+
+
 def _axial(system, traj, i, t):
     act = np.array([alpha_biceps(t)] * 2 + [alpha_triceps(t)] * 3)
     return np.asarray(axial_forces(system, jnp.asarray(traj.u[i]), jnp.asarray(traj.v[i]),
@@ -240,7 +266,7 @@ def study(out_dir: pathlib.Path, elements, duration_s: float, quick: bool = Fals
     cfg = dict(elements=tuple(elements), duration_s=float(duration_s))
     runs = {}
     for n in cfg["elements"]:
-        runs[n] = simulate(n, cfg["duration_s"])
+        runs[n] = _checkpointed(out_dir, n, cfg["duration_s"])
     finest = max(runs)
     angles = {n: np.degrees(r[1].q[:, 0]) for n, r in runs.items()}
     diff = max(float(np.max(np.abs(angles[n] - angles[finest]))) for n in runs)
