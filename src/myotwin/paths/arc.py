@@ -46,10 +46,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from myotwin.paths.circle import CircleWrap, circle_wrap, wrap_2d
-from myotwin.paths.cylinder import helix
-from myotwin.paths.obstacle import wrap_plane
-from myotwin.paths.safe import MINVAL, cross2, norm, normalize_mj, safe_div
+from myotwin.paths.obstacle import PlaneWrap, plane_wrap  # noqa: F401 (part of this API)
+from myotwin.paths.safe import cross2, norm, safe_div
 
 
 class PathPoint(NamedTuple):
@@ -67,53 +65,6 @@ class PathPoint(NamedTuple):
     wrap_length: jax.Array
     total_length: jax.Array
     wrapped: jax.Array
-
-
-class PlaneWrap(NamedTuple):
-    """The wrap in the obstacle frame: wrap-plane axes axis0, axis1 (3,), the 2-D end points
-    d0, d1 (2,) in that plane, the 2-D result `circle` (tangent points, arc length, on/off),
-    tangent points t0, t1 (3,) and wrapped length (arc or helix) as `obstacle_wrap` returns
-    them (obstacle frame), `wrapped` including mju_wrap's end-point-at-centre test, and the
-    obstacle type."""
-
-    axis0: jax.Array
-    axis1: jax.Array
-    d0: jax.Array
-    d1: jax.Array
-    circle: CircleWrap
-    t0: jax.Array
-    t1: jax.Array
-    length: jax.Array
-    wrapped: jax.Array
-    is_cylinder: jax.Array
-
-
-def plane_wrap(p0, p1, s, radius, has_side, is_cylinder, side_outside: bool = False
-               ) -> PlaneWrap:
-    """The wrap of p0-p1 (obstacle frame, (3,)) with side site s (obstacle frame, used if
-    has_side), computed exactly as `obstacle.obstacle_wrap` (MuJoCo 4.0 mju_wrap) but keeping
-    the wrap plane and the 2-D arc. side_outside (static): the caller guarantees the side site
-    is not within `radius` of the centre (or there is none), so MuJoCo's inside wrap (a Newton
-    loop) cannot be chosen and is not traced; the result is the same."""
-    away = (norm(p0) >= MINVAL) & (norm(p1) >= MINVAL)
-    axis0, axis1 = wrap_plane(p0, p1, is_cylinder)
-
-    def plane(p):
-        return jnp.stack([jnp.dot(p, axis0), jnp.dot(p, axis1)])
-
-    d0, d1 = plane(p0), plane(p1)
-    if side_outside:
-        w = circle_wrap(d0, d1, normalize_mj(plane(s))[0], has_side, radius)
-    else:
-        w = wrap_2d(d0, d1, plane(s), norm(s) < radius, has_side, radius)
-    t0 = axis0 * w.t0[0] + axis1 * w.t0[1]
-    t1 = axis0 * w.t1[0] + axis1 * w.t1[1]
-    z0, z1, helix_length = helix(p0, p1, w.t0, w.t1, w.arc_length)
-    t0 = jnp.where(is_cylinder, t0.at[2].set(z0), t0)
-    t1 = jnp.where(is_cylinder, t1.at[2].set(z1), t1)
-    length = jnp.where(is_cylinder, helix_length, w.arc_length)
-    return PlaneWrap(axis0, axis1, d0, d1, w, t0, t1, length, w.wrapped & away,
-                     jnp.asarray(is_cylinder))
 
 
 def arc_sense(d0, t0, t1, d1) -> jax.Array:
