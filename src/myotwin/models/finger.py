@@ -102,11 +102,8 @@ def phalanx_mass(name: str) -> float:
     return DENSITY_KG_PER_M3 * np.pi * (0.5 * diameter) ** 2 * length
 
 
-def skeleton(timestep_s: float = 0.001, gravity=GRAVITY, joint_motors: bool = False
-             ) -> ModelBuilder:
-    """The finger skeleton (`ModelBuilder`): three phalanges on hinges, fixed hand/forearm.
-    joint_motors: add an unlimited motor (gear 1) on each joint, so that a generalized force
-    (e.g. an external force's J^T F) can be applied as the control (N m)."""
+def skeleton(timestep_s: float = 0.001, gravity=GRAVITY) -> ModelBuilder:
+    """The finger skeleton (`ModelBuilder`): three phalanges on hinges, fixed hand/forearm."""
     b = ModelBuilder("index_finger", gravity=gravity, timestep_s=timestep_s, integrator="Euler",
                      contact=False)
     parent, pos = "world", (0.0, 0.0, 0.0)
@@ -122,9 +119,6 @@ def skeleton(timestep_s: float = 0.001, gravity=GRAVITY, joint_motors: bool = Fa
                    fromto=(0.0, 0.0, 0.0, length, 0.0, 0.0), contype=0, conaffinity=0)
         parent, pos = name, (length, 0.0, 0.0)
     b.add_site("distal", "fingertip", pos=(PHALANGES["distal"][0] + PULP_M, 0.0, 0.0))
-    if joint_motors:
-        for joint in JOINTS:
-            b.add_motor(joint)
     return b
 
 
@@ -153,28 +147,28 @@ def muscle_points() -> dict[str, list[Point]]:
     }
 
 
-def path_builder(timestep_s: float = 0.001, gravity=GRAVITY, joint_motors: bool = False
+def path_builder(timestep_s: float = 0.001, gravity=GRAVITY
                  ) -> PathBuilder:
     """Skeleton plus the FDS and FDP paths (`PathBuilder`)."""
-    pb = PathBuilder(skeleton(timestep_s, gravity, joint_motors))
+    pb = PathBuilder(skeleton(timestep_s, gravity))
     for name, points in muscle_points().items():
         pb.add_path(name, points)
     return pb
 
 
-def mjcf(timestep_s: float = 0.001, gravity=GRAVITY, joint_motors: bool = False) -> str:
+def mjcf(timestep_s: float = 0.001, gravity=GRAVITY) -> str:
     """MJCF of the finger with its paths; joint limits use `LIMIT_SOLREF` (a <default>)."""
-    text = path_builder(timestep_s, gravity, joint_motors).to_mjcf()
+    text = path_builder(timestep_s, gravity).to_mjcf()
     head, tail = text.split("<option", 1)
     solref = " ".join(repr(float(v)) for v in LIMIT_SOLREF)
     return f'{head}<default>\n    <joint solreflimit="{solref}"/>\n  </default>\n  <option{tail}'
 
 
-def mj_model(timestep_s: float = 0.001, gravity=GRAVITY, joint_motors: bool = False):
+def mj_model(timestep_s: float = 0.001, gravity=GRAVITY):
     """The finger compiled by MuJoCo (`mujoco.MjModel`)."""
     import mujoco
 
-    return mujoco.MjModel.from_xml_string(mjcf(timestep_s, gravity, joint_motors))
+    return mujoco.MjModel.from_xml_string(mjcf(timestep_s, gravity))
 
 
 @functools.lru_cache(maxsize=None)
@@ -225,7 +219,7 @@ def path_length_extremes() -> dict[str, tuple[float, float]]:
 
 
 def build(muscle_mass_kg: float | None = MUSCLE_MASS_KG, n_points: int = N_POINTS,
-          belly=(0.0, 1.0), gravity=GRAVITY, joint_motors: bool = False):
+          belly=(0.0, 1.0), gravity=GRAVITY):
     """Engine `Model` of the finger; each muscle carries `muscle_mass_kg` in `n_points`
     uniform points on `belly` (fractions of the path); None: massless muscles (the
     traditional model, the muscle mass absorbed by the fixed forearm)."""
@@ -233,7 +227,7 @@ def build(muscle_mass_kg: float | None = MUSCLE_MASS_KG, n_points: int = N_POINT
 
     from myotwin.engine.model import compile_model
 
-    model = compile_model(mj_model(gravity=gravity, joint_motors=joint_motors))
+    model = compile_model(mj_model(gravity=gravity))
     if muscle_mass_kg is None:
         return model
     for name in MUSCLES:

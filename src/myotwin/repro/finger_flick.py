@@ -12,10 +12,9 @@ Flick (the seed leaves the details open; choices):
   * a force of magnitude F on the fingertip site, along the distal phalanx's dorsal axis (+z of
     the `distal` body: the outward normal of the pad is -z, so a blow on the pad pushes
     dorsally), held for the first two steps of 1 ms; applied as the generalized force
-    J_tip(q_k)^T F n(q_k) at the start of each step, through three unlimited joint motors
-    (`finger.build(joint_motors=True)`, ctrl = that force; zero afterwards) -- MuJoCo's own
-    treatment of `xfrc_applied` (converted at the step's start configuration, held over the
-    step);
+    J_tip(q_k)^T F n(q_k) (the engine's `qfrc_applied`), converted at the start of each step
+    and held over it -- MuJoCo's own treatment of `xfrc_applied`, here at the fingertip site
+    instead of the body's COM;
   * from the rest posture `finger.Q_REST` at rest, gravity off (the flick lasts 2 ms and the
     response tens of ms; the finger weighs 0.2 N; without gravity Q_REST, the springs'
     reference, is an exact equilibrium of both models, so F -> 0 moves nothing and the energy
@@ -96,7 +95,7 @@ def finger_model(inertial: bool, setup: Setup = PRIMARY):
     from myotwin.models import finger
 
     model = finger.build(finger.MUSCLE_MASS_KG if inertial else None, belly=setup.belly,
-                         gravity=(0.0, 0.0, 0.0), joint_motors=True)
+                         gravity=(0.0, 0.0, 0.0))
     solref = jnp.tile(jnp.array([setup.limit_timeconst_s, finger.LIMIT_SOLREF[1]]),
                       (model.n_joint, 1))
     return dataclasses.replace(model, joint_solref=solref)
@@ -133,7 +132,8 @@ def flick_simulator(model, setup: Setup = PRIMARY, t_obs_s: float = T_OBS_S):
         e_rest = energy(q, qd)
         qs, qds = [q], [qd]
         for _ in range(FLICK_STEPS):
-            q, qd = step(model, q, qd, flick_torque(q, force), DT_S)
+            q, qd = step(model, q, qd, jnp.zeros(model.n_u), DT_S,
+                         qfrc_applied=flick_torque(q, force))
             qs.append(q), qds.append(qd)
         q_free, qd_free = engine.rollout(model, q, qd, jnp.zeros(model.n_u), DT_S, n_free,
                                          integrator)

@@ -55,17 +55,13 @@ from myotwin.paths.on_model import moment_arms, muscle_lengths
 from .engine_jump import DEFAULT_DT_S, FROG_CONTACT, engine_frog_mjcf
 from .metrics import TOUCH_TOLERANCE_M
 from .mjcf import (ACTUATOR_HIP, ACTUATOR_KNEE, ACTUATOR_PLANTARIS, BODY_FOOT,
-                   BODY_FORELIMB_SUPPORT, BODY_SHANK, BODY_TARSUS, BODY_THIGH, BODY_TRUNK,
-                   GEOM_SNOUT, HINGE_JOINTS, KEY_START, TENDON_PLANTARIS, build_frog_mjcf)
-from .plant import MAX_SPEED, OVEREXTENSION_MARGIN_RAD
+                   BODY_FORELIMB_SUPPORT, GEOM_SNOUT, HINGE_JOINTS, KEY_START, TENDON_PLANTARIS,
+                   build_frog_mjcf)
+from .plant import MAX_SPEED, TRACKED_POINTS, channel_names, overextension_fault
 from .spec import FrogSpec
 from .targets import forelimb_support_N, servo_controls, servo_targets_rad
 
 __all__ = ["EngineFrogPlant", "engine_plant_mjcf"]
-
-_POINTS = (("toe", BODY_FOOT), ("tmt", BODY_TARSUS), ("ankle", BODY_SHANK),
-           ("knee", BODY_THIGH), ("hip", BODY_TRUNK))
-
 
 def engine_plant_mjcf(spec: FrogSpec = FrogSpec()) -> str:
     """`engine_jump.engine_frog_mjcf(spec)` (smooth-contact numerics FROG_CONTACT) with the
@@ -88,7 +84,7 @@ class _Index(NamedTuple):
     root: int                           # the foot (free joint): subtree COM = whole frog
     path: int                           # plantaris row in the model's paths
     hinge_dof: tuple[int, ...]          # tmt, ankle, knee, hip
-    points: tuple[int, ...]             # bodies of _POINTS
+    points: tuple[int, ...]             # bodies of TRACKED_POINTS
     snout_body: int
     snout_local: tuple[float, float, float]
 
@@ -164,12 +160,10 @@ class EngineFrogPlant:
                     m.actuator(ACTUATOR_HIP).id, m.body(BODY_FORELIMB_SUPPORT).id,
                     m.body(BODY_FOOT).id, paths.path_tendon.index(ten),
                     tuple(int(m.jnt_dofadr[j]) for j in hinge),
-                    tuple(m.body(b).id for _, b in _POINTS), int(m.geom_bodyid[snout]),
+                    tuple(m.body(b).id for _, b in TRACKED_POINTS), int(m.geom_bodyid[snout]),
                     tuple(float(x) for x in m.geom_pos[snout]))
         self._hinge_qadr = np.array([m.jnt_qposadr[j] for j in hinge])
         self._hinge_range = [tuple(map(float, m.jnt_range[j])) for j in hinge]
-        self._lo_trip = np.array([r[0] for r in self._hinge_range]) - OVEREXTENSION_MARGIN_RAD
-        self._hi_trip = np.array([r[1] for r in self._hinge_range]) + OVEREXTENSION_MARGIN_RAD
         key = m.key(KEY_START).id
         self._q0 = np.array(m.key_qpos[key], dtype=float)
         self._qd0 = np.array(m.key_qvel[key], dtype=float)
@@ -178,15 +172,7 @@ class EngineFrogPlant:
         self._observe = functools.partial(_observe, ix=ix)
         self._table = np.zeros((0, 4))
         self._extend_table(4096)
-        self.channel_names = tuple(
-            ["t_plant_s"]
-            + [f"qpos_{i}" for i in range(m.nq)] + [f"qvel_{i}" for i in range(m.nv)]
-            + [f"{j}_rad" for j in HINGE_JOINTS]
-            + ["com_x_m", "com_y_m", "com_z_m", "floor_contacts", "grf_x_N", "grf_z_N",
-               "knee_target_rad", "hip_target_rad", "knee_servo_Nm", "hip_servo_Nm",
-               "forelimb_N"]
-            + [f"{j}_moment_arm_m" for j in HINGE_JOINTS]
-            + [f"{p}_{c}_m" for p, _ in _POINTS for c in "xz"] + ["snout_x_m", "snout_z_m"])
+        self.channel_names = channel_names(m.nq, m.nv)
         self.reset()
 
     # -- Plant interface -----------------------------------------------------------------
@@ -221,13 +207,7 @@ class EngineFrogPlant:
         if vmax > MAX_SPEED:
             return (f"divergence: speed {vmax:.3g} (rad/s or m/s) above {MAX_SPEED:g} at "
                     f"t = {t:.4f} s")
-        h = q[self._hinge_qadr]
-        if ((h < self._lo_trip) | (h > self._hi_trip)).any():
-            for name, qi, (lo, hi) in zip(HINGE_JOINTS, h, self._hinge_range):
-                if not lo - OVEREXTENSION_MARGIN_RAD <= qi <= hi + OVEREXTENSION_MARGIN_RAD:
-                    return (f"overextension: {name} angle {qi:.3f} rad is beyond its range "
-                            f"[{lo:.2f}, {hi:.2f}] by more than {OVEREXTENSION_MARGIN_RAD} rad")
-        return None
+        return overextension_fault(q[self._hinge_qadr], self._hinge_range)
 
     def channels(self) -> tuple[float, ...]:
         k = self._k

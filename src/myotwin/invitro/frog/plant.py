@@ -34,8 +34,32 @@ OVEREXTENSION_MARGIN_RAD = 0.75
 #: Joint speed (rad/s) or body speed (m/s) beyond which the simulation is taken as diverged.
 MAX_SPEED = 1.0e3
 
-_POINTS = (("toe", BODY_FOOT), ("tmt", BODY_TARSUS), ("ankle", BODY_SHANK),
+TRACKED_POINTS = (("toe", BODY_FOOT), ("tmt", BODY_TARSUS), ("ankle", BODY_SHANK),
            ("knee", BODY_THIGH), ("hip", BODY_TRUNK))
+
+
+def channel_names(nq: int, nv: int) -> tuple[str, ...]:
+    """Names (with units) of the frog plants' state channels, in `channels()` order (shared by
+    MujocoFrogPlant and engine_plant.EngineFrogPlant)."""
+    return tuple(
+        ["t_plant_s"]
+        + [f"qpos_{i}" for i in range(nq)] + [f"qvel_{i}" for i in range(nv)]
+        + [f"{j}_rad" for j in HINGE_JOINTS]
+        + ["com_x_m", "com_y_m", "com_z_m", "floor_contacts", "grf_x_N", "grf_z_N",
+           "knee_target_rad", "hip_target_rad", "knee_servo_Nm", "hip_servo_Nm",
+           "forelimb_N"]
+        + [f"{j}_moment_arm_m" for j in HINGE_JOINTS]
+        + [f"{p}_{c}_m" for p, _ in TRACKED_POINTS for c in "xz"] + ["snout_x_m", "snout_z_m"])
+
+
+def overextension_fault(angles, hinge_ranges) -> str | None:
+    """A message if a hinge angle (rad, HINGE_JOINTS order) is beyond its range widened by
+    OVEREXTENSION_MARGIN_RAD, else None (shared by both frog plants' `fault`)."""
+    for name, qi, (lo, hi) in zip(HINGE_JOINTS, angles, hinge_ranges):
+        if not lo - OVEREXTENSION_MARGIN_RAD <= qi <= hi + OVEREXTENSION_MARGIN_RAD:
+            return (f"overextension: {name} angle {qi:.3f} rad is beyond its range "
+                    f"[{lo:.2f}, {hi:.2f}] by more than {OVEREXTENSION_MARGIN_RAD} rad")
+    return None
 
 
 class MujocoFrogPlant:
@@ -55,24 +79,14 @@ class MujocoFrogPlant:
         self._hinge_qadr = [int(m.jnt_qposadr[m.joint(j).id]) for j in HINGE_JOINTS]
         self._hinge_dadr = [int(m.jnt_dofadr[m.joint(j).id]) for j in HINGE_JOINTS]
         self._hinge_range = [tuple(m.jnt_range[m.joint(j).id]) for j in HINGE_JOINTS]
-        self._lo_trip = np.array([r[0] for r in self._hinge_range]) - OVEREXTENSION_MARGIN_RAD
-        self._hi_trip = np.array([r[1] for r in self._hinge_range]) + OVEREXTENSION_MARGIN_RAD
-        self._bodies = [m.body(b).id for _, b in _POINTS]
+        self._bodies = [m.body(b).id for _, b in TRACKED_POINTS]
         self._snout = m.geom(GEOM_SNOUT).id
         self._floor = m.geom(GEOM_FLOOR).id
         self._warn_badqacc = self.data.warning[mujoco.mjtWarning.mjWARN_BADQACC]
         self._table: list = []        # inputs depend on time only: kept across resets
         self._extend_table(4096)
         self._f6 = np.zeros(6)
-        self.channel_names = tuple(
-            ["t_plant_s"]
-            + [f"qpos_{i}" for i in range(m.nq)] + [f"qvel_{i}" for i in range(m.nv)]
-            + [f"{j}_rad" for j in HINGE_JOINTS]
-            + ["com_x_m", "com_y_m", "com_z_m", "floor_contacts", "grf_x_N", "grf_z_N",
-               "knee_target_rad", "hip_target_rad", "knee_servo_Nm", "hip_servo_Nm",
-               "forelimb_N"]
-            + [f"{j}_moment_arm_m" for j in HINGE_JOINTS]
-            + [f"{p}_{c}_m" for p, _ in _POINTS for c in "xz"] + ["snout_x_m", "snout_z_m"])
+        self.channel_names = channel_names(m.nq, m.nv)
         self.reset()
 
     # -- Plant interface -----------------------------------------------------------------
@@ -106,13 +120,7 @@ class MujocoFrogPlant:
         if not (vmax <= MAX_SPEED and math.isfinite(float(d.qpos.sum()))):
             return (f"divergence: non-finite state or speed {vmax:.3g} (rad/s or m/s) above "
                     f"{MAX_SPEED:g} at t = {d.time:.4f} s")
-        q = d.qpos[self._hinge_qadr]
-        if ((q < self._lo_trip) | (q > self._hi_trip)).any():
-            for name, qi, (lo, hi) in zip(HINGE_JOINTS, q, self._hinge_range):
-                if not lo - OVEREXTENSION_MARGIN_RAD <= qi <= hi + OVEREXTENSION_MARGIN_RAD:
-                    return (f"overextension: {name} angle {qi:.3f} rad is beyond its range "
-                            f"[{lo:.2f}, {hi:.2f}] by more than {OVEREXTENSION_MARGIN_RAD} rad")
-        return None
+        return overextension_fault(d.qpos[self._hinge_qadr], self._hinge_range)
 
     def channels(self) -> tuple[float, ...]:
         m, d = self.model, self.data
