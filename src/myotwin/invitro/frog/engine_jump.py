@@ -15,19 +15,15 @@ Everything else (bodies, inertias, joint limits as soft constraints, the knee an
 servos, the 7 explicit floor `<pair>`s) is read by the engine from the same MjModel.
 
 Forelimb support. The MuJoCo plant applies F(t) = `targets.forelimb_support_N(t)` (world +z)
-through `xfrc_applied` on the massless body `forelimb_support`, i.e. at its `xipos`.
-`frog_forward_dynamics` (written before the engine had applied-force inputs; it equals
-`engine.forward_dynamics(..., xfrc_applied=...)` to roundoff) composes the engine's stages and
-adds qfrc_applied = J_p(xipos)^T (0, 0, F), exactly MuJoCo's mj_xfrcAccumulate for a pure force,
-before the joint-limit QP:
+through `xfrc_applied` on the massless body `forelimb_support`, i.e. at its `xipos`; the engine
+rollout gets the same per-step `xfrc_applied` (engine/applied.py, MuJoCo's mj_xfrcAccumulate),
+so the right-hand side is the engine's `forward_dynamics`:
   a0 = M^-1 (tau_act + tau_passive + tau_contact - c + J_p^T F),   qacc = limit QP(a0)
-(Wang et al. 2022 Eq. 7 with an external force). The step functions are the engine's explicit
-Euler, semi-implicit Euler and RK4 (integrators.py) with this right-hand side; ctrl and F are
-held over each step, as MuJoCo holds ctrl and xfrc_applied. The RK4 here (`_rk4`) is the
-qpos-coordinate form the engine used before; the engine's `rk4_step` is now MuJoCo 4.0.0's
-Runge-Kutta-Munthe-Kaas form, which differs on the free joint's quaternion by O(h^5) per step
-(docs/engine.md, Integrators); the documented comparison numbers (frog.md §15) are those of
-this `_rk4`.
+(Wang et al. 2022 Eq. 7 with an external force), and the step is the engine's own
+(`engine.rollout`: explicit Euler, semi-implicit Euler, or RK4 in MuJoCo 4.0.0's
+Runge-Kutta-Munthe-Kaas form), ctrl and F held over each step as MuJoCo holds ctrl and
+xfrc_applied. The accelerations reported per sample are `forward_dynamics` at that sample's
+state with that step's inputs (MuJoCo's qacc after mj_forward).
 
 Metrics (metrics.py, docs/invitro/metrics.md): COM = subtree COM of the root (the whole frog);
 floor contact = any contact sphere (capsules: their two end spheres, which is where a capsule
@@ -48,15 +44,11 @@ from typing import Mapping
 
 import jax
 import jax.numpy as jnp
-import jax.scipy.linalg as jsl
 import numpy as np
 
 from myotwin import engine
-from myotwin.engine.bias import bias_forces_from_kinematics
 from myotwin.engine.contact import contact_forces_from_kinematics
-from myotwin.engine.integrators import normalize_quaternions, qpos_derivative
 from myotwin.engine.kinematics import kinematics
-from myotwin.engine.mass import mass_matrix_from_kinematics
 from myotwin.engine.simulate import n_steps_for
 
 from .metrics import TOUCH_TOLERANCE_M, JumpMetrics, Rollout, jump_metrics, rollout_open_loop
@@ -67,7 +59,7 @@ from .targets import forelimb_support_N, servo_controls
 
 __all__ = ["DEFAULT_DT_S", "FROG_CONTACT", "INTEGRATORS", "MIN_FLIGHT_S", "EngineFrog",
            "EngineJump", "JumpComparison", "com_acceleration", "compare_with_mujoco",
-           "engine_frog_mjcf", "frog_forward_dynamics", "frog_inputs", "frog_samples",
+           "engine_frog_mjcf", "frog_inputs", "frog_samples", "support_xfrc",
            "jump_summary", "load_engine_frog", "min_flight_steps", "rollout_frog",
            "run_engine_jump", "run_mujoco_control1"]
 
@@ -157,68 +149,22 @@ def frog_inputs(spec: FrogSpec, n_steps: int, dt_s: float) -> tuple[np.ndarray, 
 # ----------------------------------------------------------------------------- dynamics
 
 
-def frog_forward_dynamics(model: engine.Model, q, qd, ctrl, support_N, support_body: int):
-    """(n_v,) qacc at q (n_q,), qd (n_v,), ctrl (n_u,) with a world +z force support_N (N) on
-    `support_body` at its COM (MuJoCo xfrc_applied), added before the joint-limit QP."""
-    kin = kinematics(model, q)
-    mass = mass_matrix_from_kinematics(model, kin)
-    jacp, _ = engine.point_jacobian(model, kin, kin.body_com_world[support_body], support_body)
-    force = (engine.actuator_forces(model, q, qd, ctrl) + engine.passive_forces(model, q, qd)
-             + contact_forces_from_kinematics(model, kin, qd).qfrc_contact
-             - bias_forces_from_kinematics(model, kin, qd) + jacp[2] * support_N)
-    factor = jsl.cho_factor(mass)
-    return engine.constrained_acceleration(model, q, qd, jsl.cho_solve(factor, force), factor)
+def support_xfrc(model: engine.Model, support_N, support_body: int) -> jax.Array:
+    """(n, n_body, 6) MuJoCo xfrc_applied rows (force, torque) with the world +z force
+    support_N (n,) (N) on `support_body` (at its COM, as MuJoCo applies xfrc_applied)."""
+    support_N = jnp.asarray(support_N, dtype=float)
+    xfrc = jnp.zeros(support_N.shape + (model.n_body, 6), dtype=support_N.dtype)
+    return xfrc.at[..., support_body, 2].set(support_N)
 
 
-_RK4_C = (0.0, 0.5, 0.5, 1.0)
-_RK4_B = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
-
-
-def _rk4(model, q, qd, acc, dt):
-    """Classic RK4 on (q, qd) in qpos coordinates, quaternions normalised at every stage (the
-    engine's former rk4_step; MuJoCo 4.0.0 integrates the quaternion by RKMK instead, an
-    O(h^5) difference per step, see the module docstring). The tableau is diagonal (stage i
-    uses stage i-1 only), so the four stages run as one `lax.scan` and the dynamics is traced
-    once.
-    Returns (q', qd', qacc at the start state)."""
-    q = normalize_quaternions(model, q)
-
-    def stage(carry, cb):
-        c, b = cb
-        k_q, k_v, sum_q, sum_v = carry
-        q_i = normalize_quaternions(model, q + (dt * c) * k_q)
-        qd_i = qd + (dt * c) * k_v
-        k_q, k_v = qpos_derivative(model, q_i, qd_i), acc(q_i, qd_i)
-        return (k_q, k_v, sum_q + b * k_q, sum_v + b * k_v), k_v
-
-    zq, zv = jnp.zeros_like(q), jnp.zeros_like(qd)
-    (_, _, sum_q, sum_v), k_v = jax.lax.scan(stage, (zq, zv, zq, zv),
-                                             (jnp.asarray(_RK4_C), jnp.asarray(_RK4_B)))
-    return normalize_quaternions(model, q + dt * sum_q), qd + dt * sum_v, k_v[0]
-
-
-def _step(model, q, qd, acc, dt, integrator: str):
-    """One step of `integrator` for qdd = acc(q, qd) (the schemes of engine/integrators.py):
-    (q', qd', qacc at the start state)."""
-    if integrator == "rk4":
-        return _rk4(model, q, qd, acc, dt)
-    qdd = acc(q, qd)
-    qd_new = qd + dt * qdd
-    if integrator == "explicit_euler":
-        return engine.integrate_pos(model, q, qd, dt), qd_new, qdd
-    return engine.integrate_pos(model, q, qd_new, dt), qd_new, qdd
-
-
-@functools.partial(jax.jit, static_argnames=("support_body", "integrator"))
-def _rollout(model, q0, qd0, ctrl, support_N, dt_s, support_body: int, integrator: str):
-    def body(state, u):
-        c, f = u
-        acc = lambda q, qd: frog_forward_dynamics(model, q, qd, c, f, support_body)  # noqa: E731
-        q, qd, qdd = _step(model, *state, acc, dt_s, integrator)
-        return (q, qd), (q, qd, qdd)
-
-    _, (qs, qds, qdds) = jax.lax.scan(body, (q0, qd0), (ctrl, support_N))
-    return jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds]), qdds
+@functools.partial(jax.jit, static_argnames=("n_steps", "support_body", "integrator"))
+def _rollout(model, q0, qd0, ctrl, support_N, dt_s, n_steps: int, support_body: int,
+             integrator: engine.Integrator):
+    xfrc = support_xfrc(model, support_N, support_body)
+    q, qd = engine.rollout(model, q0, qd0, ctrl, dt_s, n_steps, integrator, xfrc_applied=xfrc)
+    qacc = jax.vmap(lambda q, qd, c, f: engine.forward_dynamics(model, q, qd, c, xfrc_applied=f))(
+        q[:-1], qd[:-1], ctrl, xfrc)
+    return q, qd, qacc
 
 
 def rollout_frog(frog: EngineFrog, q0, qd0, ctrl, support_N, dt_s: float,
@@ -237,7 +183,8 @@ def rollout_frog(frog: EngineFrog, q0, qd0, ctrl, support_N, dt_s: float,
                          f"(n, {frog.model.n_u}) and (n,)")
     q, qd, qdd = (np.asarray(a) for a in _rollout(
         frog.model, jnp.asarray(q0, dtype=float), jnp.asarray(qd0, dtype=float),
-        jnp.asarray(ctrl), jnp.asarray(support_N), dt_s, frog.support_body, integrator))
+        jnp.asarray(ctrl), jnp.asarray(support_N), dt_s, len(ctrl), frog.support_body,
+        engine.Integrator(integrator)))
     bad = ~(np.isfinite(q).all(axis=1) & np.isfinite(qd).all(axis=1))
     if bad.any():
         k = int(np.argmax(bad))
