@@ -2,7 +2,8 @@
 
 Each reproduction is a plain function `run(out_dir: pathlib.Path, quick: bool = False) -> dict`
 that writes its figures (matplotlib, Agg) and `summary.json` into `out_dir` and returns the
-summary. `quick=True` is the CI size (under a minute on the 2-CPU machine). `REGISTRY` maps the
+summary (`output.py`: float64 on, the directory, Agg figures, summary.json). `quick=True` is the
+CI size (under a minute on the 2-CPU machine). `REGISTRY` maps the
 CLI name (`myotwin repro NAME --out DIR`) to the function; modules are imported on demand so
 that listing the registry stays cheap.
 """

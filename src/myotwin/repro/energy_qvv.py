@@ -27,10 +27,11 @@ total energy, with and without QVV, both muscle types).
 
 from __future__ import annotations
 
-import json
 import pathlib
 
 import numpy as np
+
+from myotwin.repro.output import prepare_output, pyplot, write_summary
 
 BONE_LENGTH_M = 0.4
 BONE_MASS_KG = 1.0
@@ -149,10 +150,7 @@ def _run_kind(kind: str, duration_s: float, dt_s: float) -> tuple[dict, dict]:
 
 
 def _plot(out_dir: pathlib.Path, t: np.ndarray, curves: dict) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(2, 2, figsize=(11, 7), sharex=True)
     for row, kind in enumerate(("type2", "type3")):
@@ -178,11 +176,8 @@ def _plot(out_dir: pathlib.Path, t: np.ndarray, curves: dict) -> None:
 
 def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
     """Run both pendulums with and without QVV; write summary.json and energy_qvv.png."""
-    import jax
 
-    jax.config.update("jax_enable_x64", True)  # entry point (STYLE 14)
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = prepare_output(out_dir)
     duration, dt = (2.0, 1e-3) if quick else (10.0, 1e-3)
     summary, curves = {}, {}
     for kind in ("type2", "type3"):
@@ -199,5 +194,5 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
                       "n_points": N_POINTS,
                       "rel_drift": "max |E(t) - E(0)| / (E(0) - E_rest)"}
     _plot(out_dir, np.arange(round(duration / dt) + 1) * dt, curves)
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary(out_dir, summary)
     return summary

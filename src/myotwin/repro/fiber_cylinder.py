@@ -25,15 +25,14 @@ quadratic dz/dxi). Reference: 10 contact points, 256 elements; error_pct = 100 |
 
 from __future__ import annotations
 
-import json
 import math
 import pathlib
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from myotwin import fiber
+from myotwin.repro.output import prepare_output, pyplot, write_summary
 
 R0_M = 0.05
 RHO_KG_M3 = 900.0
@@ -115,9 +114,7 @@ def solve_case(n_elements: int, n_qp_contact: int, relaxed_model, relaxed_q):
 
 
 def _plot(out_dir, ref_model, ref_q, results, u_ref):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, q, title in ((axes[0], np.asarray(ref_model.ref_q), "(a) initial"),
@@ -163,9 +160,7 @@ def _plot(out_dir, ref_model, ref_q, results, u_ref):
 
 def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
     """Sec. 5.2 study; writes fig4_geometry.png, fig5_convergence.png and summary.json."""
-    jax.config.update("jax_enable_x64", True)  # entry point (STYLE 14)
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = prepare_output(out_dir)
     cfg = QUICK if quick else FULL
     relax_model, relaxed_q, traj = relax()
     ref_model, ref_q, ref_info = solve_case(*REFERENCE, relax_model, relaxed_q)
@@ -204,5 +199,5 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
                   "line_load_N_per_m": LINE_LOAD_N_PER_M, "cylinder": CYLINDER,
                   "material": "table1_material()", "n_qp_bulk": 4},
     }
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary(out_dir, summary)
     return summary

@@ -24,16 +24,15 @@ u_z^ref(0.5)| in m (relative errors in `relative_errors`).
 
 from __future__ import annotations
 
-import json
 import pathlib
 
-import jax
 import numpy as np
 
 from myotwin import fiber
 from myotwin.fiber import system as fsys
 from myotwin.fiber import system_stepping as ss
 from myotwin.fiber.contact_fibers import make_fiber_contact_law
+from myotwin.repro.output import prepare_output, pyplot, write_summary
 
 R0_M = 0.05
 RHO_KG_M3 = 1000.0
@@ -103,9 +102,7 @@ def solve(n_elements: int):
 
 
 def _plot(out_dir, system, u0, u, ns, errors):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig = plt.figure(figsize=(12, 4.5))
     theta = np.linspace(0, 1, 401)
@@ -128,9 +125,7 @@ def _plot(out_dir, system, u0, u, ns, errors):
 
 def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
     """Sec. 5.3 study; writes fig6_7_fiber_fiber.png and summary.json."""
-    jax.config.update("jax_enable_x64", True)  # entry point (STYLE 14)
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = prepare_output(out_dir)
     cfg = QUICK if quick else FULL
     ref_sys, ref_u, ref_info, ref_traj = solve(cfg["reference"])
     u_ref = mid_displacement(ref_sys, ref_u)
@@ -163,5 +158,5 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
                   "lower_fiber_z_m": GAP_Z_M, "kappa_N_per_m": KAPPA_N_PER_M, "gamma": GAMMA,
                   "material": "table1_material()", "n_qp_bulk": 4, "n_qp_contact": 5},
     }
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary(out_dir, summary)
     return summary

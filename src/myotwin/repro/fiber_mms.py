@@ -34,7 +34,6 @@ which removes the (mesh-independent) time error.
 
 from __future__ import annotations
 
-import json
 import math
 import pathlib
 
@@ -44,6 +43,7 @@ import numpy as np
 
 from myotwin import fiber
 from myotwin.fiber.material import stress_s11
+from myotwin.repro.output import prepare_output, pyplot, write_summary
 
 T_END_S = 1.0
 R0_M = 0.05
@@ -134,14 +134,10 @@ def l2_error(t, u2) -> float:
 
 def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
     """Convergence study of Sec. 5.1 / Fig. 3; writes fig3_mms.png and summary.json."""
-    jax.config.update("jax_enable_x64", True)  # entry point (STYLE 14)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    out_dir = prepare_output(out_dir)
+    plt = pyplot()
 
     cfg = QUICK if quick else FULL
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     iters, failures = [], {}
     time_errors = {}
     for n_steps in cfg["time_steps"]:
@@ -217,5 +213,5 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
                   "activation_max": ACTIVATION_MAX, "material": "table1_material()",
                   "n_qp": 4},
     }
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary(out_dir, summary)
     return summary

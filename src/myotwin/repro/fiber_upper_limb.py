@@ -21,12 +21,10 @@ proxies of gsElasticity; prestress, viscosity and penalty: our choices).
 
 from __future__ import annotations
 
-import json
 import math
 import pathlib
 import time
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -36,6 +34,7 @@ from myotwin.fiber import system_stepping as ss
 from myotwin.fiber.contact_bones import make_bone_cylinder
 from myotwin.fiber.contact_fibers import make_fiber_contact_law
 from myotwin.fiber.system_assembly import axial_forces
+from myotwin.repro.output import prepare_output, pyplot, write_summary
 
 # --- skeleton (OpenSim arm26: r_ulna_radius_hand mass, COM, inertia; TRI wrap cylinder) ---
 ELBOW_M = (0.0, 0.0, -0.29)                 # elbow centre below the shoulder (arm26: 0.2904 m)
@@ -173,9 +172,7 @@ def _axial(system, traj, i, t):
 
 
 def _plot(out_dir, runs, finest):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7, 4))
     tt = np.linspace(0, max(r[1].t[-1] for r in runs.values()), 400)
@@ -260,9 +257,7 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
 def study(out_dir: pathlib.Path, elements, duration_s: float, quick: bool = False) -> dict:
     """The Sec. 5.4 study for the given elements per fiber and end time (`run` uses FULL/QUICK).
     """
-    jax.config.update("jax_enable_x64", True)  # entry point (STYLE 14)
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = prepare_output(out_dir)
     cfg = dict(elements=tuple(elements), duration_s=float(duration_s))
     runs = {}
     for n in cfg["elements"]:
@@ -286,5 +281,5 @@ def study(out_dir: pathlib.Path, elements, duration_s: float, quick: bool = Fals
         "split_steps": {str(n): int(np.sum(r[1].substeps > 1)) for n, r in runs.items()},
         "dt_s": DT_S, "duration_s": cfg["duration_s"], "quick": bool(quick),
     }
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary(out_dir, summary)
     return summary

@@ -47,11 +47,12 @@ below the massless threshold, both models).
 from __future__ import annotations
 
 import dataclasses
-import json
 import pathlib
 from typing import NamedTuple
 
 import numpy as np
+
+from myotwin.repro.output import prepare_output, pyplot, write_summary
 
 DT_S = 1e-3
 FLICK_STEPS = 2
@@ -236,11 +237,8 @@ def _experiment(setup: Setup, grid_ratio: float, t_obs_s: float) -> dict:
 
 def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
     """Thresholds of both models (primary setup; full: plus sensitivity); summary + figures."""
-    import jax
 
-    jax.config.update("jax_enable_x64", True)  # entry point (STYLE 14)
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = prepare_output(out_dir)
     grid_ratio = 1.1 if quick else GRID_RATIO
     t_obs = T_OBS_S
     models = {label: finger_model(inertial) for label, inertial in (("massless", False),
@@ -285,7 +283,7 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
                 "threshold_inertial_N": res["inertial"]["threshold_N"],
                 "ratio": res["ratio"], "setup": dataclasses.asdict(setup)}
     _plot(out_dir, sims, primary, t_obs)
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary(out_dir, summary)
     return summary
 
 
@@ -302,10 +300,7 @@ def belly_only() -> tuple[float, float]:
 
 
 def _plot(out_dir: pathlib.Path, sims: dict, primary: dict, t_obs: float) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for k, (label, color) in enumerate((("massless", "C3"), ("inertial", "C0"))):

@@ -18,11 +18,9 @@ and frog_engine.png (COM path, hinge angles, vertical floor force vs time).
 
 from __future__ import annotations
 
-import json
 import pathlib
 
-import jax
-import numpy as np
+from myotwin.repro.output import prepare_output, pyplot, write_summary
 
 QUICK = dict(duration_s=0.3, engine_steps_s=(), mujoco_steps_s=())
 FULL = dict(duration_s=0.4, engine_steps_s=(0.125e-3, 0.5e-3, 1e-3), mujoco_steps_s=(0.5e-3,))
@@ -30,10 +28,7 @@ LOOP_STEP_S = 1e-3
 
 
 def _plot(out_dir: pathlib.Path, runs: dict) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     styles = {"engine": dict(color="C0", ls="-"), "mujoco": dict(color="C3", ls="--"),
               "mujoco_loop_step": dict(color="0.5", ls=":")}
@@ -67,14 +62,12 @@ def _plot(out_dir: pathlib.Path, runs: dict) -> None:
 
 def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
     """Control 1 on both engines; writes summary.json and frog_engine.png into out_dir."""
-    jax.config.update("jax_enable_x64", True)  # entry point (STYLE 14)
+    out_dir = prepare_output(out_dir)
     from myotwin.invitro.frog import FrogSpec
     from myotwin.invitro.frog.engine_jump import (DEFAULT_DT_S, FROG_CONTACT, compare_with_mujoco,
                                                   jump_summary, load_engine_frog,
                                                   run_engine_jump, run_mujoco_control1)
 
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     cfg = QUICK if quick else FULL
     spec = FrogSpec()
     frog = load_engine_frog(spec)
@@ -102,13 +95,5 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
     summary["quick"] = bool(quick)
     _plot(out_dir, {"engine": comparison.engine, "mujoco": comparison.mujoco,
                     "mujoco_loop_step": loop})
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=_json_default))
+    write_summary(out_dir, summary)
     return summary
-
-
-def _json_default(x):
-    if isinstance(x, (np.floating, np.integer)):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    raise TypeError(f"not JSON serialisable: {type(x).__name__}")

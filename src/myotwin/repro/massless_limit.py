@@ -17,10 +17,11 @@ log-log slope. Figure massless_limit.png: difference vs mass.
 
 from __future__ import annotations
 
-import json
 import pathlib
 
 import numpy as np
+
+from myotwin.repro.output import prepare_output, pyplot, write_summary
 
 MASSES_KG = (1e-30, 1e-15, 1e-12, 1e-9, 1e-6, 1e-3, 1e-1)
 Q0, QD0 = (0.8, 0.2), (0.0, 1.0)
@@ -47,15 +48,11 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
     """Rollouts at decreasing muscle mass vs the massless model; summary.json and a figure."""
     import dataclasses
 
-    import jax
-
-    jax.config.update("jax_enable_x64", True)  # entry point (STYLE 14)
+    out_dir = prepare_output(out_dir)
     import jax.numpy as jnp
 
     from myotwin import engine
 
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     duration, dt = (1.0, 1e-3) if quick else (2.0, 1e-3)
     n = round(duration / dt)
     q0, qd0 = jnp.asarray(Q0), jnp.asarray(QD0)
@@ -87,15 +84,12 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
                 "max_rel_diff": "max over steps and state entries of |x_m - x_0| / max|x_0|"},
     }
     _plot(out_dir, diffs)
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary(out_dir, summary)
     return summary
 
 
 def _plot(out_dir: pathlib.Path, diffs) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     masses = np.asarray(MASSES_KG)
     shown = np.maximum(np.asarray(diffs), 1e-17)  # exact zeros drawn at the floor

@@ -40,12 +40,13 @@ equally onto the bones), pai2010_convergence.png (midpoint rule error vs n).
 
 from __future__ import annotations
 
-import json
 import math
 import pathlib
 from typing import NamedTuple
 
 import numpy as np
+
+from myotwin.repro.output import prepare_output, pyplot, write_summary
 
 GRAVITY = 9.81
 
@@ -169,15 +170,13 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
     """Closed-form checks of the Pai 2010 model; writes summary.json and two figures."""
     import jax
 
-    jax.config.update("jax_enable_x64", True)  # entry point (STYLE 14)
+    out_dir = prepare_output(out_dir)
     import dataclasses
 
     import jax.numpy as jnp
 
     from myotwin import engine, inertia
 
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     p = PaiParams()
     model = engine_model(p)
     duration, dt = (0.8, 1e-3) if quick else (1.0, 1e-3)
@@ -231,15 +230,12 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
         "params": p._asdict(),
     }
     _plot(out_dir, t, q, q_bones, ns, conv)
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary(out_dir, summary)
     return summary
 
 
 def _plot(out_dir, t, q, q_bones, ns, conv) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for j, c in enumerate(("C0", "C1")):

@@ -38,7 +38,6 @@ angle near wrap onset, seed Fig. 4b-e).
 
 from __future__ import annotations
 
-import json
 import pathlib
 import time
 from typing import Callable, NamedTuple
@@ -46,6 +45,8 @@ from typing import Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from myotwin.repro.output import prepare_output, pyplot, write_summary
 
 #: Scene (see the module docstring), SI.
 LINK_LENGTH_M = 0.3
@@ -272,10 +273,7 @@ def zoom(p: Pendulum, params, n: int = 401) -> dict:
 
 
 def _plot(out_dir: pathlib.Path, runs: dict, z: dict) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(2, 2, figsize=(12, 8))
     for col, variant in enumerate(("library", "network")):
@@ -309,11 +307,9 @@ def _plot(out_dir: pathlib.Path, runs: dict, z: dict) -> None:
 
 def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
     """Both rollouts (and the dt study when not quick); writes summary.json and the figure."""
-    jax.config.update("jax_enable_x64", True)  # entry point (STYLE 14)
+    out_dir = prepare_output(out_dir)
     from myotwin.inertia import wrap_network as wn
 
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     cfg = QUICK if quick else FULL
     p = build_pendulum()
     params = wn.load_params()
@@ -348,5 +344,5 @@ def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
                 for v in ("library", "network")}
         summary["dt_half"] = {"dt_s": DT_S / 2, **{v: s for v, s in fine.items()}}
     _plot(out_dir, runs, zoom(p, params))
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary(out_dir, summary)
     return summary
