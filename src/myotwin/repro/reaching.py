@@ -31,10 +31,11 @@ rollouts (measured: `gradient_cost_rollouts`) and compiles in ~2-3 min.
 Optimisers (times exclude the one-time XLA compilation of each function, reported
 separately; wall and CPU):
   (a) gradient: scipy `minimize(method="BFGS")`, default options, jac = the AD gradient;
-  (b) gradient-free: scipy Nelder-Mead (MATLAB's fminsearch), derivative-free, with
-      tolerances `NELDER_MEAD_TOLERANCES` tight enough to reach the same optimum as (a)
-      (checked: final losses equal to `SAME_OPTIMUM_REL`, `same_optimum_as_gradient_free`),
-      restarted from its last point until a restart stops improving;
+  (b) gradient-free: scipy Nelder-Mead (MATLAB's fminsearch), derivative-free, with tight
+      tolerances (`NELDER_MEAD_TOLERANCES`), restarted from its last point until a restart
+      stops improving; whether it found the optimum of (a) is reported
+      (`same_optimum_as_gradient_free`: final losses equal to `SAME_OPTIMUM_REL`); in the full
+      run it stalls at a worse point (docs/inertia.md), so its time is a lower bound;
   (c) also reported, `finite_difference_bfgs`: BFGS with jac=None, scipy's forward-difference
       gradient (4 + 1 rollouts per gradient), which is what fminunc without a user gradient
       does (the seed's "gradient-free mode"). It is a gradient method with an approximate
