@@ -9,9 +9,15 @@ benchmarks/RESULTS.md.
 
 The machine may be shared, so every timing is repeated `--repeats` times, ours and MuJoCo's
 alternating, and the best of each is kept. Single-trajectory costs are reported as wall time
-and as process CPU time (both run in one thread; CPU time leaves out the time the process
-waited for a core on a loaded machine); the batch throughput is wall time (MuJoCo uses 2
-threads). The load average is printed before and after.
+and as process CPU time (CPU time leaves out the time the process waited for a core on a
+loaded machine); the batch throughput is wall time (MuJoCo uses 2 threads). The load average
+is printed before and after.
+
+The single-trajectory timings, the compile time and the one-device batch run in a child
+process with ONE host device: `--xla_force_host_platform_device_count=2`, which only the split
+batch needs, made the frog's single rollout up to 1.7x slower (its step runs on XLA's thread
+pool, see docs/engine.md "Performance"), and under it the frog's one-device batch starved.
+`--single-cpu N` pins that child to CPU N; the split batch and mujoco.rollout use both CPUs.
 
 Models: a 4-link chain (3 hinges + a ball; no contact/limits), a free box (no gravity), and
 the frog of `myotwin.invitro.frog` (free root + 4 limited hinges, 2 position servos, 9 smooth
@@ -21,19 +27,28 @@ its contacts as constraints (Newton solver), ours are smooth penalty forces, and
 computes the spatial tendon.
 
     .venv/bin/python benchmarks/engine.py [--steps 1000] [--batch 1024] [--repeats 5]
+        [--single-cpu 1]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import subprocess
+import sys
 import time
 
-# Two host devices, so that the batch can be split over both CPUs like mujoco.rollout's two
-# threads (XLA reads this before JAX initialises its backend; a single trajectory still runs on
-# device 0).
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+_CHILD_FLAG = "--single-trajectory-child"
+_TWO_DEVICES = "--xla_force_host_platform_device_count=2"
+if _CHILD_FLAG not in sys.argv:
+    # Two host devices, so that the batch can be split over both CPUs like mujoco.rollout's
+    # two threads (XLA reads this before JAX initialises its backend). The single-trajectory
+    # child (module docstring) keeps one device.
+    os.environ.setdefault("XLA_FLAGS", _TWO_DEVICES)
+elif "--single-cpu" in sys.argv:  # pin the child (and the threads it starts) before jax loads
+    os.sched_setaffinity(0, {int(sys.argv[sys.argv.index("--single-cpu") + 1])})
 
 import jax  # noqa: E402
 
@@ -134,31 +149,80 @@ def batch_mujoco(m, runner, datas, state0, ctrl, n_steps: int) -> float:
     return state0.shape[0] * n_steps / (time.perf_counter() - t0)
 
 
-def bench_model(name: str, xml: str, args, rng) -> dict:
-    m = mujoco.MjModel.from_xml_string(xml)
+def single_trajectory(key: str, args) -> dict:
+    """Per-step cost of our jitted RK4 rollout and of mj_step on model `key`, and our compile
+    time (best of args.repeats, alternating; seconds)."""
+    m = mujoco.MjModel.from_xml_string(MODELS[key][1]())
     model = compile_model(m)
     dt = float(m.opt.timestep)
     q0, qd0, ctrl = initial_state(m)
     jq0, jqd0, jctrl = jnp.asarray(q0), jnp.asarray(qd0), jnp.asarray(ctrl)
-
     start = _clock()
     q, qd = jax.block_until_ready(rollout(model, jq0, jqd0, jctrl, dt, args.steps, Integrator.RK4))
     compile_s, compile_cpu_s = _since(start)
     if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
-        raise FloatingPointError(f"{name}: our rollout diverged; the timing would be meaningless")
+        raise FloatingPointError(f"{key}: our rollout diverged; the timing would be meaningless")
+    best = {k: np.inf for k in ("ours_wall", "ours_cpu", "mj_wall", "mj_cpu")}
+    for _ in range(args.repeats):
+        for name, (w, c) in (("ours", ours_step_time(model, jq0, jqd0, jctrl, args.steps, dt)),
+                             ("mj", mujoco_step_time(m, q0, qd0, ctrl, args.steps))):
+            best[f"{name}_wall"] = min(best[f"{name}_wall"], w)
+            best[f"{name}_cpu"] = min(best[f"{name}_cpu"], c)
+    # the batch on this process's one device
+    q0s, qd0s = batch_states(m, q0, qd0, args.batch)
+    f = jax.jit(jax.vmap(lambda q, v: rollout(model, q, v, jctrl, dt, args.batch_steps,
+                                              Integrator.RK4)))
+    start = _clock()
+    jax.block_until_ready(f(jnp.asarray(q0s), jnp.asarray(qd0s)))  # compile
+    batch_compile_s, _ = _since(start)
+    tp = max(batch_ours(f, jnp.asarray(q0s), jnp.asarray(qd0s), args.batch_steps)
+             for _ in range(args.repeats))
+    return dict(compile_s=compile_s, compile_cpu_s=compile_cpu_s, **best,
+                batch_compile_s=batch_compile_s, tp_ours=tp)
 
-    q0s = np.tile(q0, (args.batch, 1))
-    qd0s = qd0 + rng.normal(0.0, 0.1, (args.batch, m.nv))
+
+def batch_states(m, q0, qd0, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(q0s, qd0s) (n, nq), (n, nv): q0 repeated, qd0 plus seeded normal noise (0.1)."""
+    rng = np.random.default_rng(0)
+    return np.tile(q0, (n, 1)), qd0 + rng.normal(0.0, 0.1, (n, m.nv))
+
+
+def single_trajectory_in_child(key: str, args) -> dict:
+    """`single_trajectory` run in a child process with one host device (module docstring)."""
+    env = dict(os.environ)
+    flags = env.get("XLA_FLAGS", "").replace(_TWO_DEVICES, "").strip()
+    if flags:
+        env["XLA_FLAGS"] = flags
+    else:
+        env.pop("XLA_FLAGS", None)
+    cmd = [sys.executable, os.path.abspath(__file__), _CHILD_FLAG, "--models", key,
+           "--steps", str(args.steps), "--repeats", str(args.repeats),
+           "--batch", str(args.batch), "--batch-steps", str(args.batch_steps)]
+    if args.single_cpu is not None:
+        cmd += ["--single-cpu", str(args.single_cpu)]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bench_model(key: str, args) -> dict:
+    name, xml = MODELS[key]
+    single = single_trajectory_in_child(key, args)  # also the one-device batch
+    m = mujoco.MjModel.from_xml_string(xml())
+    model = compile_model(m)
+    dt = float(m.opt.timestep)
+    q0, qd0, ctrl = initial_state(m)
+    jctrl = jnp.asarray(ctrl)
+    q0s, qd0s = batch_states(m, q0, qd0, args.batch)
     batched = jax.vmap(lambda q, v: rollout(model, q, v, jctrl, dt, args.batch_steps,
                                             Integrator.RK4))
-    f = jax.jit(batched)
-    jax.block_until_ready(f(jnp.asarray(q0s), jnp.asarray(qd0s)))  # compile
     # the same vmapped rollout with the batch split over the host devices (one thread each)
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]), ("batch",))
     split = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("batch"))
     f2 = jax.jit(batched, in_shardings=(split, split), out_shardings=(split, split))
     q0s_2, qd0s_2 = jax.device_put(q0s, split), jax.device_put(qd0s, split)
-    jax.block_until_ready(f2(q0s_2, qd0s_2))  # compile
+    split_run = key not in args.no_split
+    if split_run:
+        jax.block_until_ready(f2(q0s_2, qd0s_2))  # compile
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     state0 = np.zeros((args.batch, mujoco.mj_stateSize(m, spec)))
     d = mujoco.MjData(m)
@@ -167,27 +231,22 @@ def bench_model(name: str, xml: str, args, rng) -> dict:
         mujoco.mj_getState(m, d, state0[i], spec)
     datas = [mujoco.MjData(m) for _ in range(2)]
 
-    best = {k: np.inf for k in ("ours_wall", "ours_cpu", "mj_wall", "mj_cpu")}
-    tp = {"ours": 0.0, "ours2": 0.0, "mj": 0.0}
+    tp = {"ours": single.pop("tp_ours"), "ours2": 0.0, "mj": 0.0}
     with mj_rollout.Rollout(nthread=2) as runner:
         batch_mujoco(m, runner, datas, state0, ctrl, args.batch_steps)  # warm-up
         for _ in range(args.repeats):
-            for key, (w, c) in (("ours", ours_step_time(model, jq0, jqd0, jctrl, args.steps, dt)),
-                                ("mj", mujoco_step_time(m, q0, qd0, ctrl, args.steps))):
-                best[f"{key}_wall"] = min(best[f"{key}_wall"], w)
-                best[f"{key}_cpu"] = min(best[f"{key}_cpu"], c)
-            tp["ours"] = max(tp["ours"], batch_ours(f, jnp.asarray(q0s), jnp.asarray(qd0s),
-                                                    args.batch_steps))
-            tp["ours2"] = max(tp["ours2"], batch_ours(f2, q0s_2, qd0s_2, args.batch_steps))
+            if split_run:
+                tp["ours2"] = max(tp["ours2"], batch_ours(f2, q0s_2, qd0s_2, args.batch_steps))
             tp["mj"] = max(tp["mj"], batch_mujoco(m, runner, datas, state0, ctrl,
                                                   args.batch_steps))
-    out = dict(name=name, compile_s=compile_s, compile_cpu_s=compile_cpu_s, **best,
+    batch_compile_s = single["batch_compile_s"]
+    out = dict(name=name, **single,
                tp_ours=tp["ours"], tp_ours2=tp["ours2"], tp_mj=tp["mj"])
-    print(f"{name}: per RK4 step ours {best['ours_wall'] * 1e6:.2f} us wall / "
-          f"{best['ours_cpu'] * 1e6:.2f} us cpu, mj_step {best['mj_wall'] * 1e6:.2f} / "
-          f"{best['mj_cpu'] * 1e6:.2f} us (ratio {best['ours_wall'] / best['mj_wall']:.2f} wall, "
-          f"{best['ours_cpu'] / best['mj_cpu']:.2f} cpu); compile {compile_s:.2f} s wall / "
-          f"{compile_cpu_s:.2f} s cpu; "
+    print(f"{name}: per RK4 step ours {out['ours_wall'] * 1e6:.2f} us wall / "
+          f"{out['ours_cpu'] * 1e6:.2f} us cpu, mj_step {out['mj_wall'] * 1e6:.2f} / "
+          f"{out['mj_cpu'] * 1e6:.2f} us (ratio {out['ours_wall'] / out['mj_wall']:.2f} wall, "
+          f"{out['ours_cpu'] / out['mj_cpu']:.2f} cpu); compile {out['compile_s']:.2f} s wall / "
+          f"{out['compile_cpu_s']:.2f} s cpu (batched: {batch_compile_s:.1f} s); "
           f"batch {args.batch} x {args.batch_steps}: ours {tp['ours']:.3g} steps/s (1 device), "
           f"{tp['ours2']:.3g} (2 devices), mujoco.rollout 2 threads {tp['mj']:.3g} steps/s "
           f"(ratios {tp['ours'] / tp['mj']:.2f}, {tp['ours2'] / tp['mj']:.2f})",
@@ -207,13 +266,21 @@ def main() -> int:
     ap.add_argument("--batch-steps", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    ap.add_argument("--single-cpu", type=int, default=None,
+                    help="pin the single-trajectory child process to this CPU")
+    ap.add_argument("--no-split", nargs="*", default=["frog"], choices=list(MODELS),
+                    help="models whose batch is not also run split over two host devices "
+                         "(default: frog, whose split run starved for minutes on XLA's CPU "
+                         "thread pool; docs/engine.md 'Performance')")
+    ap.add_argument(_CHILD_FLAG, action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    rng = np.random.default_rng(0)
+    if args.single_trajectory_child:  # one model, one JSON line on stdout
+        print(json.dumps(single_trajectory(args.models[0], args)))
+        return 0
     print(f"jax {jax.__version__} mujoco {mujoco.__version__}, CPU, float64; "
           f"load average before {os.getloadavg()}", flush=True)
     for key in args.models:
-        name, xml = MODELS[key]
-        bench_model(name, xml(), args, rng)
+        bench_model(key, args)
     print(f"load average after {os.getloadavg()}")
     return 0
 

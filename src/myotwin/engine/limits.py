@@ -236,7 +236,15 @@ def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
         (_, _, _, done), it = carry
         return ~done & (it < max_iter)
 
-    init = ((f0, free0 & (f0 > 0), at_opt0, jnp.array(False)), jnp.array(0))
+    start = (f0, free0 & (f0 > 0), at_opt0, jnp.array(False))
+    # The first iteration from an optimal start (the common case: the clipped solution is
+    # already optimal on its free set) only checks the multipliers: done here, branch-free,
+    # so that the loop usually runs no iteration at all (and under vmap, where the loop runs
+    # to the batch's largest count and both branches of `cond` run, it costs nothing then).
+    # Same iterates as running that check inside the loop.
+    checked = check_multipliers(start)
+    first = jax.tree_util.tree_map(lambda a, b: jnp.where(at_opt0, a, b), checked, start)
+    init = (first, jnp.where(at_opt0, 1, 0))
     (f, free, _, done), it = jax.lax.while_loop(cond, body, init)
     return free, done, it
 
