@@ -176,7 +176,6 @@ def _plot(out_dir: pathlib.Path, t: np.ndarray, curves: dict) -> None:
 
 def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
     """Run both pendulums with and without QVV; write summary.json and energy_qvv.png."""
-
     out_dir = prepare_output(out_dir)
     duration, dt = (2.0, 1e-3) if quick else (10.0, 1e-3)
     summary, curves = {}, {}

@@ -237,7 +237,6 @@ def _experiment(setup: Setup, grid_ratio: float, t_obs_s: float) -> dict:
 
 def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
     """Thresholds of both models (primary setup; full: plus sensitivity); summary + figures."""
-
     out_dir = prepare_output(out_dir)
     grid_ratio = 1.1 if quick else GRID_RATIO
     t_obs = T_OBS_S
