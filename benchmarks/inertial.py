@@ -9,7 +9,8 @@ The skeleton alone (no actuators, no path evaluation) is timed too.
 
 Measured (not a test; numbers go to benchmarks/RESULTS.md):
   1. step cost: one RK4 step inside the jitted `engine.rollout` (n steps, 1 ms), inertial vs
-     massless; aim <= 1.5x;
+     massless; aim <= 1.5x; and the inertial model without the points' quadratic velocity term
+     (include_qvv=False), which splits the extra cost into Jacobians and Jdot qd;
   2. gradient cost: `jax.grad` (reverse mode) of a loss of a 1 s rollout (semi-implicit Euler,
      1 ms, 1000 steps; loss = sum of the final state squared) w.r.t. q0, qd0 and the point
      masses, vs the forward rollout alone, both for the inertial model; aim <= 5x.
@@ -173,6 +174,11 @@ def main() -> None:
           f"{a['cpu_us']:.1f} us CPU (compile {a['compile_s']:.1f} s)")
     print(f"RK4 step, 4 muscles x {N_POINTS} points: {b['wall_us']:.1f} us wall, "
           f"{b['cpu_us']:.1f} us CPU (compile {b['compile_s']:.1f} s)")
+    no_qvv = dataclasses.replace(inertial, muscle_mass=dataclasses.replace(
+        inertial.muscle_mass, include_qvv=False))
+    c = step_cost(no_qvv, args.steps, args.repeats)
+    print(f"RK4 step, the same without the points' Jdot qd (include_qvv=False: Jacobians only): "
+          f"{c['wall_us']:.1f} us wall, {c['cpu_us']:.1f} us CPU")
     print(f"step cost ratio inertial / massless: {b['wall_us'] / a['wall_us']:.2f} wall, "
           f"{b['cpu_us'] / a['cpu_us']:.2f} CPU (aim <= 1.5); inertial / skeleton alone: "
           f"{b['cpu_us'] / bare['cpu_us']:.2f} CPU")
