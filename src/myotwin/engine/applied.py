@@ -45,11 +45,18 @@ def check_applied_shapes(model: Model, qfrc_applied, xfrc_applied, n_steps: int 
 def xfrc_generalized_forces(model: Model, kin: Kinematics, xfrc_applied: jax.Array) -> jax.Array:
     """(n_v,) generalized force of body wrenches xfrc_applied (n_body, 6) = (force, torque) in
     world axes at each body's COM (MuJoCo mj_xfrcAccumulate), for the position stage `kin`."""
-    if model.n_v == 0:
-        return jnp.zeros(0, dtype=kin.body_pos_world.dtype)
     force, torque = xfrc_applied[:, :3], xfrc_applied[:, 3:]
     arm = kin.body_com_world - body_reference_point(model, kin)  # (n_body, 3)
     wrench = jnp.concatenate([torque + jnp.cross(arm, force), force], axis=-1)  # angular first
+    return wrench_generalized_forces(model, kin, wrench)
+
+
+def wrench_generalized_forces(model: Model, kin: Kinematics, wrench: jax.Array) -> jax.Array:
+    """(n_v,) J^T of body wrenches (n_body, 6) = (torque, force) in world axes about each
+    body's tree reference point (`jacobian.body_reference_point`): tau_d = S_d . (sum of the
+    wrenches over the subtree of d's body). Used for xfrc_applied and the contact forces."""
+    if model.n_v == 0:
+        return jnp.zeros(0, dtype=kin.body_pos_world.dtype)
     subtree_wrench = subtree_sum(model, wrench)[dof_plan(model).body]  # (n_v, 6)
     return dot_last(dof_motion(model, kin), subtree_wrench)
 

@@ -56,10 +56,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.applied import wrench_generalized_forces
 from myotwin.engine.jacobian import body_reference_point, dof_motion
 from myotwin.engine.kinematics import Kinematics, kinematics
 from myotwin.engine.model import Model
 from myotwin.engine.spatial import quat_mul, quat_rotate
+from myotwin.engine.twists import body_motion_from_kinematics
 
 #: name -> (default, lower bound, bound is strict). Sources in the module docstring.
 CONTACT_PARAMS: dict[str, tuple[float, float, bool]] = {
@@ -403,25 +405,24 @@ def contact_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array)
     force (and empty per-contact arrays) when the model has no contact.
 
     Without forming the (n_c, n_v, 3) point Jacobians (`contact_jacobians`): the point velocity
-    is the spatial velocity of the sphere's body about its reference point, V = sum_{d moves b}
-    S_d qd_d, shifted to the point (v = V_lin + V_ang x offset), and J^T F is, per dof,
-    S_d . (sum over the contacts on bodies moved by d of the wrench (offset x F, F)) -- the
-    same sums as J_p^T F term by term (mj_jac), in fewer and smaller operations."""
+    is the twist of the sphere's body (twists.py, MuJoCo cvel) shifted to the point
+    (v = V_lin + V_ang x offset), and J^T F is the generalized force of the wrenches
+    (offset x F, F) on the bodies (applied.wrench_generalized_forces, as for xfrc_applied) --
+    the same sums as J_p^T F term by term (mj_jac), in fewer and smaller operations."""
     if model.contact is None:
         return _empty_forces(model, qd.dtype)
     points = contact_points_from_kinematics(model, kin)
     body = _contact_bodies(model.contact)
-    s = dof_motion(model, kin)  # (n_v, 6)
-    moves = jnp.asarray(model.dof_ancestor_mask()[body], dtype=s.dtype)  # (n_c, n_v)
     offset = points.point_world - body_reference_point(model, kin)[body]  # (n_c, 3)
-    twist = moves @ (s * qd[:, None])  # (n_c, 6) body velocity about its reference point
+    twist = body_motion_from_kinematics(model, kin, qd).velocity[body]  # (n_c, 6)
     velocity = twist[:, 3:] + jnp.cross(twist[:, :3], offset)
     v_n = jnp.sum(velocity * points.normal_world, axis=-1)
     v_t = velocity - v_n[:, None] * points.normal_world
     force, f_n, slip = smooth_contact_force(model.contact, points.indentation, -v_n,
                                             points.normal_world, v_t)
     wrench = jnp.concatenate([jnp.cross(offset, force), force], axis=-1)  # (n_c, 6)
-    qfrc = jnp.sum(s * (moves.T @ wrench), axis=-1)
+    on_body = jnp.asarray(np.arange(model.n_body)[:, None] == body[None, :], wrench.dtype)
+    qfrc = wrench_generalized_forces(model, kin, on_body @ wrench)  # (n_body, n_c) @ (n_c, 6)
     return ContactForces(qfrc, force, f_n, slip, points)
 
 
