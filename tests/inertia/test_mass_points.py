@@ -195,17 +195,24 @@ def test_jacobians_vs_central_differences(chain, chain_eval):
     assert err < 1e-8, f"J_ar vs central differences: relative error {err:.2e}"
 
 
-def test_qvv_vs_second_differences(chain, chain_eval):
+@pytest.fixture(scope="module")
+def chain_second_differences(chain, chain_eval):
+    """(x(q (+) h qd) - 2 x(q) + x(q (+) -h qd)) / h^2 at the chain_eval states, h = 1e-4,
+    along MuJoCo's exact constant-velocity curve (mj_integratePos)."""
+    _, model = chain
+    qs, qds, x, _, _ = chain_eval
+    h = 1e-4
+    qp = jnp.stack([engine.integrate_pos(model, q, qd, h) for q, qd in zip(qs, qds)])
+    qm = jnp.stack([engine.integrate_pos(model, q, qd, -h) for q, qd in zip(qs, qds)])
+    return (pos_batch(model, qp) - 2 * x + pos_batch(model, qm)) / h**2
+
+
+def test_qvv_vs_second_differences(chain_eval, chain_second_differences):
     """Jdot qd (second forward derivative along t -> q (+) t qd) vs the second difference
     (x(q (+) h qd) - 2 x(q) + x(q (+) -h qd)) / h^2 along MuJoCo's exact constant-velocity
     curve (mj_integratePos), h = 1e-4. Residual: truncation h^2 x''''/12 ~ 1e-9, rounding
     4 eps |x| / h^2 ~ 1e-7; tolerance 1e-6 relative to max |Jdot qd| (observed ~1e-7)."""
-    _, model = chain
-    qs, qds, x, _, acc = chain_eval
-    h = 1e-4
-    qp = jnp.stack([engine.integrate_pos(model, q, qd, h) for q, qd in zip(qs, qds)])
-    qm = jnp.stack([engine.integrate_pos(model, q, qd, -h) for q, qd in zip(qs, qds)])
-    fd = (pos_batch(model, qp) - 2 * x + pos_batch(model, qm)) / h**2
+    acc, fd = chain_eval[4], chain_second_differences
     err = float(jnp.max(jnp.abs(fd - acc)) / jnp.max(jnp.abs(acc)))
     assert err < 1e-6, f"Jdot_ar qd vs second differences: relative error {err:.2e}"
 
@@ -319,7 +326,16 @@ def _independent_jacobians(model, q, x_alpha):
     return jnp.concatenate(jac), jnp.concatenate(pts)
 
 
-def test_chained_jacobians(chain, chain_eval):
+@pytest.fixture(scope="module")
+def chain_explicit(chain, chain_eval):
+    """The seed's explicit chained Jacobians and the library's points at the chain_eval
+    states (`_independent_jacobians`)."""
+    _, model = chain
+    qs, _, x, _, _ = chain_eval
+    return jax.vmap(_independent_jacobians, in_axes=(None, 0, 0))(model, qs, x)
+
+
+def test_chained_jacobians(chain, chain_eval, chain_explicit):
     """J_ar = J_am J_mr as the seed builds it, from the engine's point Jacobians (mj_jac):
     Type I Eq. 10, Type II the EOL Eqs. 12-16, Type III Eqs. 20-27 (cylinder: A = b1,
     B = b2, C = b3; sphere: A = world, B = b1, C = b2) with the library's own S-frame
@@ -336,7 +352,7 @@ def test_chained_jacobians(chain, chain_eval):
     so, si = model.paths.unit_site0[u], model.paths.unit_site1[u]
     jo = _point_jac(model, kin0, kin0.site_pos_world[so], model.site_body[so])
     ji = _point_jac(model, kin0, kin0.site_pos_world[si], model.site_body[si])
-    expect, pts = jax.vmap(_independent_jacobians, in_axes=(None, 0, 0))(model, qs, x)
+    expect, pts = chain_explicit
     idx0 = np.flatnonzero(path == 0)
     for a, e in zip(alpha[idx0], expect[0, idx0]):  # Eq. 10 = EOL on one segment
         np.testing.assert_allclose((1 - a) * jo + a * ji, e, atol=1e-14)
@@ -360,6 +376,34 @@ def test_chain_equals_autodiff_through_kinematics(chain, chain_eval):
     auto = jax.jit(jax.vmap(inertia.jacobians_by_autodiff, in_axes=(None, 0)))(model, qs[:2])
     err = float(jnp.max(jnp.abs(auto - jac[:2])) / jnp.max(jnp.abs(jac)))
     assert err < 1e-12, f"chain vs autodiff Jacobians: relative error {err:.2e}"
+
+
+def test_mass_terms_by_piece_moments(chain, chain_eval, chain_explicit,
+                                     chain_second_differences):
+    """Eq. 7's sums as the dynamics evaluate them (points on site-only paths through their
+    pieces' mass moments, `polyline.polyline_mass_terms`; wrapped paths through per-point
+    Jacobians) against sum_k m_k J_k^T J_k and sum_k m_k J_k^T (a_k - g) with J_k the seed's
+    explicit chain (Eq. 10, Eqs. 12-16, Eqs. 20-27 from the engine's point Jacobians) and a_k
+    the second difference of x_alpha along MuJoCo's constant-velocity curve, on every path of the chain except the inside wrap (its mass set to 0: the library
+    differentiates MuJoCo's Newton iterate there, see test_chained_jacobians). Tolerances:
+    M_mus 1e-10 relative (the same derivatives, regrouped); c_mus 1e-6 relative (the second
+    difference's truncation and rounding, as in test_qvv_vs_second_differences)."""
+    _, model = chain
+    qs, qds = chain_eval[:2]
+    jac, acc = chain_explicit[0], chain_second_differences
+    mm = model.muscle_mass
+    ins = np.asarray(mm.point_path) == model.paths.path_names.index("ins")
+    mass = jnp.where(jnp.asarray(ins), 0.0, mm.point_mass)
+    w = mass[None, :, None, None] * jac
+    m_ref = jnp.einsum("skia,skib->sab", w, jac)
+    mod = dataclasses.replace(model, muscle_mass=dataclasses.replace(mm, point_mass=mass))
+    m_mus, c_mus = jax.jit(jax.vmap(inertia.muscle_mass_terms, in_axes=(None, 0, 0)))(
+        mod, qs, qds)
+    c_ref = jnp.einsum("skia,ski->sa", w, acc - mod.gravity)
+    err_m = float(jnp.max(jnp.abs(m_mus - m_ref)) / jnp.max(jnp.abs(m_ref)))
+    err_c = float(jnp.max(jnp.abs(c_mus - c_ref)) / jnp.max(jnp.abs(c_ref)))
+    assert err_m < 1e-10, f"M_mus by piece moments: relative error {err_m:.2e}"
+    assert err_c < 1e-6, f"c_mus by piece moments: relative error {err_c:.2e}"
 
 
 def test_specification_and_validation(chain):

@@ -55,7 +55,7 @@ def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array,
     if model.muscle_mass is not None:  # muscle mass points, seed Eq. 7 (myotwin.inertia)
         from myotwin.inertia.dynamics import muscle_mass_terms
 
-        mass_mus, bias_mus = muscle_mass_terms(model, q, qd)
+        mass_mus, bias_mus = muscle_mass_terms(model, q, qd, kin)
         mass, force = mass + mass_mus, force - bias_mus
     factor = jsl.cho_factor(mass)
     return constrained_acceleration(model, q, qd, jsl.cho_solve(factor, force), factor)
@@ -81,7 +81,7 @@ def inverse_dynamics(model: Model, q: jax.Array, qd: jax.Array, qdd: jax.Array, 
     if model.muscle_mass is not None:  # muscle mass points, seed Eq. 7 (myotwin.inertia)
         from myotwin.inertia.dynamics import muscle_inverse_forces
 
-        tau = tau + muscle_inverse_forces(model, q, qd, qdd)
+        tau = tau + muscle_inverse_forces(model, q, qd, qdd, kin)
     return tau
 
 

@@ -10,8 +10,9 @@ kinematics (Wang et al. 2022 Eqs. 2-5, 8, 11; MuJoCo mj_comVel / mj_rne):
   S_d (6,) the dof motion vectors (engine.dof_motion, MuJoCo cdof: angular, linear, in world
   axes about the reference point O of the dof's tree, a point fixed in space at this instant);
   per body, v_b = sum_{d moves b} S_d qd_d = (w, v_O)  (J_mr qd) and the bias acceleration at
-  qdd = 0, a_b = sum_{d moves b} (v_before(d) x S_d) qd_d = (alpha, a_O)  (Jdot_mr qd; the
-  engine's RNEA convention for v_before, `engine.twists.earlier_dof_mask`).
+  qdd = 0, a_b = sum_{d moves b} (v_before(d) x S_d) qd_d = (alpha, a_O)  (Jdot_mr qd), both
+  from the engine's velocity stage `engine.twists.body_motion_from_kinematics` (the one its
+  RNEA uses, so XLA computes it once per dynamics evaluation).
   A point p on body b, r = p - O:      column d of J_p = S_d,lin + S_d,ang x r (if d moves b),
                                        pdot = v_O + w x r,   pddot = a_O + alpha x r + w x pdot
                                        (Featherstone 2008 §2.11: classical acceleration);
@@ -27,10 +28,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.twists import earlier_dof_mask  # MuJoCo's cdof_dot convention, kept once
 from myotwin.engine.jacobian import body_reference_point, dof_motion
 from myotwin.engine.kinematics import Kinematics
-from myotwin.engine.spatial import cross_motion
+from myotwin.engine.twists import body_motion_from_kinematics
 from myotwin.paths.length import wrap_frames
 
 
@@ -101,11 +101,8 @@ def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tu
                            rot_cols(anchors.wrap_rot, wrap_body))
     if qd is None:
         return AnchorMotion(tangents, None, None)
-    moves_f = jnp.asarray(moves, dtype)
-    s_qd = s * qd[:, None]
-    v_body = moves_f @ s_qd                                      # (n_body, 6) (w, v_O)
-    v_before = jnp.asarray(earlier_dof_mask(model), dtype) @ s_qd
-    a_body = moves_f @ (cross_motion(v_before, s) * qd[:, None])  # (alpha, a_O), no gravity
+    bodies = body_motion_from_kinematics(model, kin, qd)     # the engine's velocity stage
+    v_body, a_body = bodies.velocity, bodies.bias_acceleration   # (n_body, 6): (w, v_O), (alpha, a_O)
 
     def point_motion(p, b):
         r = p - ref[b]

@@ -15,13 +15,16 @@ c_mus = sum_k m_k J_k^T (Jdot_k qd - g), which is *subtracted* like `engine.bias
 How J_k and Jdot_k qd are computed (the seed's chain, Eqs. 2-5). The points depend on the
 skeleton through the path anchors y (site positions, wrap frames; `anchors.py`):
 x = F(y) (`path_fraction`), and y moves with the bodies (J_mr, Jdot_mr of the engine: dof
-motion vectors, RNEA bias accelerations). Then, by forward-mode autodiff of F only:
-  J_k[:, d]  = DF(y)[dy/dqd_d]                    (one jvp per dof, vmapped: J_am J_mr)
-  Jdot_k qd  = d^2/dt^2 F(y + t ydot + t^2/2 yddot_0) at t = 0
-             = DF(y)[yddot_0] + D^2F(y)[ydot, ydot] (nested jvp: J_am Jdot_mr + Jdot_am J_mr)
-with ydot = J_y qd and yddot_0 the anchors' acceleration at qdd = 0. The kinematics are never
-differentiated (their second-order graph made XLA compile times grow to minutes); F is small.
-tests/inertia prove that this equals (i) autodiff through the whole kinematics with the
+motion vectors, RNEA bias accelerations). The kinematics are never differentiated (their
+second-order graph made XLA compile times grow to minutes). Then
+  * points on site-only paths (Types I, II): J_am and its rate in closed form, seed Eqs. 10,
+    12-16 (`polyline.py`), from the sites' tangents, velocities and bias accelerations;
+  * points on wrapped paths and network points (Type III): forward-mode autodiff of F only,
+      J_k[:, d]  = DF(y)[dy/dqd_d]                    (one jvp per dof, vmapped: J_am J_mr)
+      Jdot_k qd  = d^2/dt^2 F(y + t ydot + t^2/2 yddot_0) at t = 0
+                 = DF(y)[yddot_0] + D^2F(y)[ydot, ydot] (nested jvp: J_am Jdot_mr + Jdot_am J_mr)
+    with ydot = J_y qd and yddot_0 the anchors' acceleration at qdd = 0.
+tests/inertia prove that both equal (i) autodiff through the whole kinematics with the
 quaternion tangent map, `jacobians_by_autodiff` (retraction q (+) v = q + qpos_derivative(q, v),
 which the kinematics normalise; 2 atan(|v|/2) = |v| + O(|v|^3), so second derivatives along
 t -> q (+) t qd are those of constant qvel), (ii) central differences of x_alpha(q) with
@@ -32,14 +35,19 @@ between path points (C^1 geometry), so Jdot_k qd exists there.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from myotwin.engine.integrators import qpos_derivative
 from myotwin.engine.kinematics import kinematics
-from myotwin.inertia.anchors import anchor_motion, path_anchors
+from myotwin.inertia.anchors import AnchorMotion, PathAnchors, anchor_motion, path_anchors
+from myotwin.inertia.muscle_mass import PositionModel
 from myotwin.inertia.path_fraction import (mass_point_layout, mass_point_positions_from_anchors,
                                            mass_point_positions_from_kinematics)
+from myotwin.inertia.polyline import polyline_mass_terms, polyline_point_motion, polyline_tables
 
 
 def _require(model):
@@ -55,13 +63,15 @@ def retract(model, q: jax.Array, v: jax.Array) -> jax.Array:
     return q + qpos_derivative(model, q, v)
 
 
-def _chain(model, q, qd=None):
-    """(F, anchors, AnchorMotion) at q (and qd)."""
-    layout = mass_point_layout(model)
-    kin = kinematics(model, q)
-    y = path_anchors(model.paths, kin, layout.wraps)
-    motion = anchor_motion(model, model.paths, kin, y, layout.wraps, qd)
-    return (lambda anchors: mass_point_positions_from_anchors(model, anchors)), y, motion
+def _point_sets(model) -> tuple[np.ndarray, np.ndarray]:
+    """(points on site-only library paths, the other points): static index arrays. The first
+    get J and Jdot qd in closed form (`polyline.py`), the others (wraps, the wrap network) by
+    forward-mode derivatives of F."""
+    paths, mm = model.paths, model.muscle_mass
+    wrapped = {paths.unit_path[u] for u in range(paths.n_units) if paths.unit_wrap[u] >= 0}
+    poly = np.array([p not in wrapped and mm.path_position_model[p] == PositionModel.LIBRARY
+                     for p in mm.point_path], dtype=bool)
+    return np.flatnonzero(poly), np.flatnonzero(~poly)
 
 
 def _jacobians(f, y, tangents) -> jax.Array:
@@ -84,11 +94,72 @@ def _bias(f, y, motion) -> jax.Array:
     return jax.jvp(rate, (zero,), (jnp.ones_like(zero),))[1]
 
 
+class _Stage(NamedTuple):
+    """Anchors and their motion at (q, qd), the two point sets and whether Jdot qd is wanted."""
+
+    anchors: PathAnchors
+    motion: AnchorMotion
+    poly: np.ndarray
+    other: np.ndarray
+    with_bias: bool
+
+
+def _stage(model, q, qd=None, kin=None, with_bias=True) -> _Stage:
+    layout = mass_point_layout(model)
+    kin = kinematics(model, q) if kin is None else kin
+    y = path_anchors(model.paths, kin, layout.wraps)
+    with_bias = with_bias and qd is not None
+    motion = anchor_motion(model, model.paths, kin, y, layout.wraps, qd if with_bias else None)
+    return _Stage(y, motion, *_point_sets(model), with_bias)
+
+
+def _poly_sites(model, st: _Stage):
+    """(tables, site arguments of `polyline.piece_coefficients`) of the polyline points."""
+    mm = model.muscle_mass
+    tables = polyline_tables(model.paths, tuple(np.asarray(mm.point_path)[st.poly].tolist()))
+    m = st.motion
+    sites = (st.anchors.site_pos_world, m.tangents.site_pos_world)
+    if st.with_bias:
+        sites += (m.velocity.site_pos_world, m.bias_acceleration.site_pos_world)
+    return tables, sites
+
+
+def _other_motion(model, st: _Stage):
+    """(J, Jdot qd or None) of the other points by forward-mode derivatives of F."""
+    def f(anchors):
+        return mass_point_positions_from_anchors(model, anchors, st.other)
+
+    jac = _jacobians(f, st.anchors, st.motion.tangents)
+    return jac, (_bias(f, st.anchors, st.motion) if st.with_bias else None)
+
+
+def _point_motion(model, q, qd=None, kin=None, with_bias=True):
+    """(J (n_points, 3, n_v), Jdot qd (n_points, 3) or None): closed form on site-only paths,
+    forward-mode derivatives of F on the others; Jdot qd only if qd is given and with_bias."""
+    mm = model.muscle_mass
+    st = _stage(model, q, qd, kin, with_bias)
+    parts = []
+    if st.poly.size:
+        tables, sites = _poly_sites(model, st)
+        parts.append((st.poly, *polyline_point_motion(tables, mm.point_alpha[st.poly], *sites)))
+    if st.other.size:
+        parts.append((st.other, *_other_motion(model, st)))
+    if len(parts) == 1:
+        return parts[0][1], parts[0][2]
+    dtype = st.anchors.site_pos_world.dtype
+    jac = jnp.zeros((mm.n_points, 3, model.n_v), dtype=dtype)
+    acc = jnp.zeros((mm.n_points, 3), dtype=dtype)
+    for idx, j, a in parts:
+        jac = jac.at[idx].set(j)
+        if st.with_bias:
+            acc = acc.at[idx].set(a)
+    return jac, (acc if st.with_bias else None)
+
+
 def mass_point_jacobians(model, q: jax.Array) -> jax.Array:
     """(n_points, 3, n_v) Jacobians J_k = d x_k / d qd of the mass points at q (n_q,)."""
     _require(model)
-    f, y, motion = _chain(model, q)
-    return _jacobians(f, y, motion.tangents)
+    return _point_motion(model, q)[0]
 
 
 def jacobians_by_autodiff(model, q: jax.Array) -> jax.Array:
@@ -103,30 +174,28 @@ def jacobians_by_autodiff(model, q: jax.Array) -> jax.Array:
 
 
 def mass_point_velocities(model, q: jax.Array, qd: jax.Array) -> jax.Array:
-    """(n_points, 3) world velocities J_k qd (m/s) (one jvp of F along the anchors' motion)."""
+    """(n_points, 3) world velocities J_k qd (m/s)."""
     _require(model)
-    f, y, motion = _chain(model, q, qd)
-    return jax.jvp(f, (y,), (motion.velocity,))[1]
+    return jnp.einsum("kia,a->ki", _point_motion(model, q)[0], qd)
 
 
 def mass_point_bias_accelerations(model, q: jax.Array, qd: jax.Array) -> jax.Array:
     """(n_points, 3) Jdot_k qd (m/s^2): the points' accelerations when qdd = 0 (Eq. 5)."""
     _require(model)
-    f, y, motion = _chain(model, q, qd)
-    return _bias(f, y, motion)
+    return _point_motion(model, q, qd)[1]
 
 
-def jacobians_and_bias(model, q: jax.Array, qd: jax.Array) -> tuple[jax.Array, jax.Array]:
+def jacobians_and_bias(model, q: jax.Array, qd: jax.Array,
+                       kin=None) -> tuple[jax.Array, jax.Array]:
     """(J (n_points, 3, n_v), Jdot qd - g (n_points, 3)): the acceleration each point's mass
-    resists at qdd = 0, from one anchor evaluation. With `include_qvv=False` (the seed's §4.3
-    ablation) Jdot qd is left out."""
+    resists at qdd = 0, from one anchor evaluation (`kin`: the kinematics at q if the caller
+    has them). With `include_qvv=False` (the seed's §4.3 ablation) Jdot qd is left out."""
     mm = _require(model)
-    f, y, motion = _chain(model, q, qd)
-    jac = _jacobians(f, y, motion.tangents)
     grav = jnp.broadcast_to(model.gravity, (mm.n_points, 3))
+    jac, acc = _point_motion(model, q, qd, kin, with_bias=mm.include_qvv)
     if not mm.include_qvv:  # seed §4.3 ablation: the QVV of the muscle points dropped
         return jac, -grav
-    return jac, _bias(f, y, motion) - grav
+    return jac, acc - grav
 
 
 def muscle_mass_matrix(model, q: jax.Array) -> jax.Array:
@@ -144,24 +213,36 @@ def muscle_bias_forces(model, q: jax.Array, qd: jax.Array) -> jax.Array:
     return jnp.einsum("k,kia,ki->a", mm.point_mass, jac, acc)
 
 
-def muscle_mass_terms(model, q: jax.Array, qd: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """(M_mus (n_v, n_v), c_mus (n_v,)) of Eq. 7 from one Jacobian evaluation: forward dynamics
-    solves (M + M_mus) qdd = f - c_mus."""
+def muscle_mass_terms(model, q: jax.Array, qd: jax.Array,
+                      kin=None) -> tuple[jax.Array, jax.Array]:
+    """(M_mus (n_v, n_v), c_mus (n_v,)) of Eq. 7: forward dynamics solves
+    (M + M_mus) qdd = f - c_mus (`kin`: the kinematics at q, if already computed). Points on
+    site-only paths enter through their pieces' mass moments (`polyline.polyline_mass_terms`),
+    the others through their Jacobians."""
     mm = _require(model)
-    jac, acc = jacobians_and_bias(model, q, qd)
-    weighted = mm.point_mass[:, None, None] * jac
-    m_mus = jnp.einsum("kia,kib->ab", weighted, jac)
-    c_mus = jnp.einsum("kia,ki->a", weighted, acc)
+    st = _stage(model, q, qd, kin, with_bias=mm.include_qvv)
+    m_mus = jnp.zeros((model.n_v, model.n_v), dtype=st.anchors.site_pos_world.dtype)
+    c_mus = jnp.zeros(model.n_v, dtype=m_mus.dtype)
+    if st.poly.size:
+        tables, sites = _poly_sites(model, st)
+        m_mus, c_mus = polyline_mass_terms(tables, mm.point_alpha[st.poly],
+                                           mm.point_mass[st.poly], *sites[:2], model.gravity,
+                                           *sites[2:])
+    if st.other.size:
+        jac, acc = _other_motion(model, st)
+        acc = -model.gravity if acc is None else acc - model.gravity
+        weighted = mm.point_mass[st.other][:, None, None] * jac
+        m_mus = m_mus + jnp.einsum("kia,kib->ab", weighted, jac)
+        c_mus = c_mus + jnp.einsum("kia,ki->a", weighted, jnp.broadcast_to(acc, jac.shape[:2]))
     return m_mus, c_mus
 
 
-def muscle_inverse_forces(model, q: jax.Array, qd: jax.Array, qdd: jax.Array) -> jax.Array:
+def muscle_inverse_forces(model, q: jax.Array, qd: jax.Array, qdd: jax.Array,
+                          kin=None) -> jax.Array:
     """(n_v,) M_mus qdd + c_mus = sum_k m_k J_k^T (J_k qdd + Jdot_k qd - g): the generalized
-    force the mass points add to inverse dynamics."""
-    mm = _require(model)
-    jac, acc = jacobians_and_bias(model, q, qd)
-    acc = jnp.einsum("kia,a->ki", jac, qdd) + acc
-    return jnp.einsum("k,kia,ki->a", mm.point_mass, jac, acc)
+    force the mass points add to inverse dynamics (`kin`: the kinematics at q, if computed)."""
+    m_mus, c_mus = muscle_mass_terms(model, q, qd, kin)
+    return m_mus @ qdd + c_mus
 
 
 def muscle_kinetic_energy(model, q: jax.Array, qd: jax.Array) -> jax.Array:

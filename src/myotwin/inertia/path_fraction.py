@@ -211,17 +211,25 @@ def mass_point_layout(model) -> PieceLayout:
     return piece_layout(paths, mm.inertial_paths())
 
 
-def mass_point_positions_from_anchors(model, anchors: PathAnchors) -> jax.Array:
+def mass_point_positions_from_anchors(model, anchors: PathAnchors,
+                                      points: np.ndarray | None = None) -> jax.Array:
     """(n_points, 3) world positions of the model's mass points from the path anchors (whose
-    wraps are `mass_point_layout(model).wraps`): the seed's x_alpha = F(anchors)."""
+    wraps are `mass_point_layout(model).wraps`): the seed's x_alpha = F(anchors). With
+    `points` (static indices) only those points, (len(points), 3); their paths must include
+    every wrapped inertial path, so that the anchors' wraps are theirs too."""
     paths, mm = model.paths, model.muscle_mass
-    layout = mass_point_layout(model)
-    rows = mm.inertial_paths()
-    point_row = np.array([rows.index(p) for p in mm.point_path], dtype=np.int64)
-    x = _positions(layout, path_pieces(paths, anchors, layout), point_row, mm.point_alpha)
-    network = np.flatnonzero([mm.path_position_model[p] == 1 for p in mm.point_path])
+    full = mass_point_layout(model)
+    idx = np.arange(mm.n_points) if points is None else np.asarray(points, dtype=np.int64)
+    point_path = np.asarray(mm.point_path, dtype=np.int64)[idx]
+    rows = tuple(sorted(set(point_path.tolist())))
+    layout = full if points is None else piece_layout(paths, rows)
+    if layout.wraps != full.wraps:
+        raise ValueError("mass point subset: its paths leave out wrapped inertial paths")
+    point_row = np.array([rows.index(p) for p in point_path], dtype=np.int64)
+    x = _positions(layout, path_pieces(paths, anchors, layout), point_row, mm.point_alpha[idx])
+    network = np.flatnonzero([mm.path_position_model[p] == 1 for p in point_path])
     if network.size:
-        x = x.at[network].set(_network_positions(paths, mm, anchors, layout.wraps, network))
+        x = x.at[network].set(_network_positions(paths, mm, anchors, layout.wraps, idx[network]))
     return x
 
 
