@@ -60,6 +60,11 @@ def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integra
     step = STEPS[integrator]
     per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
 
+    # Rematerialised step: reverse mode keeps only each step's (q, qd) and recomputes the step's
+    # intermediates while going back, instead of stacking them all (forward unchanged). The
+    # backward loop then touches few, small buffers (see _SEQUENTIAL_BUFFER_BYTES): measured
+    # 1.1-3x faster gradients of 1000-step rollouts (docs/engine.md, "Performance").
+    @functools.partial(jax.checkpoint, prevent_cse=False)
     def body(state, x):
         u, qfrc, xfrc = held(x)
         q, qd = step(model, *state, u, dt_s, qfrc, xfrc)
