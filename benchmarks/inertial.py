@@ -13,7 +13,9 @@ Measured (not a test; numbers go to benchmarks/RESULTS.md):
      (include_qvv=False), which splits the extra cost into Jacobians and Jdot qd;
   2. gradient cost: `jax.grad` (reverse mode) of a loss of a 1 s rollout (semi-implicit Euler,
      1 ms, 1000 steps; loss = sum of the final state squared) w.r.t. q0, qd0 and the point
-     masses, vs the forward rollout alone, both for the inertial model; aim <= 5x.
+     masses, vs the forward rollout alone, both for the inertial model; aim <= 5x. The same
+     ratio for the massless model and the skeleton alone (w.r.t. q0, qd0) tells how much of it
+     is the mass points and how much the engine's reverse pass.
 Wrapped paths (Type III) are left out of part 2: reverse mode through their mass points
 (second derivatives of the wrap geometry, differentiated once more) did not compile within
 10 minutes on this machine (see docs/inertia.md, "reaching"); part 1 can include one with
@@ -132,21 +134,25 @@ def step_cost(model, n_steps: int, repeats: int) -> dict:
 
 
 def gradient_cost(model, repeats: int) -> dict:
-    """Reverse-mode gradient of a 1 s semi-implicit rollout vs the rollout alone."""
+    """Reverse-mode gradient of a 1 s semi-implicit rollout vs the rollout alone: w.r.t. q0,
+    qd0 and, if the model has muscle mass, the point masses."""
     n = 1000
     q0 = jnp.array([0.4, -0.3, 0.2])
     qd0 = jnp.array([0.5, 0.0, -0.5])
+    inertial = model.muscle_mass is not None
 
     def loss(q0, qd0, masses):
-        m = dataclasses.replace(model, muscle_mass=dataclasses.replace(model.muscle_mass,
-                                                                      point_mass=masses))
+        m = model
+        if inertial:
+            m = dataclasses.replace(model, muscle_mass=dataclasses.replace(model.muscle_mass,
+                                                                          point_mass=masses))
         q, qd = engine.rollout(m, q0, qd0, jnp.full(m.n_u, 5.0), 1e-3, n,
                                Integrator.SEMI_IMPLICIT_EULER)
         return jnp.sum(q[-1] ** 2) + jnp.sum(qd[-1] ** 2)
 
-    masses = model.muscle_mass.point_mass
+    masses = model.muscle_mass.point_mass if inertial else jnp.zeros(0)
     forward = jax.jit(loss)
-    grad = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
+    grad = jax.jit(jax.grad(loss, argnums=(0, 1, 2) if inertial else (0, 1)))
     out = {"forward_compile_s": timed_compile(lambda: forward(q0, qd0, masses)),
            "grad_compile_s": timed_compile(lambda: grad(q0, qd0, masses))}
     fw, fc = best_of(lambda: forward(q0, qd0, masses), repeats)
@@ -194,6 +200,11 @@ def main() -> None:
           f"{g['grad_wall_s']:.3f} s / {g['grad_cpu_s']:.3f} s (compile {g['grad_compile_s']:.1f}"
           f" s)")
     print(f"gradient / forward: {g['ratio_wall']:.2f} wall, {g['ratio_cpu']:.2f} CPU (aim <= 5)")
+    for label, other in (("massless", massless), ("skeleton alone", models(actuated=False)[0])):
+        h = gradient_cost(other, args.repeats)
+        print(f"  the same for the {label} model (w.r.t. q0, qd0): forward "
+              f"{h['forward_wall_s']:.4f} s, gradient {h['grad_wall_s']:.4f} s wall, ratio "
+              f"{h['ratio_wall']:.2f} wall, {h['ratio_cpu']:.2f} CPU")
     print(f"load average after: {os.getloadavg()}")
 
 
