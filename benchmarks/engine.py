@@ -21,10 +21,13 @@ pool, see docs/engine.md "Performance"), and under it the frog's one-device batc
 
 Models: a 4-link chain (3 hinges + a ball; no contact/limits), a free box (no gravity), and
 the frog of `myotwin.invitro.frog` (free root + 4 limited hinges, 2 position servos, 9 smooth
-contact spheres on the floor; its tendon actuator `plantaris` is dropped, which the engine
-does not support yet). For the frog the two engines do not do the same work: MuJoCo solves
-its contacts as constraints (Newton solver), ours are smooth penalty forces, and MuJoCo also
-computes the spatial tendon.
+contact spheres on the floor; its tendon actuator `plantaris` is dropped, so the row measures
+skeleton, servos, limits and contact: the engine supports it now, but with it our step is
+dominated by the sphere-wrapped path (about 355 us per RK4 step in a session-5 check, and the
+one-device batch starved), see docs/engine.md "Performance"). For the frog the two engines do
+not do the same work: MuJoCo solves its contacts as constraints (Newton solver), ours are
+smooth penalty forces, and MuJoCo also computes the spatial tendon (our engine evaluates a
+path only for an actuator or a muscle on it).
 
     .venv/bin/python benchmarks/engine.py [--steps 1000] [--batch 1024] [--repeats 5]
         [--single-cpu 1]
@@ -87,7 +90,7 @@ FREE_BODY = """
 
 
 def frog_mjcf() -> str:
-    """The frog of myotwin.invitro.frog without its tendon actuator (unsupported by the engine)."""
+    """The frog of myotwin.invitro.frog without its tendon actuator (module docstring)."""
     from myotwin.invitro.frog.mjcf import build_frog_mjcf
 
     xml, n = re.subn(r'\s*<motor name="plantaris"[^>]*/>', "", build_frog_mjcf())
