@@ -105,6 +105,8 @@ class _Stage(NamedTuple):
 
 
 def _stage(model, q, qd=None, kin=None, with_bias=True) -> _Stage:
+    """The anchors at q (from `kin` if given) and their motion (velocity and bias acceleration
+    only if qd is given and with_bias)."""
     layout = mass_point_layout(model)
     kin = kinematics(model, q) if kin is None else kin
     y = path_anchors(model.paths, kin, layout.wraps)
