@@ -23,14 +23,17 @@ Models: a 4-link chain (3 hinges + a ball; no contact/limits), a free box (no gr
 the frog of `myotwin.invitro.frog` (free root + 4 limited hinges, 2 position servos, 9 smooth
 contact spheres on the floor; its tendon actuator `plantaris` is dropped, so the row measures
 skeleton, servos, limits and contact: the engine supports it now, but with it our step is
-dominated by the sphere-wrapped path (about 355 us per RK4 step in a session-5 check, and the
-one-device batch starved), see docs/engine.md "Performance"). For the frog the two engines do
+dominated by the sphere-wrapped path, and the one-device batch starved; model `frog_tendon`
+times it, see docs/engine.md "Performance"). For the frog the two engines do
 not do the same work: MuJoCo solves its contacts as constraints (Newton solver), ours are
 smooth penalty forces, and MuJoCo also computes the spatial tendon (our engine evaluates a
 path only for an actuator or a muscle on it).
 
     .venv/bin/python benchmarks/engine.py [--steps 1000] [--batch 1024] [--repeats 5]
-        [--single-cpu 1]
+        [--single-cpu 1] [--models chain free frog frog_tendon]
+
+`frog_tendon` (not in the default set) is the frog as shipped, with the plantaris motor; run it
+with `--batch 0` (single trajectories only: its batch starved, docs/engine.md).
 """
 
 from __future__ import annotations
@@ -96,6 +99,13 @@ def frog_mjcf() -> str:
     xml, n = re.subn(r'\s*<motor name="plantaris"[^>]*/>', "", build_frog_mjcf())
     assert n == 1, "the frog MJCF no longer has the plantaris motor this benchmark drops"
     return xml
+
+
+def frog_with_tendon_mjcf() -> str:
+    """The frog of myotwin.invitro.frog as shipped, plantaris tendon motor included."""
+    from myotwin.invitro.frog.mjcf import build_frog_mjcf
+
+    return build_frog_mjcf()
 
 
 def _clock():
@@ -171,6 +181,9 @@ def single_trajectory(key: str, args) -> dict:
                              ("mj", mujoco_step_time(m, q0, qd0, ctrl, args.steps))):
             best[f"{name}_wall"] = min(best[f"{name}_wall"], w)
             best[f"{name}_cpu"] = min(best[f"{name}_cpu"], c)
+    if args.batch == 0:  # single trajectory only
+        return dict(compile_s=compile_s, compile_cpu_s=compile_cpu_s, **best,
+                    batch_compile_s=0.0, tp_ours=0.0)
     # the batch on this process's one device
     q0s, qd0s = batch_states(m, q0, qd0, args.batch)
     f = jax.jit(jax.vmap(lambda q, v: rollout(model, q, v, jctrl, dt, args.batch_steps,
@@ -210,6 +223,14 @@ def single_trajectory_in_child(key: str, args) -> dict:
 def bench_model(key: str, args) -> dict:
     name, xml = MODELS[key]
     single = single_trajectory_in_child(key, args)  # also the one-device batch
+    if args.batch == 0:
+        print(f"{name}: per RK4 step ours {single['ours_wall'] * 1e6:.2f} us wall / "
+              f"{single['ours_cpu'] * 1e6:.2f} us cpu, mj_step {single['mj_wall'] * 1e6:.2f} / "
+              f"{single['mj_cpu'] * 1e6:.2f} us (ratio "
+              f"{single['ours_wall'] / single['mj_wall']:.2f} wall, "
+              f"{single['ours_cpu'] / single['mj_cpu']:.2f} cpu); compile "
+              f"{single['compile_s']:.2f} s; no batch (--batch 0)", flush=True)
+        return dict(name=name, **single)
     m = mujoco.MjModel.from_xml_string(xml())
     model = compile_model(m)
     dt = float(m.opt.timestep)
@@ -259,19 +280,24 @@ def bench_model(key: str, args) -> dict:
 
 MODELS = {"chain": ("4-link chain (hinge x3 + ball)", lambda: PENDULUM_CHAIN),
           "free": ("free body", lambda: FREE_BODY),
-          "frog": ("frog (free + 4 limited hinges, 9 contacts, 2 servos)", frog_mjcf)}
+          "frog": ("frog (free + 4 limited hinges, 9 contacts, 2 servos)", frog_mjcf),
+          "frog_tendon": ("frog with its plantaris tendon motor (sphere-wrapped path)",
+                          frog_with_tendon_mjcf)}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=1000)
-    ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--batch", type=int, default=1024,
+                    help="batch size (0: single trajectories only)")
     ap.add_argument("--batch-steps", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    ap.add_argument("--models", nargs="+", default=["chain", "free", "frog"],
+                    choices=list(MODELS))
     ap.add_argument("--single-cpu", type=int, default=None,
                     help="pin the single-trajectory child process to this CPU")
-    ap.add_argument("--no-split", nargs="*", default=["frog"], choices=list(MODELS),
+    ap.add_argument("--no-split", nargs="*", default=["frog", "frog_tendon"],
+                    choices=list(MODELS),
                     help="models whose batch is not also run split over two host devices "
                          "(default: frog, whose split run starved for minutes on XLA's CPU "
                          "thread pool; docs/engine.md 'Performance')")
