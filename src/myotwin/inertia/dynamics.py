@@ -200,29 +200,12 @@ def jacobians_and_bias(model, q: jax.Array, qd: jax.Array,
     return jac, acc - grav
 
 
-def muscle_mass_matrix(model, q: jax.Array) -> jax.Array:
-    """(n_v, n_v) muscle contribution J_ar^T M_a J_ar = sum_k m_k J_k^T J_k (Eq. 7b)."""
+def _mass_terms(model, q, qd, kin, with_bias) -> tuple[jax.Array, jax.Array]:
+    """(sum_k m_k J_k^T J_k, sum_k m_k J_k^T (Jdot_k qd - g)), Jdot qd left out unless qd is
+    given and with_bias. Points on site-only paths enter through their pieces' mass moments
+    (`polyline.polyline_mass_terms`), the others through their Jacobians."""
     mm = _require(model)
-    jac = mass_point_jacobians(model, q)
-    return jnp.einsum("k,kia,kib->ab", mm.point_mass, jac, jac)
-
-
-def muscle_bias_forces(model, q: jax.Array, qd: jax.Array) -> jax.Array:
-    """(n_v,) c_mus = sum_k m_k J_k^T (Jdot_k qd - g) (Eq. 7c with the engine's bias sign:
-    subtracted from the applied forces, like `engine.bias_forces`)."""
-    mm = _require(model)
-    jac, acc = jacobians_and_bias(model, q, qd)
-    return jnp.einsum("k,kia,ki->a", mm.point_mass, jac, acc)
-
-
-def muscle_mass_terms(model, q: jax.Array, qd: jax.Array,
-                      kin=None) -> tuple[jax.Array, jax.Array]:
-    """(M_mus (n_v, n_v), c_mus (n_v,)) of Eq. 7: forward dynamics solves
-    (M + M_mus) qdd = f - c_mus (`kin`: the kinematics at q, if already computed). Points on
-    site-only paths enter through their pieces' mass moments (`polyline.polyline_mass_terms`),
-    the others through their Jacobians."""
-    mm = _require(model)
-    st = _stage(model, q, qd, kin, with_bias=mm.include_qvv)
+    st = _stage(model, q, qd, kin, with_bias)
     m_mus = jnp.zeros((model.n_v, model.n_v), dtype=st.anchors.site_pos_world.dtype)
     c_mus = jnp.zeros(model.n_v, dtype=m_mus.dtype)
     if st.poly.size:
@@ -237,6 +220,26 @@ def muscle_mass_terms(model, q: jax.Array, qd: jax.Array,
         m_mus = m_mus + jnp.einsum("kia,kib->ab", weighted, jac)
         c_mus = c_mus + jnp.einsum("kia,ki->a", weighted, jnp.broadcast_to(acc, jac.shape[:2]))
     return m_mus, c_mus
+
+
+def muscle_mass_matrix(model, q: jax.Array) -> jax.Array:
+    """(n_v, n_v) muscle contribution J_ar^T M_a J_ar = sum_k m_k J_k^T J_k (Eq. 7b), as the
+    dynamics compute it."""
+    return _mass_terms(model, q, None, None, with_bias=False)[0]
+
+
+def muscle_bias_forces(model, q: jax.Array, qd: jax.Array) -> jax.Array:
+    """(n_v,) c_mus = sum_k m_k J_k^T (Jdot_k qd - g) (Eq. 7c with the engine's bias sign:
+    subtracted from the applied forces, like `engine.bias_forces`)."""
+    return muscle_mass_terms(model, q, qd)[1]
+
+
+def muscle_mass_terms(model, q: jax.Array, qd: jax.Array,
+                      kin=None) -> tuple[jax.Array, jax.Array]:
+    """(M_mus (n_v, n_v), c_mus (n_v,)) of Eq. 7: forward dynamics solves
+    (M + M_mus) qdd = f - c_mus (`kin`: the kinematics at q, if already computed). With
+    `include_qvv=False` (the seed's §4.3 ablation) c_mus leaves out Jdot qd."""
+    return _mass_terms(model, q, qd, kin, with_bias=_require(model).include_qvv)
 
 
 def muscle_inverse_forces(model, q: jax.Array, qd: jax.Array, qdd: jax.Array,
