@@ -36,8 +36,10 @@ def _quat_z_to(axis: np.ndarray) -> np.ndarray:
     return q / np.linalg.norm(q)
 
 
-def random_path_mjcf(seed: int, n_bodies: int = 5, free_root: bool = False) -> str:
-    """MJCF of a random chain with wrap geoms at the joints and tendons of every kind."""
+def random_path_mjcf(seed: int, n_bodies: int = 5, free_root: bool = False,
+                     wraps: bool = True) -> str:
+    """MJCF of a random chain with wrap geoms at the joints and tendons of every kind (with
+    `wraps=False`, site-only tendons: Types I, II and the pulley without its wrap)."""
     rng = np.random.default_rng(seed)
     sites: list[tuple[str, int]] = []  # (name, body index)
     lines: list[str] = []
@@ -116,7 +118,7 @@ def random_path_mjcf(seed: int, n_bodies: int = 5, free_root: bool = False) -> s
     via = [pick(0), *two, pick(2), pick(3)]
     tendons.append([el(s) for s in via])
     # Type III: each joint's obstacle, with no side site, an outside and an inside side site
-    for b in range(1, n_bodies):
+    for b in range(1, n_bodies if wraps else 1):
         for side in (None, f"out{b}", f"in{b}"):
             tendons.append([el(pick(b - 1)), wrap_el(b, side), el(pick(b))])
     # several wraps in one tendon, with via points between
@@ -124,10 +126,11 @@ def random_path_mjcf(seed: int, n_bodies: int = 5, free_root: bool = False) -> s
     for b in range(1, n_bodies):
         side = [None, f"out{b}", f"in{b}"][int(rng.integers(3))]
         chain += [wrap_el(b, side), el(pick(b))]
-    tendons.append(chain)
-    # pulleys: a block and tackle with divisors 2 and 3, one branch wrapping
+    if wraps:
+        tendons.append(chain)
+    # pulleys: a block and tackle with divisors 2 and 3, one branch wrapping (if wraps)
     tendons.append([el(pick(0)), el(pick(1)), '<pulley divisor="2"/>',
-                    el(pick(1)), wrap_el(2, "out2"), el(pick(2)),
+                    el(pick(1)), *([wrap_el(2, "out2")] if wraps else []), el(pick(2)),
                     '<pulley divisor="3"/>', el(pick(2)), el(pick(3))])
     spatial = "\n".join(
         f'    <spatial name="t{k}">\n      ' + "\n      ".join(t) + "\n    </spatial>"

@@ -115,7 +115,8 @@ def _actuator_force(model: Model, q, qd, ctrl, length, tendon_moment) -> jax.Arr
     dof = np.array(model.actuator_dof, dtype=int)
     velocity = model.actuator_gear * qd[dof]
     if tendon_moment is not None:  # g J_L qd on tendon rows (zero rows elsewhere)
-        velocity = jnp.where(_tendon_actuators(model), tendon_moment @ qd, velocity)
+        velocity = jnp.where(_tendon_actuators(model), jnp.sum(tendon_moment * qd, axis=1),
+                             velocity)
     u = _clamp(ctrl, model.actuator_ctrl_limited, model.actuator_ctrl_range)
     b = model.actuator_bias
     force = model.actuator_gain * u + b[:, 0] + b[:, 1] * length + b[:, 2] * velocity
@@ -133,7 +134,7 @@ def actuator_forces(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array) 
     drives = np.arange(model.n_v)[:, None] == np.array(model.actuator_dof, dtype=int)[None, :]
     out = masked_sum(drives, model.actuator_gear * force)
     if tendon_moment is not None:  # + sum over tendon actuators of g J_L^T force
-        out = out + force @ tendon_moment
+        out = out + jnp.sum(force[:, None] * tendon_moment, axis=0)
     if any(model.joint_actfrc_limited):
         # Only hinge/slide joints can be limited (MuJoCo's compiler clears actfrclimited on
         # ball/free joints), so each limited joint clamps its single dof.

@@ -111,6 +111,19 @@ def point_jacobian(
     return jacp.T, jacr.T
 
 
+def site_tangents(model: Model, kin: Kinematics) -> jax.Array:
+    """(n_v, n_site, 3) translational Jacobian columns of every site: [d, s] = d x_s / d qd_d
+    = S_d,lin + S_d,ang x (x_s - O) if dof d moves the site's body, else 0 (mj_jacSite, dof
+    axis first). One expression shared by the paths' length Jacobians and the muscle mass
+    points' anchors, so XLA computes it once per dynamics evaluation."""
+    s = dof_motion(model, kin)
+    site_body = np.asarray(model.site_body, dtype=np.int64).reshape(-1)
+    moves = np.asarray(model.dof_ancestor_mask())[site_body].T          # (n_v, n_site)
+    r = kin.site_pos_world - body_reference_point(model, kin)[site_body]
+    lin = s[:, None, 3:] + jnp.cross(s[:, None, :3], r[None])
+    return lin * jnp.asarray(moves[:, :, None], dtype=lin.dtype)
+
+
 def site_jacobians(model: Model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Translational and rotational Jacobians of every site, each (n_site, 3, n_v) (mj_jacSite)."""
     kin = kinematics(model, q)

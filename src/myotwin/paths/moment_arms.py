@@ -16,9 +16,13 @@ Because the tangent points make the path locally shortest (envelope theorem), th
 -dL/dq for outside wraps; for the inside wrap, whose contact point MuJoCo finds by Newton to
 |f| <= 1e-6, it is MuJoCo's value and agrees with dL/dq to the residual of that iteration.
 
-Each piece's end forces +-u_k / divisor are collected as spatial wrenches (torque about the
-body's tree reference point, force) and projected on the dof motion vectors S_d of the engine:
-J_L[p, d] = sum over ends on bodies moved by d of S_d . (r x f, f).
+Two evaluations of the same sum:
+  * no wrap in the path set: J(b, p) of every site at once (`engine.jacobian.site_tangents`,
+    the expression the muscle mass points use too, so a model with both computes it once per
+    dynamics evaluation) and u_k^T (J_end - J_start) per unit;
+  * with wraps: each piece's end forces +-u_k / divisor are collected as spatial wrenches
+    (torque about the body's tree reference point, force) and projected on the dof motion
+    vectors S_d of the engine: J_L[p, d] = sum over ends on bodies moved by d of S_d . (r x f, f).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.jacobian import body_reference_point, dof_motion
+from myotwin.engine.jacobian import body_reference_point, dof_motion, site_tangents
 from myotwin.engine.kinematics import Kinematics, kinematics
 from myotwin.paths.length import PathGeometry, path_geometry
 from myotwin.paths.pathset import PathSet
@@ -52,10 +56,32 @@ def _pieces(paths: PathSet):
     return out
 
 
+def _site_only_length_jacobian(paths: PathSet, model, kin: Kinematics,
+                               geo: PathGeometry) -> jax.Array:
+    """J_L of paths without wraps from the sites' tangents (`engine.jacobian.site_tangents`,
+    which the muscle mass points share): per unit u^T (J_x1 - J_x0) / divisor, summed per path;
+    units whose sites are on one body contribute exactly 0, as in MuJoCo."""
+    tangents = site_tangents(model, kin)                                 # (n_v, n_site, 3)
+    s0 = np.asarray(paths.unit_site0, dtype=np.int64).reshape(-1)
+    s1 = np.asarray(paths.unit_site1, dtype=np.int64).reshape(-1)
+    u = segment_direction(geo.unit_start_world, geo.unit_end_world) / paths.unit_divisor[:, None]
+    dd = tangents[:, s1] - tangents[:, s0]                               # (n_v, n_units, 3)
+    per_unit = jnp.sum(u[None] * dd, axis=-1)                            # (n_v, n_units)
+    same = np.asarray(paths.unit_body0) == np.asarray(paths.unit_body1)
+    per_unit = jnp.where(same[None, :], 0.0, per_unit)
+    # sum per path as a masked, fusible reduction (a dot would be a separate library call)
+    on_path = (np.asarray(paths.unit_path, dtype=np.int64)[None, :]
+               == np.arange(paths.n_paths)[:, None])                     # (n_paths, n_units)
+    return jnp.sum(jnp.where(on_path[:, None, :], per_unit[None], 0.0), axis=-1)
+
+
 def length_jacobian_from_geometry(
     paths: PathSet, model, kin: Kinematics, geo: PathGeometry
 ) -> jax.Array:
-    """(n_paths, n_v) length Jacobian J_L (MuJoCo ten_J) from the position stage."""
+    """(n_paths, n_v) length Jacobian J_L (MuJoCo ten_J) from the position stage: from the
+    sites' tangents if no path wraps, else by the piece wrenches (module docstring)."""
+    if paths.n_wraps == 0 and model.n_v and paths.n_units:
+        return _site_only_length_jacobian(paths, model, kin, geo)
     pieces = _pieces(paths)
     dtype = kin.body_pos_world.dtype
     if not pieces or model.n_v == 0:
