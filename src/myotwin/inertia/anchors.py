@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.jacobian import body_reference_point, dof_motion
+from myotwin.engine.jacobian import body_reference_point, dof_motion, site_tangents
 from myotwin.engine.kinematics import Kinematics
 from myotwin.engine.twists import body_motion_from_kinematics
 from myotwin.paths.length import wrap_frames
@@ -96,7 +96,7 @@ def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tu
         w = s[:, None, :3] * jnp.asarray(moves[b].T[:, :, None], dtype)
         return _cross_columns(w, rot[None])
 
-    tangents = PathAnchors(point_cols(anchors.site_pos_world, site_body),
+    tangents = PathAnchors(site_tangents(model, kin),
                            point_cols(anchors.wrap_center, wrap_body),
                            rot_cols(anchors.wrap_rot, wrap_body))
     if qd is None:

@@ -116,7 +116,7 @@ def _stage(model, q, qd=None, kin=None, with_bias=True) -> _Stage:
 
 
 def _poly_sites(model, st: _Stage):
-    """(tables, site arguments of `polyline.piece_coefficients`) of the polyline points."""
+    """(tables, site arguments of `polyline.piece_motion`) of the polyline points."""
     mm = model.muscle_mass
     tables = polyline_tables(model.paths, tuple(np.asarray(mm.point_path)[st.poly].tolist()))
     m = st.motion
