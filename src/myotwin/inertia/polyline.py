@@ -21,10 +21,12 @@ derivatives at qdd = 0 from the sites' velocities and bias accelerations, `ancho
   g1_dd = L_dd u + 2 L_dot u_dot + L u_dd                  (Jdot_k qd = g0_dd + alpha_k g1_dd)
 (u_dd from d = l u differentiated twice.) Eq. 7's sums over the points on piece j therefore
 only need the piece's mass moments M_i = sum_k m_k alpha_k^i (i = 0, 1, 2) over the points on
-it. With H_0 = [g0' | g0_dd - g] and H_1 = [g1' | g1_dd] ((n_v + 1) columns of world 3-vectors):
-  sum_k m_k [J_k | Jdot_k qd - g]^T J_k = sum_pieces sum_ab M_(a+b) H_a^T H_b[:n_v]
+it. With w_0 = M_0 g0' + M_1 g1', w_1 = M_1 g0' + M_2 g1' (and r_0 = g0_dd - g, r_1 = g1_dd):
+  sum_k m_k J_k^T J_k             = sum_pieces w_0^T g0' + w_1^T g1',
+  sum_k m_k J_k^T (Jdot_k qd - g) = sum_pieces w_0^T r_0 + w_1^T r_1
 (`polyline_mass_terms`): per point only a comparison per piece of its path (which piece it is
-on) enters the moments, per piece the small H; no (n_points, 3, n_v) Jacobian is formed.
+on) enters the moments, per piece small (n_v, 3) arrays; no (n_points, 3, n_v) Jacobian is
+formed.
 
 Why a closed form next to `dynamics`'s general chain (forward-mode derivatives of the path
 geometry F along the anchors' motion, which the wrapped Type III paths keep): the same
@@ -212,14 +214,11 @@ def polyline_mass_terms(tables: PolylineTables, alpha: jax.Array, mass: jax.Arra
     on = point_on_piece(tables, pm, alpha)
     powers = jnp.stack([mass, mass * alpha, mass * alpha * alpha])   # (3, n)
     moments = jnp.sum(jnp.where(on[None], powers[:, :, None], 0.0), axis=1)  # (3, n_pieces)
-    r0 = -gravity if pm.g0_dd is None else pm.g0_dd - gravity
+    r0 = -gravity if pm.g0_dd is None else pm.g0_dd - gravity        # (n_pieces, 3)
     r1 = jnp.zeros_like(pm.g1) if pm.g1_dd is None else pm.g1_dd
-    h0 = jnp.concatenate([pm.g0_t, jnp.broadcast_to(r0, pm.g0.shape)[None]])  # (n_v+1, P, 3)
-    h1 = jnp.concatenate([pm.g1_t, r1[None]])
-    mo = moments[:, None, :, None]
-    w0, w1 = mo[0] * h0 + mo[1] * h1, mo[1] * h0 + mo[2] * h1        # sum_a M_(a+b) H_a
-    n_v = site_tangents.shape[0]
-    w = jnp.concatenate([w0, w1], axis=1).reshape(n_v + 1, -1)
-    h = jnp.concatenate([h0[:n_v], h1[:n_v]], axis=1).reshape(n_v, -1)
-    full = w @ h.T                                                   # (n_v + 1, n_v)
-    return full[:n_v], full[n_v]
+    m0, m1, m2 = moments[0][:, None], moments[1][:, None], moments[2][:, None]
+    g0_t, g1_t = pm.g0_t, pm.g1_t                                    # (n_v, n_pieces, 3)
+    w0, w1 = m0 * g0_t + m1 * g1_t, m1 * g0_t + m2 * g1_t            # sum_a M_(a+b) g_a'
+    m_mus = jnp.sum(w0[:, None] * g0_t[None] + w1[:, None] * g1_t[None], axis=(2, 3))
+    c_mus = jnp.sum(w0 * r0 + w1 * r1, axis=(1, 2))
+    return m_mus, c_mus
