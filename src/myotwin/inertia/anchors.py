@@ -104,11 +104,14 @@ def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tu
     bodies = body_motion_from_kinematics(model, kin, qd)     # the engine's velocity stage
     v_body, a_body = bodies.velocity, bodies.bias_acceleration   # (n_body, 6): (w, v_O), (alpha, a_O)
 
+    motion = jnp.concatenate([v_body, a_body], axis=1)           # (n_body, 12)
+
     def point_motion(p, b):
         r = p - ref[b]
-        w, alpha = v_body[b, :3], a_body[b, :3]
-        pdot = v_body[b, 3:] + jnp.cross(w, r)
-        return pdot, a_body[b, 3:] + jnp.cross(alpha, r) + jnp.cross(w, pdot)
+        m = motion[b]                                            # one gather per point set
+        w, v_o, alpha, a_o = m[:, 0:3], m[:, 3:6], m[:, 6:9], m[:, 9:12]
+        pdot = v_o + jnp.cross(w, r)
+        return pdot, a_o + jnp.cross(alpha, r) + jnp.cross(w, pdot)
 
     def rot_motion(rot, b):
         w, alpha = v_body[b, :3], a_body[b, :3]

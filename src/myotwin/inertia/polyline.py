@@ -56,7 +56,10 @@ class PolylineTables(NamedTuple):
       (E = piece_upto @ l); piece_prev: [j, i] 1.0 if i is the piece just before j (P = E_(j-1),
       an exact copy); piece_last: [j, i] 1.0 if i is the last piece of j's path (L = E_last);
     piece_first (n_pieces,) bool: the first piece of its path;
-    point_piece (n, n_pieces) bool: the pieces of each point's path.
+    point_piece (n, n_pieces) bool: the pieces of each point's path;
+    piece_points (n_pieces, width) int: the points of each piece's path, padded with 0, and
+      piece_points_valid (n_pieces, width) bool: False for the padding (the mass moments
+      compare each piece with its own path's points only).
     """
 
     piece_start: np.ndarray
@@ -66,6 +69,8 @@ class PolylineTables(NamedTuple):
     piece_last: np.ndarray
     piece_first: np.ndarray
     point_piece: np.ndarray
+    piece_points: np.ndarray
+    piece_points_valid: np.ndarray
 
 
 @functools.lru_cache(maxsize=256)
@@ -87,9 +92,18 @@ def _tables(unit_path, unit_site0, unit_site1, point_path: tuple[int, ...]) -> P
     point_piece = np.zeros((len(point_path), n_pieces), dtype=bool)
     for i, p in enumerate(point_path):
         point_piece[i, per_path[p]] = True
+    on_path = {p: [i for i, pp in enumerate(point_path) if pp == p] for p in paths}
+    width = max([len(v) for v in on_path.values()] + [1])
+    piece_points = np.zeros((n_pieces, width), dtype=np.int64)
+    piece_valid = np.zeros((n_pieces, width), dtype=bool)
+    for p, pieces in per_path.items():
+        for j in pieces:
+            piece_points[j, :len(on_path[p])] = on_path[p]
+            piece_valid[j, :len(on_path[p])] = True
     start = np.asarray([unit_site0[u] for u in units], dtype=np.int64).reshape(-1)
     end = np.asarray([unit_site1[u] for u in units], dtype=np.int64).reshape(-1)
-    return PolylineTables(start, end, upto, prev, last, first, point_piece)
+    return PolylineTables(start, end, upto, prev, last, first, point_piece, piece_points,
+                          piece_valid)
 
 
 def polyline_tables(paths, point_path: tuple[int, ...]) -> PolylineTables:
@@ -211,12 +225,15 @@ def polyline_mass_terms(tables: PolylineTables, alpha: jax.Array, mass: jax.Arra
     fractions alpha (n,) with masses mass (n,), by the pieces' mass moments (module docstring).
     Without site_vel / site_bias_acc, Jdot qd is left out (the seed's §4.3 ablation)."""
     pm = piece_motion(tables, site_pos, site_tangents, site_vel, site_bias_acc)
-    on = point_on_piece(tables, pm, alpha)
-    powers = jnp.stack([mass, mass * alpha, mass * alpha * alpha])   # (3, n)
-    moments = jnp.sum(jnp.where(on[None], powers[:, :, None], 0.0), axis=1)  # (3, n_pieces)
+    # which of its path's points each piece holds (the rule of `point_on_piece`, per piece)
+    a = alpha[tables.piece_points]                                   # (n_pieces, width)
+    s = a * pm.total[:, None]
+    on = (jnp.asarray(tables.piece_points_valid) & (pm.end[:, None] >= s)
+          & (jnp.asarray(tables.piece_first)[:, None] | (pm.before[:, None] < s)))
+    ma = jnp.where(on, mass[tables.piece_points], 0.0)
+    m0, m1, m2 = (jnp.sum(ma * a ** i, axis=1)[:, None] for i in range(3))  # moments M_i
     r0 = -gravity if pm.g0_dd is None else pm.g0_dd - gravity        # (n_pieces, 3)
     r1 = jnp.zeros_like(pm.g1) if pm.g1_dd is None else pm.g1_dd
-    m0, m1, m2 = moments[0][:, None], moments[1][:, None], moments[2][:, None]
     g0_t, g1_t = pm.g0_t, pm.g1_t                                    # (n_v, n_pieces, 3)
     w0, w1 = m0 * g0_t + m1 * g1_t, m1 * g0_t + m2 * g1_t            # sum_a M_(a+b) g_a'
     m_mus = jnp.sum(w0[:, None] * g0_t[None] + w1[:, None] * g1_t[None], axis=(2, 3))
