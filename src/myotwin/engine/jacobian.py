@@ -111,17 +111,24 @@ def point_jacobian(
     return jacp.T, jacr.T
 
 
-def site_tangents(model: Model, kin: Kinematics) -> jax.Array:
-    """(n_v, n_site, 3) translational Jacobian columns of every site: [d, s] = d x_s / d qd_d
-    = S_d,lin + S_d,ang x (x_s - O) if dof d moves the site's body, else 0 (mj_jacSite, dof
-    axis first). One expression shared by the paths' length Jacobians and the muscle mass
-    points' anchors, so XLA computes it once per dynamics evaluation."""
+def point_tangents(model: Model, kin: Kinematics, point_world: jax.Array,
+                   body: np.ndarray) -> jax.Array:
+    """(n_v, n, 3) translational Jacobian columns of world points (n, 3) fixed to bodies (n,)
+    (static): [d, k] = S_d,lin + S_d,ang x (p_k - O) if dof d moves body_k, else 0 (mj_jac,
+    dof axis first)."""
     s = dof_motion(model, kin)
-    site_body = np.asarray(model.site_body, dtype=np.int64).reshape(-1)
-    moves = np.asarray(model.dof_ancestor_mask())[site_body].T          # (n_v, n_site)
-    r = kin.site_pos_world - body_reference_point(model, kin)[site_body]
+    body = np.asarray(body, dtype=np.int64).reshape(-1)
+    moves = np.asarray(model.dof_ancestor_mask())[body].T               # (n_v, n)
+    r = point_world - body_reference_point(model, kin)[body]
     lin = s[:, None, 3:] + jnp.cross(s[:, None, :3], r[None])
     return lin * jnp.asarray(moves[:, :, None], dtype=lin.dtype)
+
+
+def site_tangents(model: Model, kin: Kinematics) -> jax.Array:
+    """(n_v, n_site, 3) `point_tangents` of every site (mj_jacSite, dof axis first). One
+    expression shared by the paths' length Jacobians, the muscle mass points' anchors and
+    `site_jacobians`, so XLA computes it once per dynamics evaluation."""
+    return point_tangents(model, kin, kin.site_pos_world, model.site_body)
 
 
 def site_jacobians(model: Model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -130,12 +137,7 @@ def site_jacobians(model: Model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     if model.n_site == 0:
         return jnp.zeros((0, 3, model.n_v)), jnp.zeros((0, 3, model.n_v))
     s = dof_motion(model, kin)
-    site_body = np.asarray(model.site_body)
+    site_body = np.asarray(model.site_body, dtype=np.int64).reshape(-1)
     mask = jnp.asarray(model.dof_ancestor_mask()[site_body], dtype=s.dtype)  # (n_site, n_v)
-    offset = kin.site_pos_world - body_reference_point(model, kin)[site_body]  # (n_site, 3)
-    jacp = s[None, :, 3:] + jnp.cross(s[None, :, :3], offset[:, None, :])  # (n_site, n_v, 3)
-    jacr = jnp.broadcast_to(s[None, :, :3], jacp.shape)
-    return (
-        jnp.swapaxes(jacp * mask[..., None], 1, 2),
-        jnp.swapaxes(jacr * mask[..., None], 1, 2),
-    )
+    jacr = s[None, :, :3] * mask[..., None]                                   # (n_site, n_v, 3)
+    return jnp.moveaxis(site_tangents(model, kin), 0, -1), jnp.swapaxes(jacr, 1, 2)

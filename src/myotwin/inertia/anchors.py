@@ -28,7 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.jacobian import body_reference_point, dof_motion, site_tangents
+from myotwin.engine.jacobian import (body_reference_point, dof_motion, point_tangents,
+                                     site_tangents)
 from myotwin.engine.kinematics import Kinematics
 from myotwin.engine.twists import body_motion_from_kinematics
 from myotwin.paths.length import wrap_frames
@@ -87,17 +88,14 @@ def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tu
     wrap_body = np.asarray([paths.wrap_body[w] for w in wraps], dtype=np.int64).reshape(-1)
     dtype = anchors.site_pos_world.dtype
 
-    def point_cols(p, b):
-        r = p - ref[b]
-        lin = s[:, None, 3:] + jnp.cross(s[:, None, :3], r[None])
-        return lin * jnp.asarray(moves[b].T[:, :, None], dtype)
-
     def rot_cols(rot, b):
         w = s[:, None, :3] * jnp.asarray(moves[b].T[:, :, None], dtype)
         return _cross_columns(w, rot[None])
 
+    # the sites' tangents as the paths' length Jacobians compute them (anchors.site_pos_world
+    # is kin.site_pos_world, `path_anchors`), so XLA evaluates them once
     tangents = PathAnchors(site_tangents(model, kin),
-                           point_cols(anchors.wrap_center, wrap_body),
+                           point_tangents(model, kin, anchors.wrap_center, wrap_body),
                            rot_cols(anchors.wrap_rot, wrap_body))
     if qd is None:
         return AnchorMotion(tangents, None, None)

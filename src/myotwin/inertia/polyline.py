@@ -47,6 +47,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.spatial import dot_last
+
 
 class PolylineTables(NamedTuple):
     """Static (NumPy) tables of some mass points on site-only paths.
@@ -117,11 +119,6 @@ def polyline_tables(paths, point_path: tuple[int, ...]) -> PolylineTables:
                    tuple(int(p) for p in point_path))
 
 
-def _dot(a: jax.Array, b: jax.Array) -> jax.Array:
-    """Dot product over the last axis (3), written out so XLA fuses it with its neighbours."""
-    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
-
-
 def _matvec(table: np.ndarray, v: jax.Array) -> jax.Array:
     """table (n, n) @ v (..., n) over v's last axis, as a fusible multiply and sum (a dot of
     these few pieces would be a separate, costlier library call)."""
@@ -161,14 +158,14 @@ def piece_motion(tables: PolylineTables, site_pos: jax.Array, site_tangents: jax
     a_ch = channels[:, tables.piece_start]
     d_ch = channels[:, tables.piece_end] - a_ch                      # (n_ch, n_pieces, 3)
     d = d_ch[0]
-    length = jnp.sqrt(_dot(d, d))
+    length = jnp.sqrt(dot_last(d, d))
     inv = 1.0 / jnp.where(length > 0.0, length, 1.0)
     u = d * inv[:, None]
-    l_ch = _dot(u, d_ch[1:])                                         # u . d' per channel
+    l_ch = dot_last(u, d_ch[1:])                                         # u . d' per channel
     l_parts = [length[None], l_ch[:n_v]]
     if with_bias:
         l_v, d_v = l_ch[n_v], d_ch[n_v + 1]
-        l_dd = l_ch[n_v + 1] + (_dot(d_v, d_v) - l_v * l_v) * inv
+        l_dd = l_ch[n_v + 1] + (dot_last(d_v, d_v) - l_v * l_v) * inv
         l_parts += [l_v[None], l_dd[None]]
     # E, P = E_(j-1), L = E_last of every channel in one reduction (rows of the same pieces in
     # the same order, so P_j and E_(j-1) are bitwise equal)
@@ -195,12 +192,19 @@ def piece_motion(tables: PolylineTables, site_pos: jax.Array, site_tangents: jax
     return PieceMotion(g0, g1, g0_t, g1_t, g0_dd, g1_dd, e[0], before, total)
 
 
+def _holds(tables: PolylineTables, pm: PieceMotion, alpha: jax.Array, piece_axis: int):
+    """Whether each piece holds the point at fraction alpha (a piece axis `piece_axis`, the
+    points on the other): s = alpha L lies in (E_(j-1), E_j], or in [0, E_j] on a path's first
+    piece -- the first piece with E_j >= s, as `path_fraction` chooses."""
+    def per_piece(x):
+        return jnp.expand_dims(jnp.asarray(x), 1 - piece_axis)
+    s = alpha * per_piece(pm.total)
+    return (per_piece(pm.end) >= s) & (per_piece(tables.piece_first) | (per_piece(pm.before) < s))
+
+
 def point_on_piece(tables: PolylineTables, pm: PieceMotion, alpha: jax.Array) -> jax.Array:
-    """(n, n_pieces) bool: the piece each point at fraction alpha (n,) is on, the first of its
-    path with E_j >= s = alpha L (E_(j-1) < s, or j first), as `path_fraction` chooses."""
-    s = alpha[:, None] * pm.total[None, :]
-    return (jnp.asarray(tables.point_piece) & (pm.end[None, :] >= s)
-            & (jnp.asarray(tables.piece_first)[None, :] | (pm.before[None, :] < s)))
+    """(n, n_pieces) bool: the piece each point at fraction alpha (n,) is on (`_holds`)."""
+    return jnp.asarray(tables.point_piece) & _holds(tables, pm, alpha[:, None], 1)
 
 
 def polyline_point_motion(tables: PolylineTables, alpha: jax.Array, site_pos: jax.Array,
@@ -227,9 +231,7 @@ def polyline_mass_terms(tables: PolylineTables, alpha: jax.Array, mass: jax.Arra
     pm = piece_motion(tables, site_pos, site_tangents, site_vel, site_bias_acc)
     # which of its path's points each piece holds (the rule of `point_on_piece`, per piece)
     a = alpha[tables.piece_points]                                   # (n_pieces, width)
-    s = a * pm.total[:, None]
-    on = (jnp.asarray(tables.piece_points_valid) & (pm.end[:, None] >= s)
-          & (jnp.asarray(tables.piece_first)[:, None] | (pm.before[:, None] < s)))
+    on = jnp.asarray(tables.piece_points_valid) & _holds(tables, pm, a, 0)
     ma = jnp.where(on, mass[tables.piece_points], 0.0)
     m0, m1, m2 = (jnp.sum(ma * a ** i, axis=1)[:, None] for i in range(3))  # moments M_i
     r0 = -gravity if pm.g0_dd is None else pm.g0_dd - gravity        # (n_pieces, 3)
