@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from myotwin.engine.jacobian import body_reference_point, dof_motion, dof_plan
 from myotwin.engine.kinematics import Kinematics, kinematics, subtree_sum
 from myotwin.engine.model import Model
-from myotwin.engine.spatial import dot_last
+from myotwin.engine.spatial import cross, dot_last
 
 
 def check_applied_shapes(model: Model, qfrc_applied, xfrc_applied, n_steps: int | None = None):
@@ -47,7 +47,7 @@ def xfrc_generalized_forces(model: Model, kin: Kinematics, xfrc_applied: jax.Arr
     world axes at each body's COM (MuJoCo mj_xfrcAccumulate), for the position stage `kin`."""
     force, torque = xfrc_applied[:, :3], xfrc_applied[:, 3:]
     arm = kin.body_com_world - body_reference_point(model, kin)  # (n_body, 3)
-    wrench = jnp.concatenate([torque + jnp.cross(arm, force), force], axis=-1)  # angular first
+    wrench = jnp.concatenate([torque + cross(arm, force), force], axis=-1)  # angular first
     return wrench_generalized_forces(model, kin, wrench)
 
 

@@ -60,7 +60,7 @@ from myotwin.engine.applied import wrench_generalized_forces
 from myotwin.engine.jacobian import body_reference_point, dof_motion
 from myotwin.engine.kinematics import Kinematics, kinematics
 from myotwin.engine.model import Model
-from myotwin.engine.spatial import quat_mul, quat_rotate
+from myotwin.engine.spatial import cross, quat_mul, quat_rotate
 from myotwin.engine.twists import body_motion_from_kinematics
 
 #: name -> (default, lower bound, bound is strict). Sources in the module docstring.
@@ -346,7 +346,7 @@ def contact_jacobians(model: Model, kin: Kinematics, points: ContactPoints) -> j
     s = dof_motion(model, kin)  # (n_v, 6)
     mask = jnp.asarray(model.dof_ancestor_mask()[body], dtype=s.dtype)  # (n_c, n_v)
     offset = points.point_world - body_reference_point(model, kin)[body]  # (n_c, 3)
-    jac = s[None, :, 3:] + jnp.cross(s[None, :, :3], offset[:, None, :])
+    jac = s[None, :, 3:] + cross(s[None, :, :3], offset[:, None, :])
     return jac * mask[..., None]
 
 
@@ -415,12 +415,12 @@ def contact_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array)
     body = _contact_bodies(model.contact)
     offset = points.point_world - body_reference_point(model, kin)[body]  # (n_c, 3)
     twist = body_motion_from_kinematics(model, kin, qd).velocity[body]  # (n_c, 6)
-    velocity = twist[:, 3:] + jnp.cross(twist[:, :3], offset)
+    velocity = twist[:, 3:] + cross(twist[:, :3], offset)
     v_n = jnp.sum(velocity * points.normal_world, axis=-1)
     v_t = velocity - v_n[:, None] * points.normal_world
     force, f_n, slip = smooth_contact_force(model.contact, points.indentation, -v_n,
                                             points.normal_world, v_t)
-    wrench = jnp.concatenate([jnp.cross(offset, force), force], axis=-1)  # (n_c, 6)
+    wrench = jnp.concatenate([cross(offset, force), force], axis=-1)  # (n_c, 6)
     on_body = jnp.asarray(np.arange(model.n_body)[:, None] == body[None, :], wrench.dtype)
     qfrc = wrench_generalized_forces(model, kin, on_body @ wrench)  # (n_body, n_c) @ (n_c, 6)
     return ContactForces(qfrc, force, f_n, slip, points)

@@ -34,7 +34,7 @@ import numpy as np
 
 from myotwin.engine.dynamics import forward_dynamics
 from myotwin.engine.model import JointType, Model
-from myotwin.engine.spatial import quat_integrate, quat_mul
+from myotwin.engine.spatial import cross, quat_integrate, quat_mul
 
 
 class Integrator(enum.Enum):
@@ -161,8 +161,8 @@ def _dexpinv(model: Model, theta: jax.Array, v: jax.Array) -> jax.Array:
     rotational = np.zeros(model.n_v, dtype=bool)
     rotational[plan.quat_dof.reshape(-1)] = True
     w, th = v[triplet], theta[triplet]  # (n_v, 3)
-    half = jnp.cross(th, w)
-    corrected = w + 0.5 * half + jnp.cross(th, half) / 12.0
+    half = cross(th, w)
+    corrected = w + 0.5 * half + cross(th, half) / 12.0
     return jnp.where(rotational, jnp.take_along_axis(corrected, slot[:, None], axis=1)[:, 0], v)
 
 

@@ -23,11 +23,13 @@ import numpy as np
 
 from myotwin.engine.kinematics import Kinematics, kinematics
 from myotwin.engine.model import JOINT_NV, JointType, Model
+from myotwin.engine.rows import take, take_pairs
+from myotwin.engine.spatial import cross
 
 
 def body_reference_point(model: Model, kin: Kinematics) -> jax.Array:
     """(n_body, 3) reference point of each body's tree: subtree COM of its root body."""
-    return kin.subtree_com_world[jnp.asarray(model.body_root, dtype=jnp.int32)]
+    return take(kin.subtree_com_world, np.asarray(model.body_root, dtype=int))
 
 
 class DofPlan(NamedTuple):
@@ -78,17 +80,17 @@ def dof_motion(model: Model, kin: Kinematics) -> jax.Array:
     if model.n_v == 0:
         return jnp.zeros((0, 6), dtype=kin.body_pos_world.dtype)
     plan = dof_plan(model)
-    ref = body_reference_point(model, kin)[plan.body]
-    anchor = kin.joint_anchor_world[plan.joint]
+    ref = take(body_reference_point(model, kin), plan.body)
+    anchor = take(kin.joint_anchor_world, plan.joint)
     world_axis = jnp.asarray(np.eye(3)[plan.col], dtype=ref.dtype)
     axis = jnp.where(
         (plan.kind == _BODY_AXIS)[:, None],
-        kin.body_rot_world[plan.body, :, plan.col],
+        take_pairs(jnp.swapaxes(kin.body_rot_world, 1, 2), plan.body, plan.col),
         jnp.where((plan.kind == _WORLD_AXIS)[:, None], world_axis,
-                  kin.joint_axis_world[plan.joint]))
+                  take(kin.joint_axis_world, plan.joint)))
     rotational = ((plan.kind == _HINGE) | (plan.kind == _BODY_AXIS))[:, None]
     ang = jnp.where(rotational, axis, 0.0)
-    lin = jnp.where(rotational, jnp.cross(axis, ref - anchor), axis)
+    lin = jnp.where(rotational, cross(axis, ref - anchor), axis)
     return jnp.concatenate([ang, lin], axis=-1)
 
 
@@ -106,7 +108,7 @@ def point_jacobian(
     s = dof_motion(model, kin)
     mask = jnp.asarray(model.dof_ancestor_mask()[body], dtype=s.dtype)
     offset = point_world - body_reference_point(model, kin)[body]
-    jacp = (s[:, 3:] + jnp.cross(s[:, :3], offset)) * mask[:, None]
+    jacp = (s[:, 3:] + cross(s[:, :3], offset)) * mask[:, None]
     jacr = s[:, :3] * mask[:, None]
     return jacp.T, jacr.T
 
@@ -120,7 +122,7 @@ def point_tangents(model: Model, kin: Kinematics, point_world: jax.Array,
     body = np.asarray(body, dtype=np.int64).reshape(-1)
     moves = np.asarray(model.dof_ancestor_mask())[body].T               # (n_v, n)
     r = point_world - body_reference_point(model, kin)[body]
-    lin = s[:, None, 3:] + jnp.cross(s[:, None, :3], r[None])
+    lin = s[:, None, 3:] + cross(s[:, None, :3], r[None])
     return lin * jnp.asarray(moves[:, :, None], dtype=lin.dtype)
 
 

@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.model import JointType, Model
+from myotwin.engine.rows import masked_sum, take, take_pairs
 from myotwin.engine.spatial import (
     mat_vec,
     quat_from_axis_angle,
@@ -143,18 +144,18 @@ def _joint_transforms(model: Model, q: jax.Array):
     ball, free = jtype == JointType.BALL, jtype == JointType.FREE
     last = max(model.n_q - 1, 0)
     scalar = np.where(hinge | slide, qadr, 0).clip(0, last)
-    angle = q[scalar] - model.qpos0[scalar]
+    angle = take(q, scalar) - model.qpos0[scalar]
     quat_adr = np.where(free, qadr + 3, np.where(ball, qadr, 0))
     ident = jnp.array([1.0, 0.0, 0.0, 0.0], dtype)
     # Rows that are not quaternions read the identity (finite values and gradients there).
-    qquat = jnp.where((ball | free)[:, None], q[(quat_adr[:, None] + np.arange(4)).clip(0, last)],
+    qquat = jnp.where((ball | free)[:, None], take(q, (quat_adr[:, None] + np.arange(4)).clip(0, last)),
                       ident)
     rot = jnp.where(hinge[:, None], quat_from_axis_angle(model.joint_axis, angle),
                     quat_normalize(qquat))
     anchor = model.joint_pos
     pos = jnp.where(slide[:, None], model.joint_axis * angle[:, None],
                     anchor - quat_rotate(rot, anchor))
-    pos = jnp.where(free[:, None], q[(qadr[:, None] + np.arange(3)).clip(0, last)], pos)
+    pos = jnp.where(free[:, None], take(q, (qadr[:, None] + np.arange(3)).clip(0, last)), pos)
     return (jnp.concatenate([pos, jnp.zeros((1, 3), dtype)]),
             jnp.concatenate([rot, ident[None]]))
 
@@ -171,37 +172,37 @@ def _frames(model: Model, q: jax.Array):
     for k in range(plan.slot_joint.shape[1]):  # the k-th joint of every body at once
         before_p.append(cp)
         before_r.append(cr)
-        cp, cr = _compose(cp, cr, jp[plan.slot_joint[:, k]], jr[plan.slot_joint[:, k]])
+        cp, cr = _compose(cp, cr, take(jp, plan.slot_joint[:, k]), take(jr, plan.slot_joint[:, k]))
     wp = [jnp.zeros((1, 3), dtype)]
     wr = [jnp.array([[1.0, 0.0, 0.0, 0.0]], dtype)]
     prev_p = prev_r = None
     for i, bodies in enumerate(plan.levels):  # all bodies of one depth at once
         if i == 0:  # onto the world frame: exactly (C_p, C_r)
-            lp, lr = cp[bodies], quat_normalize(cr[bodies])
+            lp, lr = take(cp, bodies), quat_normalize(take(cr, bodies))
         else:
             par = plan.level_parent[i - 1]
-            lp, lr = _compose(prev_p[par], prev_r[par], cp[bodies], cr[bodies])
+            lp, lr = _compose(take(prev_p, par), take(prev_r, par), take(cp, bodies), take(cr, bodies))
             lr = quat_normalize(lr)
         wp.append(lp)
         wr.append(lr)
         prev_p, prev_r = lp, lr
     xpos, xquat = jnp.concatenate(wp), jnp.concatenate(wr)
     if not np.array_equal(plan.body_slot, np.arange(model.n_body)):  # back to body order
-        xpos, xquat = xpos[plan.body_slot], xquat[plan.body_slot]
+        xpos, xquat = take(xpos, plan.body_slot), take(xquat, plan.body_slot)
     if model.n_joint == 0:
         empty = jnp.zeros((0, 3), dtype)
         return xpos, xquat, empty, empty
     jbody = np.asarray(model.joint_body, dtype=int).reshape(-1)
     jpar = plan.frame_parent[jbody]
-    bp = jnp.stack(before_p)[plan.joint_slot, jbody]
-    br = jnp.stack(before_r)[plan.joint_slot, jbody]
-    fp, fr = _compose(xpos[jpar], xquat[jpar], bp, br)
+    bp = take_pairs(jnp.stack(before_p), plan.joint_slot, jbody)
+    br = take_pairs(jnp.stack(before_r), plan.joint_slot, jbody)
+    fp, fr = _compose(take(xpos, jpar), take(xquat, jpar), bp, br)
     rot = quat_to_mat(fr)
     xaxis = mat_vec(rot, model.joint_axis)
     xanchor = fp + mat_vec(rot, model.joint_pos)
     free_joint = (np.asarray(model.joint_type).reshape(-1) == JointType.FREE)[:, None]
     if free_joint.any():  # MuJoCo: xanchor = body position, xaxis = the model's jnt_axis
-        xanchor = jnp.where(free_joint, xpos[jbody], xanchor)
+        xanchor = jnp.where(free_joint, take(xpos, jbody), xanchor)
         xaxis = jnp.where(free_joint, model.joint_axis, xaxis)
     return xpos, xquat, xanchor, xaxis
 
@@ -209,35 +210,6 @@ def _frames(model: Model, q: jax.Array):
 def subtree_sum(model: Model, x: jax.Array) -> jax.Array:
     """(n_body, ...) sum of x (n_body, ...) over each body's subtree (itself included)."""
     return masked_sum(tree_plan(model).subtree, x)
-
-
-def masked_sum(mask: np.ndarray, x: jax.Array) -> jax.Array:
-    """(n, ...) sums sum_m mask[i, m] x[m, ...] for a static 0/1 mask (n, m) and x (m, ...).
-
-    Written as K gathers and additions (K = most nonzeros in a row; rows with fewer read an
-    appended zero row), which XLA fuses: a dot with the mask would be a separate library call
-    per use, and a reduction under `vmap` a slow generic kernel."""
-    terms = _mask_terms(np.asarray(mask, dtype=bool).tobytes(), np.shape(mask))
-    out_shape = (np.shape(mask)[0],) + x.shape[1:]
-    if terms.shape[1] == 0:
-        return jnp.zeros(out_shape, dtype=x.dtype)
-    padded = jnp.concatenate([x, jnp.zeros((1,) + x.shape[1:], dtype=x.dtype)])
-    out = padded[terms[:, 0]]
-    for k in range(1, terms.shape[1]):
-        out = out + padded[terms[:, k]]
-    return out
-
-
-@functools.lru_cache(maxsize=1024)
-def _mask_terms(mask_bytes: bytes, shape: tuple[int, int]) -> np.ndarray:
-    """(n, K) column indices of the nonzeros of each row of a (n, m) mask, padded with m."""
-    mask = np.frombuffer(mask_bytes, dtype=bool).reshape(shape)
-    width = int(mask.sum(axis=1).max(initial=0))
-    terms = np.full((shape[0], width), shape[1], dtype=int)
-    for i, row in enumerate(mask):
-        nz = np.flatnonzero(row)
-        terms[i, : nz.size] = nz
-    return terms
 
 
 def _subtree_com(model: Model, com: jax.Array) -> jax.Array:
@@ -256,8 +228,8 @@ def kinematics(model: Model, q: jax.Array) -> Kinematics:
     com = xpos + mat_vec(xmat, model.body_ipos)
     irot = quat_to_mat(quat_mul(xquat, model.body_iquat))
     site_body = np.asarray(model.site_body, dtype=int).reshape(-1)
-    site_quat = quat_mul(xquat[site_body], model.site_quat)
-    site_pos = xpos[site_body] + mat_vec(xmat[site_body], model.site_pos)
+    site_quat = quat_mul(take(xquat, site_body), model.site_quat)
+    site_pos = take(xpos, site_body) + mat_vec(take(xmat, site_body), model.site_pos)
     return Kinematics(
         body_pos_world=xpos,
         body_quat_world=xquat,

@@ -7,14 +7,102 @@ reference point (MuJoCo's "com-based" cdof/cvel/cacc convention; Featherstone 20
 All functions broadcast over leading axes. Small matrix-vector products are written as
 unrolled elementwise products and sums (`dot_last`) rather than `einsum`/`@`/`sum`: XLA fuses
 those into its neighbouring kernels (engine.md "Performance").
+
+The products here (`dot_last`, `cross`, `quat_mul`, `quat_to_mat`, the spatial cross products
+and `apply_inertia`) carry custom JVP rules. Their values are the unrolled component forms,
+but their tangents are one broadcast product and sum against a constant table of the
+(bi)linear map, derived from the function itself on basis vectors, with no slicing of the
+tangent. Reverse mode transposes the tangent: through a component form it would spend one
+pad kernel per component slice, through the table one fused multiply-and-sum per product
+(engine.md "Performance").
 """
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.custom_derivatives import SymbolicZero
 
 
+def _is_zero(t) -> bool:
+    return type(t) is SymbolicZero
+
+
+def _basis_table(evaluate) -> np.ndarray:
+    """Evaluate `evaluate()` (a function of NumPy basis vectors) once, as constants."""
+    with jax.ensure_compile_time_eval():
+        return np.asarray(evaluate(), dtype=np.float64)
+
+
+def _bilinear(n_a: int, n_b: int):
+    """Decorator: `fn(a, b)`, bilinear in (..., n_a) and (..., n_b) vectors, gets the JVP
+    sum_jk T[..., j, k] (ta_j b_k + a_j tb_k) with its table T[out..., j, k] = fn(e_j, e_k)."""
+
+    def wrap(fn):
+        @functools.lru_cache(maxsize=None)
+        def table() -> np.ndarray:
+            t = _basis_table(lambda: fn(np.eye(n_a)[:, None, :], np.eye(n_b)[None, :, :]))
+            return np.moveaxis(t, (0, 1), (-2, -1))          # (out..., n_a, n_b)
+
+        def jvp(primals, tangents):
+            a, b = primals
+            ta, tb = tangents
+            out = fn(a, b)
+            t_ab = jnp.asarray(table(), dtype=out.dtype)
+            extra = (None,) * (t_ab.ndim - 2)               # the output's own axes
+            t = jnp.zeros(out.shape, out.dtype)
+            if not _is_zero(ta):
+                t = t + jnp.sum(t_ab * ta[(..., *extra, slice(None), None)]
+                                * b[(..., *extra, None, slice(None))], axis=(-2, -1))
+            if not _is_zero(tb):
+                t = t + jnp.sum(t_ab * a[(..., *extra, slice(None), None)]
+                                * tb[(..., *extra, None, slice(None))], axis=(-2, -1))
+            return out, t
+
+        wrapped = functools.wraps(fn)(jax.custom_jvp(fn))
+        wrapped.defjvp(jvp, symbolic_zeros=True)
+        wrapped.table = table
+        return wrapped
+
+    return wrap
+
+
+def _quadratic(n: int):
+    """Decorator: `fn(q)`, a quadratic form in (..., n) vectors, gets the JVP
+    2 sum_jk Q[..., j, k] tq_j q_k with its symmetric table Q (polarisation of fn)."""
+
+    def wrap(fn):
+        @functools.lru_cache(maxsize=None)
+        def table() -> np.ndarray:
+            e = np.eye(n)
+            pair = _basis_table(lambda: fn(e[:, None, :] + e[None, :, :]))   # f(e_j + e_k)
+            single = _basis_table(lambda: fn(e))                              # f(e_j)
+            q = 0.5 * (pair - single[:, None] - single[None, :])
+            return np.moveaxis(q, (0, 1), (-2, -1))         # (out..., n, n), symmetric
+
+        def jvp(primals, tangents):
+            (q,), (tq,) = primals, tangents
+            out = fn(q)
+            if _is_zero(tq):
+                return out, jnp.zeros(out.shape, out.dtype)
+            form = jnp.asarray(2.0 * table(), dtype=out.dtype)
+            extra = (None,) * (form.ndim - 2)
+            t = jnp.sum(form * tq[(..., *extra, slice(None), None)]
+                        * q[(..., *extra, None, slice(None))], axis=(-2, -1))
+            return out, t
+
+        wrapped = functools.wraps(fn)(jax.custom_jvp(fn))
+        wrapped.defjvp(jvp, symbolic_zeros=True)
+        wrapped.table = table
+        return wrapped
+
+    return wrap
+
+
+@_bilinear(4, 4)
 def quat_mul(a: jax.Array, b: jax.Array) -> jax.Array:
     """Hamilton product a*b of (..., 4) quaternions (mju_mulQuat)."""
     aw, ax, ay, az = jnp.moveaxis(a, -1, 0)
@@ -41,6 +129,7 @@ def quat_from_axis_angle(axis: jax.Array, angle: jax.Array) -> jax.Array:
     return jnp.concatenate([jnp.cos(half), jnp.sin(half) * axis], axis=-1)
 
 
+@_quadratic(4)
 def quat_to_mat(q: jax.Array) -> jax.Array:
     """(..., 3, 3) rotation matrix of a unit (..., 4) quaternion (mju_quat2Mat)."""
     w, x, y, z = jnp.moveaxis(q, -1, 0)
@@ -52,15 +141,38 @@ def quat_to_mat(q: jax.Array) -> jax.Array:
     return jnp.stack([jnp.stack(r, axis=-1) for r in rows], axis=-2)
 
 
+@jax.custom_jvp
 def dot_last(a: jax.Array, b: jax.Array) -> jax.Array:
     """Sum over the (short) last axis of a * b, written as a chain of elementwise products and
     additions (a_0 b_0 + a_1 b_1 + ...): no reduction op, so it fuses everywhere, including
-    under `vmap`, where XLA would hand a small reduction to a slow library kernel."""
+    under `vmap`, where XLA would hand a small reduction to a slow library kernel. Its
+    tangent is a sum over the last axis (module docstring)."""
     n = jnp.broadcast_shapes(a.shape, b.shape)[-1]
     out = a[..., 0] * b[..., 0]
     for k in range(1, n):
         out = out + a[..., k] * b[..., k]
     return out
+
+
+def _dot_last_jvp(primals, tangents):
+    a, b = primals
+    ta, tb = tangents
+    out = dot_last(a, b)
+    t = jnp.zeros(out.shape, out.dtype)
+    if not _is_zero(ta):
+        t = t + jnp.sum(ta * b, axis=-1)
+    if not _is_zero(tb):
+        t = t + jnp.sum(a * tb, axis=-1)
+    return out, t
+
+
+dot_last.defjvp(_dot_last_jvp, symbolic_zeros=True)
+
+
+@_bilinear(3, 3)
+def cross(a: jax.Array, b: jax.Array) -> jax.Array:
+    """Cross product a x b of (..., 3) vectors (jnp.cross's value)."""
+    return jnp.cross(a, b)
 
 
 def mat_vec(mat: jax.Array, v: jax.Array) -> jax.Array:
@@ -73,6 +185,7 @@ def quat_rotate(q: jax.Array, v: jax.Array) -> jax.Array:
     return mat_vec(quat_to_mat(q), v)
 
 
+@_bilinear(6, 6)
 def cross_motion(v: jax.Array, s: jax.Array) -> jax.Array:
     """Spatial motion cross product v x s of (..., 6) vectors (mju_crossMotion)."""
     w, v0 = v[..., :3], v[..., 3:]
@@ -80,6 +193,7 @@ def cross_motion(v: jax.Array, s: jax.Array) -> jax.Array:
     return jnp.concatenate([jnp.cross(w, a), jnp.cross(w, l0) + jnp.cross(v0, a)], axis=-1)
 
 
+@_bilinear(6, 6)
 def cross_force(v: jax.Array, f: jax.Array) -> jax.Array:
     """Spatial force cross product v x* f of (..., 6) vectors (mju_crossForce)."""
     w, v0 = v[..., :3], v[..., 3:]
@@ -97,8 +211,8 @@ def apply_inertia(
     angular momentum about the reference point L = I_c w + c x h (Featherstone 2008 Eq. 2.63).
     """
     w, v0 = v[..., :3], v[..., 3:]
-    h = mass[..., None] * (v0 + jnp.cross(w, com))
-    ang = mat_vec(inertia_com, w) + jnp.cross(com, h)
+    h = mass[..., None] * (v0 + cross(w, com))
+    ang = mat_vec(inertia_com, w) + cross(com, h)
     return jnp.concatenate([ang, h], axis=-1)
 
 

@@ -31,6 +31,7 @@ import numpy as np
 from myotwin.engine.jacobian import (body_reference_point, dof_motion, point_tangents,
                                      site_tangents)
 from myotwin.engine.kinematics import Kinematics
+from myotwin.engine.spatial import cross
 from myotwin.engine.twists import body_motion_from_kinematics
 from myotwin.paths.length import wrap_frames
 
@@ -64,7 +65,7 @@ def path_anchors(paths, kin: Kinematics, wraps: tuple[int, ...]) -> PathAnchors:
 
 def _cross_columns(w: jax.Array, rot: jax.Array) -> jax.Array:
     """[w]x R for w (..., 3) and R (..., 3, 3): w crossed with every column of R."""
-    return jnp.swapaxes(jnp.cross(w[..., None, :], jnp.swapaxes(rot, -1, -2)), -1, -2)
+    return jnp.swapaxes(cross(w[..., None, :], jnp.swapaxes(rot, -1, -2)), -1, -2)
 
 
 class AnchorMotion(NamedTuple):
@@ -108,8 +109,8 @@ def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tu
         r = p - ref[b]
         m = motion[b]                                            # one gather per point set
         w, v_o, alpha, a_o = m[:, 0:3], m[:, 3:6], m[:, 6:9], m[:, 9:12]
-        pdot = v_o + jnp.cross(w, r)
-        return pdot, a_o + jnp.cross(alpha, r) + jnp.cross(w, pdot)
+        pdot = v_o + cross(w, r)
+        return pdot, a_o + cross(alpha, r) + cross(w, pdot)
 
     def rot_motion(rot, b):
         w, alpha = v_body[b, :3], a_body[b, :3]

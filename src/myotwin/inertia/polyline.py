@@ -148,47 +148,52 @@ def piece_motion(tables: PolylineTables, site_pos: jax.Array, site_tangents: jax
     """g0, g1 of every piece and their derivatives from the world site positions (n_site, 3),
     their tangents (n_v, n_site, 3) (column c: d site / d qd_c) and, for Jdot qd, their
     velocities and bias accelerations at qdd = 0 (n_site, 3)."""
-    n_v = site_tangents.shape[0]
     with_bias = site_vel is not None
-    # channels: position, the n_v tangents[, velocity, bias acceleration], gathered at once
+    # channels: position, the n_v tangents[, velocity, bias acceleration], gathered at once;
+    # split back with lax.split, whose transpose is one concatenation (slices would each
+    # transpose to a pad kernel)
     parts = [site_pos[None], site_tangents]
     if with_bias:
         parts += [site_vel[None], site_bias_acc[None]]
+    sizes = tuple(p.shape[0] for p in parts)
     channels = jnp.concatenate(parts)
     a_ch = channels[:, tables.piece_start]
     d_ch = channels[:, tables.piece_end] - a_ch                      # (n_ch, n_pieces, 3)
-    d = d_ch[0]
+    a_pos, a_t, *a_rest = jax.lax.split(a_ch, sizes)
+    d_pos, d_t, *d_rest = jax.lax.split(d_ch, sizes)
+    d = d_pos[0]
     length = jnp.sqrt(dot_last(d, d))
     inv = 1.0 / jnp.where(length > 0.0, length, 1.0)
     u = d * inv[:, None]
-    l_ch = dot_last(u, d_ch[1:])                                         # u . d' per channel
-    l_parts = [length[None], l_ch[:n_v]]
+    l_ch = dot_last(u, jax.lax.split(d_ch, (1, d_ch.shape[0] - 1))[1])   # u . d' per channel
+    l_t, *l_rest = jax.lax.split(l_ch, sizes[1:])
+    l_parts = [length[None], l_t]
     if with_bias:
-        l_v, d_v = l_ch[n_v], d_ch[n_v + 1]
-        l_dd = l_ch[n_v + 1] + (dot_last(d_v, d_v) - l_v * l_v) * inv
+        l_v, d_v = l_rest[0][0], d_rest[0][0]
+        l_dd = l_rest[1][0] + (dot_last(d_v, d_v) - l_v * l_v) * inv
         l_parts += [l_v[None], l_dd[None]]
     # E, P = E_(j-1), L = E_last of every channel in one reduction (rows of the same pieces in
     # the same order, so P_j and E_(j-1) are bitwise equal)
     n_p = tables.piece_start.size
     upto = tables.piece_upto
     sums = _matvec(np.concatenate([upto, tables.piece_prev @ upto, tables.piece_last @ upto]),
-                   jnp.concatenate(l_parts))                         # (n_ch', 3 n_pieces)
-    e, p_ch, t_ch = sums[..., :n_p], sums[..., n_p:2 * n_p], sums[..., 2 * n_p:]
-    before, total = p_ch[0], t_ch[0]
-    a_t, d_t = a_ch[1:n_v + 1], d_ch[1:n_v + 1]
-    u_t = (d_t - u * l_ch[:n_v, :, None]) * inv[:, None]
-    g0_t = a_t - p_ch[1:n_v + 1, :, None] * u - before[:, None] * u_t
-    g1_t = t_ch[1:n_v + 1, :, None] * u + total[:, None] * u_t
-    g0, g1 = a_ch[0] - before[:, None] * u, total[:, None] * u
+                   jnp.concatenate(l_parts))                         # (n_ch, 3 n_pieces)
+    e, p_ch, t_ch = jax.lax.split(sums, (n_p, n_p, n_p), axis=-1)
+    p_pos, p_t, *p_rest = jax.lax.split(p_ch, sizes)
+    t_pos, t_t, *t_rest = jax.lax.split(t_ch, sizes)
+    before, total = p_pos[0], t_pos[0]
+    u_t = (d_t - u * l_t[:, :, None]) * inv[:, None]
+    g0_t = a_t - p_t[:, :, None] * u - before[:, None] * u_t
+    g1_t = t_t[:, :, None] * u + total[:, None] * u_t
+    g0, g1 = a_pos[0] - before[:, None] * u, total[:, None] * u
     if not with_bias:
         return PieceMotion(g0, g1, g0_t, g1_t, None, None, e[0], before, total)
-    v, acc = n_v + 1, n_v + 2
-    d_dd = d_ch[acc]
+    (a_acc,), (d_acc,) = a_rest[1], d_rest[1]
+    (p_v,), (p_acc,), (t_v,), (t_acc,) = p_rest[0], p_rest[1], t_rest[0], t_rest[1]
     u_v = (d_v - u * l_v[:, None]) * inv[:, None]
-    u_dd = (d_dd - 2.0 * u_v * l_v[:, None] - u * l_dd[:, None]) * inv[:, None]
-    g0_dd = (a_ch[acc] - p_ch[acc, :, None] * u - 2.0 * p_ch[v, :, None] * u_v
-             - before[:, None] * u_dd)
-    g1_dd = t_ch[acc, :, None] * u + 2.0 * t_ch[v, :, None] * u_v + total[:, None] * u_dd
+    u_dd = (d_acc - 2.0 * u_v * l_v[:, None] - u * l_dd[:, None]) * inv[:, None]
+    g0_dd = (a_acc - p_acc[:, None] * u - 2.0 * p_v[:, None] * u_v - before[:, None] * u_dd)
+    g1_dd = t_acc[:, None] * u + 2.0 * t_v[:, None] * u_v + total[:, None] * u_dd
     return PieceMotion(g0, g1, g0_t, g1_t, g0_dd, g1_dd, e[0], before, total)
 
 

@@ -1,0 +1,94 @@
+"""Static row selections and row sums whose reverse mode has no scatter.
+
+The kinematic tree is traversed with gathers along the body and dof axes at indices fixed by
+the topology (a body's parent, a dof's joint, a site's body). A gather is one cheap fused
+kernel going forward, but its transpose, which reverse mode needs, is a scatter-add: a separate
+and, on XLA's CPU backend, slow kernel per gather. Each selection here is a linear map
+x -> A x with a constant 0/1 matrix A (n, m). Its value is still computed by gathers. Its
+tangent is written as the dense product sum_m A[i, m] t[m], one broadcast multiply-and-sum
+whose transpose is again one, so `jax.grad` through the tree traversal emits no scatter
+(engine.md "Performance"). The dense form costs n * m multiply-adds per row element, nothing
+for trees of tens of bodies.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def take(x: jax.Array, index, axis: int = 0) -> jax.Array:
+    """jnp.take(x, index, axis) for a static integer `index` of any shape."""
+    index = np.asarray(index, dtype=np.int64)
+    axis = axis % x.ndim
+    flat = index.reshape(-1)
+    rows = _take_fn(flat.tobytes(), int(x.shape[axis]), axis)(x)
+    return rows.reshape(x.shape[:axis] + index.shape + x.shape[axis + 1:])
+
+
+def take_pairs(x: jax.Array, first, second) -> jax.Array:
+    """x[first, second] for static integer arrays of equal shape (the two leading axes)."""
+    first, second = np.broadcast_arrays(np.asarray(first), np.asarray(second))
+    flat = x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
+    return take(flat, first * x.shape[1] + second)
+
+
+def masked_sum(mask: np.ndarray, x: jax.Array) -> jax.Array:
+    """(n, ...) sums sum_m mask[i, m] x[m, ...] for a static 0/1 mask (n, m) and x (m, ...).
+
+    The value is K gathers and additions (K = most nonzeros in a row; rows with fewer read an
+    appended zero row), which XLA fuses: a dot with the mask would be a separate library call
+    per use, and a reduction under `vmap` a slow generic kernel. The tangent is the dense
+    product with the mask (module docstring)."""
+    mask = np.asarray(mask, dtype=bool)
+    return _masked_sum_fn(mask.tobytes(), mask.shape)(x)
+
+
+def _dense_tangent(primal, matrix: np.ndarray, axis: int = 0):
+    """`primal` (a linear map of x along `axis` equal to x -> matrix @ x there) with the JVP
+    rule t -> sum_m matrix[i, m] t[..., m, ...]."""
+    fn = jax.custom_jvp(primal)
+
+    def jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        a = jnp.asarray(matrix, dtype=t.dtype)                 # (n, m)
+        a = a.reshape(a.shape + (1,) * (t.ndim - axis - 1))   # (n, m, trailing 1s)
+        return primal(x), jnp.sum(a * jnp.expand_dims(t, axis), axis=axis + 1)
+
+    fn.defjvp(jvp)
+    return fn
+
+
+@functools.lru_cache(maxsize=None)
+def _take_fn(index_bytes: bytes, n_rows: int, axis: int):
+    index = np.frombuffer(index_bytes, dtype=np.int64)
+    if index.size and (index.min() < 0 or index.max() >= n_rows):
+        raise IndexError(f"take: index out of range [0, {n_rows}): {index.min()}..{index.max()}")
+    matrix = (index[:, None] == np.arange(n_rows)[None, :]).astype(np.float64)
+    return _dense_tangent(lambda x: jnp.take(x, index, axis=axis), matrix, axis)
+
+
+@functools.lru_cache(maxsize=None)
+def _masked_sum_fn(mask_bytes: bytes, shape: tuple[int, int]):
+    mask = np.frombuffer(mask_bytes, dtype=bool).reshape(shape)
+    n, m = shape
+    counts = mask.sum(axis=1)
+    k = int(counts.max()) if n else 0
+    terms = np.full((n, k), m, dtype=np.int64)  # index m reads the appended zero row
+    for i in range(n):
+        cols = np.flatnonzero(mask[i])
+        terms[i, : cols.size] = cols
+
+    def primal(x):
+        if k == 0:
+            return jnp.zeros((n,) + x.shape[1:], dtype=x.dtype)
+        padded = jnp.concatenate([x, jnp.zeros((1,) + x.shape[1:], dtype=x.dtype)])
+        out = padded[terms[:, 0]]
+        for j in range(1, k):
+            out = out + padded[terms[:, j]]
+        return out
+
+    return _dense_tangent(primal, mask.astype(np.float64))
