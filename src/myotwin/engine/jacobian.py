@@ -85,7 +85,7 @@ def dof_motion(model: Model, kin: Kinematics) -> jax.Array:
     world_axis = jnp.asarray(np.eye(3)[plan.col], dtype=ref.dtype)
     axis = jnp.where(
         (plan.kind == _BODY_AXIS)[:, None],
-        take_pairs(jnp.swapaxes(kin.body_rot_world, 1, 2), plan.body, plan.col),
+        take_pairs(kin.body_rot_world, plan.body, plan.col, second_axis=2),
         jnp.where((plan.kind == _WORLD_AXIS)[:, None], world_axis,
                   take(kin.joint_axis_world, plan.joint)))
     rotational = ((plan.kind == _HINGE) | (plan.kind == _BODY_AXIS))[:, None]

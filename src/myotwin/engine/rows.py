@@ -29,11 +29,13 @@ def take(x: jax.Array, index, axis: int = 0) -> jax.Array:
     return rows.reshape(x.shape[:axis] + index.shape + x.shape[axis + 1:])
 
 
-def take_pairs(x: jax.Array, first, second) -> jax.Array:
-    """x[first, second] for static integer arrays of equal shape (the two leading axes)."""
-    first, second = np.broadcast_arrays(np.asarray(first), np.asarray(second))
-    flat = x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
-    return take(flat, first * x.shape[1] + second)
+def take_pairs(x: jax.Array, first, second, second_axis: int = 1) -> jax.Array:
+    """x[first, second] (second_axis 1) or x[first, :, second] (second_axis 2) for static
+    1-D integer arrays of equal length: one gather, as NumPy's advanced indexing."""
+    first = np.asarray(first, dtype=np.int64).reshape(-1)
+    second = np.asarray(second, dtype=np.int64).reshape(-1)
+    return _take_pairs_fn(first.tobytes(), second.tobytes(), x.shape[0], x.shape[second_axis],
+                          second_axis)(x)
 
 
 def masked_sum(mask: np.ndarray, x: jax.Array) -> jax.Array:
@@ -68,7 +70,34 @@ def _take_fn(index_bytes: bytes, n_rows: int, axis: int):
     if index.size and (index.min() < 0 or index.max() >= n_rows):
         raise IndexError(f"take: index out of range [0, {n_rows}): {index.min()}..{index.max()}")
     matrix = (index[:, None] == np.arange(n_rows)[None, :]).astype(np.float64)
-    return _dense_tangent(lambda x: jnp.take(x, index, axis=axis), matrix, axis)
+    return _dense_tangent(lambda x: x[(slice(None),) * axis + (index,)], matrix, axis)
+
+
+@functools.lru_cache(maxsize=None)
+def _take_pairs_fn(first_bytes: bytes, second_bytes: bytes, n0: int, n1: int, second_axis: int):
+    first = np.frombuffer(first_bytes, dtype=np.int64)
+    second = np.frombuffer(second_bytes, dtype=np.int64)
+    if first.size and (first.max() >= n0 or second.max() >= n1 or min(first.min(),
+                                                                      second.min()) < 0):
+        raise IndexError(f"take_pairs: index out of range ({n0}, {n1})")
+    flat_index = first * n1 + second
+    matrix = (flat_index[:, None] == np.arange(n0 * n1)[None, :]).astype(np.float64)
+
+    def primal(x):
+        return x[first, second] if second_axis == 1 else x[first, :, second]
+
+    fn = jax.custom_jvp(primal)
+
+    def jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        t2 = jnp.moveaxis(t, second_axis, 1)
+        t2 = t2.reshape((n0 * n1,) + t2.shape[2:])
+        a = jnp.asarray(matrix, dtype=t.dtype)
+        a = a.reshape(a.shape + (1,) * (t2.ndim - 1))
+        return primal(x), jnp.sum(a * t2[None], axis=1)
+
+    fn.defjvp(jvp)
+    return fn
 
 
 @functools.lru_cache(maxsize=None)
