@@ -37,6 +37,21 @@ def _basis_table(evaluate) -> np.ndarray:
         return np.asarray(evaluate(), dtype=np.float64)
 
 
+def _table_product(table: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
+    """sum_jk table[out..., j, k] x[..., j] y[..., k]: one broadcast product and sum."""
+    extra = (None,) * (table.ndim - 2)               # the output's own axes
+    return jnp.sum(table * x[(..., *extra, slice(None), None)]
+                   * y[(..., *extra, None, slice(None))], axis=(-2, -1))
+
+
+def _with_rule(fn, jvp, table):
+    """`fn` as a custom_jvp function with `jvp` (symbolic zeros on) and its `table`."""
+    wrapped = functools.wraps(fn)(jax.custom_jvp(fn))
+    wrapped.defjvp(jvp, symbolic_zeros=True)
+    wrapped.table = table
+    return wrapped
+
+
 def _bilinear(n_a: int, n_b: int):
     """Decorator: `fn(a, b)`, bilinear in (..., n_a) and (..., n_b) vectors, gets the JVP
     sum_jk T[..., j, k] (ta_j b_k + a_j tb_k) with its table T[out..., j, k] = fn(e_j, e_k)."""
@@ -48,24 +63,17 @@ def _bilinear(n_a: int, n_b: int):
             return np.moveaxis(t, (0, 1), (-2, -1))          # (out..., n_a, n_b)
 
         def jvp(primals, tangents):
-            a, b = primals
-            ta, tb = tangents
+            (a, b), (ta, tb) = primals, tangents
             out = fn(a, b)
             t_ab = jnp.asarray(table(), dtype=out.dtype)
-            extra = (None,) * (t_ab.ndim - 2)               # the output's own axes
             t = jnp.zeros(out.shape, out.dtype)
             if not _is_zero(ta):
-                t = t + jnp.sum(t_ab * ta[(..., *extra, slice(None), None)]
-                                * b[(..., *extra, None, slice(None))], axis=(-2, -1))
+                t = t + _table_product(t_ab, ta, b)
             if not _is_zero(tb):
-                t = t + jnp.sum(t_ab * a[(..., *extra, slice(None), None)]
-                                * tb[(..., *extra, None, slice(None))], axis=(-2, -1))
+                t = t + _table_product(t_ab, a, tb)
             return out, t
 
-        wrapped = functools.wraps(fn)(jax.custom_jvp(fn))
-        wrapped.defjvp(jvp, symbolic_zeros=True)
-        wrapped.table = table
-        return wrapped
+        return _with_rule(fn, jvp, table)
 
     return wrap
 
@@ -88,16 +96,9 @@ def _quadratic(n: int):
             out = fn(q)
             if _is_zero(tq):
                 return out, jnp.zeros(out.shape, out.dtype)
-            form = jnp.asarray(2.0 * table(), dtype=out.dtype)
-            extra = (None,) * (form.ndim - 2)
-            t = jnp.sum(form * tq[(..., *extra, slice(None), None)]
-                        * q[(..., *extra, None, slice(None))], axis=(-2, -1))
-            return out, t
+            return out, _table_product(jnp.asarray(2.0 * table(), dtype=out.dtype), tq, q)
 
-        wrapped = functools.wraps(fn)(jax.custom_jvp(fn))
-        wrapped.defjvp(jvp, symbolic_zeros=True)
-        wrapped.table = table
-        return wrapped
+        return _with_rule(fn, jvp, table)
 
     return wrap
 
