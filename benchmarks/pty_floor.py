@@ -128,10 +128,14 @@ def main(argv=None) -> int:
         finally:
             os._exit(0)
     os.close(master)
+    os.close(w_fd)          # so that the read below ends if the device process dies
     arrivals = _host(slave, n, a.work_us * 1e-6, host_cpu, fifo)
     os.waitpid(pid, 0)
     after = _cpu_by_task()
-    dev = json.loads(os.read(r_fd, 1 << 20).decode())
+    raw = os.read(r_fd, 1 << 20)
+    if not raw:
+        raise SystemExit("pty_floor: the device process ended without reporting its ticks")
+    dev = json.loads(raw.decode())
     misses = dev["misses"]
     # Clusters of consecutive misses, and the spacing between clusters.
     starts = [m for i, m in enumerate(misses) if i == 0 or m - misses[i - 1] > 5]
