@@ -27,8 +27,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.jacobian import dof_plan
-from myotwin.engine.kinematics import kinematics, masked_sum
+from myotwin.engine.kinematics import kinematics
 from myotwin.engine.model import Model, require_dynamics_support
+from myotwin.engine.rows import masked_sum, take
 
 
 def _clamp(x: jax.Array, limited: tuple[bool, ...], lohi: jax.Array) -> jax.Array:
@@ -66,7 +67,7 @@ def _tendon_rows(model: Model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     geo = path_geometry(paths, model, kin)
     jac = length_jacobian_from_geometry(paths, model, kin, geo)
     index = np.array(index, dtype=int)
-    return geo.path_length[index], jac[index]
+    return take(geo.path_length, index), take(jac, index)
 
 
 def _transmission(model: Model, q: jax.Array):
@@ -75,7 +76,7 @@ def _transmission(model: Model, q: jax.Array):
     gear = model.actuator_gear
     dof = np.array(model.actuator_dof, dtype=int)
     qadr = np.asarray(model.joint_qpos_adr, dtype=int)[dof_plan(model).joint[dof]]
-    length = gear * q[qadr]  # rows of non-joint actuators are masked below
+    length = gear * take(q, qadr)  # rows of non-joint actuators are masked below
     tendon = _tendon_actuators(model)
     if not tendon.any():
         return length, None
@@ -113,7 +114,8 @@ def actuator_force(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array) -
 
 def _actuator_force(model: Model, q, qd, ctrl, length, tendon_moment) -> jax.Array:
     dof = np.array(model.actuator_dof, dtype=int)
-    velocity = model.actuator_gear * qd[dof]
+    # rows of non-joint actuators (dof -1) read dof 0 and are replaced below
+    velocity = model.actuator_gear * (take(qd, np.maximum(dof, 0)) if model.n_v else 0.0)
     if tendon_moment is not None:  # g J_L qd on tendon rows (zero rows elsewhere)
         velocity = jnp.where(_tendon_actuators(model), jnp.sum(tendon_moment * qd, axis=1),
                              velocity)

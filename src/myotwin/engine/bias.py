@@ -24,6 +24,7 @@ from myotwin.engine.jacobian import dof_plan
 from myotwin.engine.kinematics import Kinematics, kinematics, subtree_sum
 from myotwin.engine.mass import body_com_offset, body_inertia_world
 from myotwin.engine.model import Model
+from myotwin.engine.rows import take
 from myotwin.engine.spatial import apply_inertia, cross_force, dot_last
 from myotwin.engine.twists import body_motion_from_kinematics
 
@@ -40,7 +41,7 @@ def bias_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array) ->
         v_body, apply_inertia(model.body_mass, com, inertia, v_body)
     )
     # c_d = S_d . (sum of f_b over the subtree of d's body): J^T f without forming J
-    subtree_force = subtree_sum(model, force)[dof_plan(model).body]
+    subtree_force = take(subtree_sum(model, force), dof_plan(model).body)
     return dot_last(s, subtree_force)
 
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from myotwin.engine.dynamics import forward_dynamics
 from myotwin.engine.model import JointType, Model
+from myotwin.engine.rows import take
 from myotwin.engine.spatial import cross, quat_integrate, quat_mul
 
 
@@ -91,7 +92,7 @@ def _assemble(model: Model, plan: QposPlan, linear: jax.Array, quats: jax.Array)
     source = np.empty(model.n_q, dtype=int)
     source[plan.linear_qpos] = np.arange(plan.linear_qpos.size)
     source[plan.quat_qpos.reshape(-1)] = plan.linear_qpos.size + np.arange(plan.quat_qpos.size)
-    return jnp.concatenate([linear, quats.reshape(-1)])[source]
+    return take(jnp.concatenate([linear, quats.reshape(-1)]), source)
 
 
 def integrate_pos(model: Model, q: jax.Array, v: jax.Array, dt) -> jax.Array:
@@ -99,8 +100,8 @@ def integrate_pos(model: Model, q: jax.Array, v: jax.Array, dt) -> jax.Array:
     plan = qpos_plan(model)
     if model.n_q == 0:
         return q
-    linear = q[plan.linear_qpos] + dt * v[plan.linear_dof]
-    quats = quat_integrate(q[plan.quat_qpos], v[plan.quat_dof], dt)
+    linear = take(q, plan.linear_qpos) + dt * take(v, plan.linear_dof)
+    quats = quat_integrate(take(q, plan.quat_qpos), take(v, plan.quat_dof), dt)
     return _assemble(model, plan, linear, quats)
 
 
@@ -110,9 +111,10 @@ def qpos_derivative(model: Model, q: jax.Array, v: jax.Array) -> jax.Array:
     plan = qpos_plan(model)
     if model.n_q == 0:
         return jnp.zeros_like(q)
-    w = v[plan.quat_dof]
+    w = take(v, plan.quat_dof)
     w = jnp.concatenate([jnp.zeros(w.shape[:-1] + (1,), dtype=v.dtype), w], axis=-1)
-    return _assemble(model, plan, v[plan.linear_dof], 0.5 * quat_mul(q[plan.quat_qpos], w))
+    return _assemble(model, plan, take(v, plan.linear_dof),
+                     0.5 * quat_mul(take(q, plan.quat_qpos), w))
 
 
 def normalize_quaternions(model: Model, q: jax.Array) -> jax.Array:
@@ -120,8 +122,8 @@ def normalize_quaternions(model: Model, q: jax.Array) -> jax.Array:
     plan = qpos_plan(model)
     if plan.quat_qpos.size == 0:
         return q
-    quats = q[plan.quat_qpos]
-    return _assemble(model, plan, q[plan.linear_qpos],
+    quats = take(q, plan.quat_qpos)
+    return _assemble(model, plan, take(q, plan.linear_qpos),
                      quats / jnp.linalg.norm(quats, axis=-1, keepdims=True))
 
 

@@ -107,7 +107,7 @@ def point_jacobian(
     (mj_jac): column d is (lin_d + ang_d x (p - c), ang_d) for the dofs that move the body."""
     s = dof_motion(model, kin)
     mask = jnp.asarray(model.dof_ancestor_mask()[body], dtype=s.dtype)
-    offset = point_world - body_reference_point(model, kin)[body]
+    offset = point_world - take(body_reference_point(model, kin), body)
     jacp = (s[:, 3:] + cross(s[:, :3], offset)) * mask[:, None]
     jacr = s[:, :3] * mask[:, None]
     return jacp.T, jacr.T
@@ -121,7 +121,7 @@ def point_tangents(model: Model, kin: Kinematics, point_world: jax.Array,
     s = dof_motion(model, kin)
     body = np.asarray(body, dtype=np.int64).reshape(-1)
     moves = np.asarray(model.dof_ancestor_mask())[body].T               # (n_v, n)
-    r = point_world - body_reference_point(model, kin)[body]
+    r = point_world - take(body_reference_point(model, kin), body)
     lin = s[:, None, 3:] + cross(s[:, None, :3], r[None])
     return lin * jnp.asarray(moves[:, :, None], dtype=lin.dtype)
 

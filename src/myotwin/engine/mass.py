@@ -21,6 +21,7 @@ import numpy as np
 from myotwin.engine.jacobian import body_reference_point, dof_motion, dof_plan
 from myotwin.engine.kinematics import Kinematics, kinematics, subtree_sum
 from myotwin.engine.model import Model
+from myotwin.engine.rows import take
 from myotwin.engine.spatial import cross, dot_last, mat_vec
 
 
@@ -67,8 +68,9 @@ def mass_matrix_from_kinematics(model: Model, kin: Kinematics) -> jax.Array:
     mass, moment, inertia = composite_inertia(model, kin)
     body = dof_plan(model).body
     w, v = s[:, :3], s[:, 3:]
-    lin = mass[body, None] * v + cross(w, moment[body])
-    ang = mat_vec(inertia[body], w) + cross(moment[body], v)
+    mass, moment, inertia = take(mass, body), take(moment, body), take(inertia, body)
+    lin = mass[:, None] * v + cross(w, moment)
+    ang = mat_vec(inertia, w) + cross(moment, v)
     force = jnp.concatenate([ang, lin], axis=-1)  # I^c_{body(d)} S_d
     p = dot_last(force[:, None, :], s[None, :, :])  # [d, e] = S_e . I^c_{body(d)} S_d
     lower = _lower_mask(model.body_parent, model.dof_body)

@@ -27,6 +27,7 @@ import numpy as np
 
 from myotwin.engine.jacobian import _BODY_AXIS, dof_plan
 from myotwin.engine.model import JointType, Model
+from myotwin.engine.rows import take
 from myotwin.engine.spatial import dot_last, quat_mul
 
 
@@ -59,13 +60,13 @@ def spring_displacements(model: Model, q: jax.Array) -> jax.Array:
     free = np.asarray(model.joint_type, dtype=int).reshape(-1)[plan.joint] == JointType.FREE
     # scalar coordinate of each dof: hinge/slide qpos, free translation qpos + k
     lin_adr = np.where(rot, 0, qadr + np.where(free, plan.col, 0))
-    dif = q[lin_adr] - model.qpos_spring[lin_adr]
+    dif = take(q, lin_adr) - model.qpos_spring[lin_adr]
     if not rot.any():
         return dif
     # quaternion of each rotational dof (identity rows elsewhere, finite gradients there)
     quat_adr = np.where(rot, qadr + np.where(free, 3, 0), 0)[:, None] + np.arange(4)
     ident = jnp.array([1.0, 0.0, 0.0, 0.0], dtype=q.dtype)
-    quat = jnp.where(rot[:, None], q[quat_adr], ident)
+    quat = jnp.where(rot[:, None], take(q, quat_adr), ident)
     conj_rest = jnp.where(rot[:, None], model.qpos_spring[quat_adr] * jnp.array([1, -1, -1, -1]),
                           ident)
     log = quat_log(quat_mul(conj_rest, quat))  # (n_v, 3), row d for dof d's quaternion

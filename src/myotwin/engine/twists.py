@@ -37,8 +37,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.jacobian import dof_motion
-from myotwin.engine.kinematics import Kinematics, kinematics, masked_sum
+from myotwin.engine.kinematics import Kinematics, kinematics
 from myotwin.engine.model import JointType, Model
+from myotwin.engine.rows import masked_sum
 from myotwin.engine.spatial import cross_motion
 
 

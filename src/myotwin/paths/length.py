@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.kinematics import Kinematics, kinematics
+from myotwin.engine.rows import masked_sum, take
 from myotwin.engine.spatial import quat_mul, quat_rotate, quat_to_mat
 from myotwin.paths.obstacle import obstacle_wrap
 from myotwin.paths.pathset import PathSet, check_model
@@ -91,8 +92,8 @@ def _wraps(paths: PathSet, kin: Kinematics, x0: jax.Array, x1: jax.Array):
 def path_geometry(paths: PathSet, model, kin: Kinematics) -> PathGeometry:
     """Position stage of all paths from the skeleton's kinematics (see module docstring)."""
     check_model(paths, model)
-    x0 = kin.site_pos_world[np.asarray(paths.unit_site0, dtype=np.int64)]
-    x1 = kin.site_pos_world[np.asarray(paths.unit_site1, dtype=np.int64)]
+    x0 = take(kin.site_pos_world, paths.unit_site0)
+    x1 = take(kin.site_pos_world, paths.unit_site1)
     unit_len = segment_length(x0, x1)
     if paths.n_wraps:
         t0, t1, wlen, active = _wraps(paths, kin, x0, x1)
@@ -102,9 +103,8 @@ def path_geometry(paths: PathSet, model, kin: Kinematics) -> PathGeometry:
     else:
         t0 = t1 = jnp.zeros((0, 3), x0.dtype)
         wlen, active = jnp.zeros((0,), x0.dtype), jnp.zeros((0,), bool)
-    total = jax.ops.segment_sum(unit_len / paths.unit_divisor,
-                                jnp.asarray(paths.unit_path, dtype=jnp.int32),
-                                num_segments=paths.n_paths)
+    on_path = np.arange(paths.n_paths)[:, None] == np.asarray(paths.unit_path)[None, :]
+    total = masked_sum(on_path, unit_len / paths.unit_divisor)
     return PathGeometry(x0, x1, t0, t1, wlen, active, unit_len, total)
 
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from myotwin.engine.jacobian import body_reference_point, dof_motion, site_tangents
 from myotwin.engine.kinematics import Kinematics, kinematics
+from myotwin.engine.rows import take
 from myotwin.paths.length import PathGeometry, path_geometry
 from myotwin.paths.pathset import PathSet
 from myotwin.paths.straight import segment_direction
@@ -65,7 +66,7 @@ def _site_only_length_jacobian(paths: PathSet, model, kin: Kinematics,
     s0 = np.asarray(paths.unit_site0, dtype=np.int64).reshape(-1)
     s1 = np.asarray(paths.unit_site1, dtype=np.int64).reshape(-1)
     u = segment_direction(geo.unit_start_world, geo.unit_end_world) / paths.unit_divisor[:, None]
-    dd = tangents[:, s1] - tangents[:, s0]                               # (n_v, n_units, 3)
+    dd = take(tangents, s1, axis=1) - take(tangents, s0, axis=1)          # (n_v, n_units, 3)
     per_unit = jnp.sum(u[None] * dd, axis=-1)                            # (n_v, n_units)
     same = np.asarray(paths.unit_body0) == np.asarray(paths.unit_body1)
     per_unit = jnp.where(same[None, :], 0.0, per_unit)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 #: MuJoCo's mjMINVAL (mjtype.h): the smallest value in any denominator.
 MINVAL = 1e-15
@@ -41,7 +42,7 @@ def normalize_mj(v: jax.Array) -> tuple[jax.Array, jax.Array]:
     """(v / |v|, |v|) over the last axis; (1, 0, ...) when |v| < mjMINVAL (mju_normalize)."""
     n = norm(v)
     small = n < MINVAL
-    fallback = jnp.zeros_like(v).at[..., 0].set(1.0)
+    fallback = np.eye(v.shape[-1], dtype=np.float64)[0]  # (1, 0, ...), broadcast
     unit = v / jnp.where(small, 1.0, n)[..., None]
     return jnp.where(small[..., None], fallback, unit), n
 
