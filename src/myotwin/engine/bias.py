@@ -26,13 +26,17 @@ from myotwin.engine.mass import body_com_offset, body_inertia_world
 from myotwin.engine.model import Model
 from myotwin.engine.rows import take
 from myotwin.engine.spatial import apply_inertia, cross_force, dot_last
-from myotwin.engine.twists import body_motion_from_kinematics
+from myotwin.engine.twists import BodyMotion, body_motion_from_kinematics
 
 
-def bias_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array) -> jax.Array:
-    """(n_v,) bias forces for an already computed position stage and velocity qd (n_v,)."""
+def bias_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array,
+                                bodies: BodyMotion | None = None) -> jax.Array:
+    """(n_v,) bias forces for an already computed position stage and velocity qd (n_v,)
+    (`bodies`: its velocity stage, if the caller has it)."""
     dtype = kin.body_pos_world.dtype
-    s, v_body, a_bias = body_motion_from_kinematics(model, kin, qd)  # S_d, J_mr qd, Jdot_mr qd
+    if bodies is None:
+        bodies = body_motion_from_kinematics(model, kin, qd)
+    s, v_body, a_bias = bodies  # S_d, J_mr qd, Jdot_mr qd
     a0 = jnp.concatenate([jnp.zeros(3, dtype), -model.gravity])
     a_body = a0[None, :] + a_bias
     inertia = body_inertia_world(model, kin)

@@ -60,8 +60,9 @@ from myotwin.engine.applied import wrench_generalized_forces
 from myotwin.engine.jacobian import body_reference_point, dof_motion
 from myotwin.engine.kinematics import Kinematics, kinematics
 from myotwin.engine.model import Model
+from myotwin.engine.rows import take
 from myotwin.engine.spatial import cross, quat_mul, quat_rotate
-from myotwin.engine.twists import body_motion_from_kinematics
+from myotwin.engine.twists import BodyMotion, body_motion_from_kinematics
 
 #: name -> (default, lower bound, bound is strict). Sources in the module docstring.
 CONTACT_PARAMS: dict[str, tuple[float, float, bool]] = {
@@ -324,10 +325,11 @@ def contact_points_from_kinematics(model: Model, kin: Kinematics) -> ContactPoin
     end = jnp.asarray(np.asarray(c.contact_end, dtype=np.float64))
     local = c.geom_pos[gi] + (end * c.geom_half_length[gi])[:, None] * quat_rotate(
         c.geom_quat[gi], e_z)
-    center = kin.body_pos_world[body] + quat_rotate(kin.body_quat_world[body], local)
-    plane_quat = quat_mul(kin.body_quat_world[pbody], c.plane_quat[pi])
+    center = take(kin.body_pos_world, body) + quat_rotate(take(kin.body_quat_world, body), local)
+    plane_body_quat = take(kin.body_quat_world, pbody)
+    plane_quat = quat_mul(plane_body_quat, c.plane_quat[pi])
     normal = quat_rotate(plane_quat, e_z)
-    origin = kin.body_pos_world[pbody] + quat_rotate(kin.body_quat_world[pbody], c.plane_pos[pi])
+    origin = take(kin.body_pos_world, pbody) + quat_rotate(plane_body_quat, c.plane_pos[pi])
     radius = c.geom_radius[gi]
     depth = radius - jnp.sum(normal * (center - origin), axis=-1)
     point = center - (radius - 0.5 * depth)[:, None] * normal
@@ -400,9 +402,11 @@ def _empty_forces(model: Model, dtype) -> ContactForces:
     return ContactForces(jnp.zeros(model.n_v, dtype), z3, z, z, _empty_points(dtype))
 
 
-def contact_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array) -> ContactForces:
-    """`ContactForces` from the position stage `kin` and velocity qd (n_v,); zero generalized
-    force (and empty per-contact arrays) when the model has no contact.
+def contact_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array,
+                                   bodies: BodyMotion | None = None) -> ContactForces:
+    """`ContactForces` from the position stage `kin` and velocity qd (n_v,) (`bodies`: the
+    velocity stage at qd, if the caller has it); zero generalized force (and empty per-contact
+    arrays) when the model has no contact.
 
     Without forming the (n_c, n_v, 3) point Jacobians (`contact_jacobians`): the point velocity
     is the twist of the sphere's body (twists.py, MuJoCo cvel) shifted to the point
@@ -413,8 +417,10 @@ def contact_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array)
         return _empty_forces(model, qd.dtype)
     points = contact_points_from_kinematics(model, kin)
     body = _contact_bodies(model.contact)
-    offset = points.point_world - body_reference_point(model, kin)[body]  # (n_c, 3)
-    twist = body_motion_from_kinematics(model, kin, qd).velocity[body]  # (n_c, 6)
+    offset = points.point_world - take(body_reference_point(model, kin), body)  # (n_c, 3)
+    if bodies is None:
+        bodies = body_motion_from_kinematics(model, kin, qd)
+    twist = take(bodies.velocity, body)  # (n_c, 6)
     velocity = twist[:, 3:] + cross(twist[:, :3], offset)
     v_n = jnp.sum(velocity * points.normal_world, axis=-1)
     v_t = velocity - v_n[:, None] * points.normal_world

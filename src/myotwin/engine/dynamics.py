@@ -34,6 +34,7 @@ from myotwin.engine.limits import constrained_acceleration, inverse_limit_forces
 from myotwin.engine.mass import mass_matrix_from_kinematics
 from myotwin.engine.model import Model, require_dynamics_support
 from myotwin.engine.passive import passive_forces, spring_energy
+from myotwin.engine.twists import body_motion_from_kinematics
 
 
 def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array, *,
@@ -45,17 +46,21 @@ def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array,
     COM) are MuJoCo's applied forces; None (default) applies nothing."""
     require_dynamics_support(model)
     kin = kinematics(model, q)
+    # the velocity stage, computed once here for the RNEA, the contacts and the muscle mass
+    # points (left to XLA's common-subexpression elimination, it was computed up to three
+    # times per evaluation of the inertial benchmark model)
+    bodies = body_motion_from_kinematics(model, kin, qd)
     mass = mass_matrix_from_kinematics(model, kin)
     force = (actuator_forces(model, q, qd, ctrl) + passive_forces(model, q, qd)
-             + contact_forces_from_kinematics(model, kin, qd).qfrc_contact
-             - bias_forces_from_kinematics(model, kin, qd))
+             + contact_forces_from_kinematics(model, kin, qd, bodies).qfrc_contact
+             - bias_forces_from_kinematics(model, kin, qd, bodies))
     applied = applied_forces_from_kinematics(model, kin, qfrc_applied, xfrc_applied)
     if applied is not None:
         force = force + applied
     if model.muscle_mass is not None:  # muscle mass points, seed Eq. 7 (myotwin.inertia)
         from myotwin.inertia.dynamics import muscle_mass_terms
 
-        mass_mus, bias_mus = muscle_mass_terms(model, q, qd, kin)
+        mass_mus, bias_mus = muscle_mass_terms(model, q, qd, kin, bodies)
         mass, force = mass + mass_mus, force - bias_mus
     factor = jsl.cho_factor(mass)
     return constrained_acceleration(model, q, qd, jsl.cho_solve(factor, force), factor)
@@ -71,9 +76,11 @@ def inverse_dynamics(model: Model, q: jax.Array, qd: jax.Array, qdd: jax.Array, 
     docstring: MuJoCo's qfrc_inverse is this plus the applied forces)."""
     require_dynamics_support(model)
     kin = kinematics(model, q)
+    bodies = body_motion_from_kinematics(model, kin, qd)  # once, as in forward_dynamics
     mass = mass_matrix_from_kinematics(model, kin)
-    tau = (mass @ qdd + bias_forces_from_kinematics(model, kin, qd) - passive_forces(model, q, qd)
-           - contact_forces_from_kinematics(model, kin, qd).qfrc_contact
+    tau = (mass @ qdd + bias_forces_from_kinematics(model, kin, qd, bodies)
+           - passive_forces(model, q, qd)
+           - contact_forces_from_kinematics(model, kin, qd, bodies).qfrc_contact
            - inverse_limit_forces(model, q, qd, qdd))
     applied = applied_forces_from_kinematics(model, kin, qfrc_applied, xfrc_applied)
     if applied is not None:
@@ -81,7 +88,7 @@ def inverse_dynamics(model: Model, q: jax.Array, qd: jax.Array, qdd: jax.Array, 
     if model.muscle_mass is not None:  # muscle mass points, seed Eq. 7 (myotwin.inertia)
         from myotwin.inertia.dynamics import muscle_inverse_forces
 
-        tau = tau + muscle_inverse_forces(model, q, qd, qdd, kin)
+        tau = tau + muscle_inverse_forces(model, q, qd, qdd, kin, bodies)
     return tau
 
 

@@ -32,7 +32,7 @@ from myotwin.engine.jacobian import (body_reference_point, dof_motion, point_tan
                                      site_tangents)
 from myotwin.engine.kinematics import Kinematics
 from myotwin.engine.spatial import cross
-from myotwin.engine.twists import body_motion_from_kinematics
+from myotwin.engine.twists import BodyMotion, body_motion_from_kinematics
 from myotwin.paths.length import wrap_frames
 
 
@@ -79,9 +79,10 @@ class AnchorMotion(NamedTuple):
 
 
 def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tuple[int, ...],
-                  qd: jax.Array | None = None) -> AnchorMotion:
+                  qd: jax.Array | None = None, bodies: BodyMotion | None = None) -> AnchorMotion:
     """Per-dof tangents of the anchors and, if qd (n_v,) is given, their velocity and bias
-    acceleration (module docstring)."""
+    acceleration (module docstring; `bodies`: the engine's velocity stage at qd, if the caller
+    has it)."""
     s = dof_motion(model, kin)                                   # (n_v, 6)
     ref = body_reference_point(model, kin)                       # (n_body, 3)
     moves = np.asarray(model.dof_ancestor_mask())                # (n_body, n_v)
@@ -100,7 +101,8 @@ def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tu
                            rot_cols(anchors.wrap_rot, wrap_body))
     if qd is None:
         return AnchorMotion(tangents, None, None)
-    bodies = body_motion_from_kinematics(model, kin, qd)     # the engine's velocity stage
+    if bodies is None:
+        bodies = body_motion_from_kinematics(model, kin, qd)  # the engine's velocity stage
     v_body, a_body = bodies.velocity, bodies.bias_acceleration   # (n_body, 6): (w, v_O), (alpha, a_O)
 
     motion = jnp.concatenate([v_body, a_body], axis=1)           # (n_body, 12)

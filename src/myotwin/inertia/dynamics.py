@@ -104,14 +104,15 @@ class _Stage(NamedTuple):
     with_bias: bool
 
 
-def _stage(model, q, qd=None, kin=None, with_bias=True) -> _Stage:
+def _stage(model, q, qd=None, kin=None, with_bias=True, bodies=None) -> _Stage:
     """The anchors at q (from `kin` if given) and their motion (velocity and bias acceleration
-    only if qd is given and with_bias)."""
+    only if qd is given and with_bias; from the engine's velocity stage `bodies` if given)."""
     layout = mass_point_layout(model)
     kin = kinematics(model, q) if kin is None else kin
     y = path_anchors(model.paths, kin, layout.wraps)
     with_bias = with_bias and qd is not None
-    motion = anchor_motion(model, model.paths, kin, y, layout.wraps, qd if with_bias else None)
+    motion = anchor_motion(model, model.paths, kin, y, layout.wraps, qd if with_bias else None,
+                           bodies if with_bias else None)
     return _Stage(y, motion, *_point_sets(model), with_bias)
 
 
@@ -200,12 +201,12 @@ def jacobians_and_bias(model, q: jax.Array, qd: jax.Array,
     return jac, acc - grav
 
 
-def _mass_terms(model, q, qd, kin, with_bias) -> tuple[jax.Array, jax.Array]:
+def _mass_terms(model, q, qd, kin, with_bias, bodies=None) -> tuple[jax.Array, jax.Array]:
     """(sum_k m_k J_k^T J_k, sum_k m_k J_k^T (Jdot_k qd - g)), Jdot qd left out unless qd is
     given and with_bias. Points on site-only paths enter through their pieces' mass moments
     (`polyline.polyline_mass_terms`), the others through their Jacobians."""
     mm = _require(model)
-    st = _stage(model, q, qd, kin, with_bias)
+    st = _stage(model, q, qd, kin, with_bias, bodies)
     m_mus = jnp.zeros((model.n_v, model.n_v), dtype=st.anchors.site_pos_world.dtype)
     c_mus = jnp.zeros(model.n_v, dtype=m_mus.dtype)
     if st.poly.size:
@@ -234,19 +235,21 @@ def muscle_bias_forces(model, q: jax.Array, qd: jax.Array) -> jax.Array:
     return muscle_mass_terms(model, q, qd)[1]
 
 
-def muscle_mass_terms(model, q: jax.Array, qd: jax.Array,
-                      kin=None) -> tuple[jax.Array, jax.Array]:
+def muscle_mass_terms(model, q: jax.Array, qd: jax.Array, kin=None,
+                      bodies=None) -> tuple[jax.Array, jax.Array]:
     """(M_mus (n_v, n_v), c_mus (n_v,)) of Eq. 7: forward dynamics solves
-    (M + M_mus) qdd = f - c_mus (`kin`: the kinematics at q, if already computed). With
-    `include_qvv=False` (the seed's §4.3 ablation) c_mus leaves out Jdot qd."""
-    return _mass_terms(model, q, qd, kin, with_bias=_require(model).include_qvv)
+    (M + M_mus) qdd = f - c_mus (`kin`: the kinematics at q, `bodies`: the engine's velocity
+    stage at (q, qd), if already computed). With `include_qvv=False` (the seed's §4.3
+    ablation) c_mus leaves out Jdot qd."""
+    return _mass_terms(model, q, qd, kin, with_bias=_require(model).include_qvv, bodies=bodies)
 
 
 def muscle_inverse_forces(model, q: jax.Array, qd: jax.Array, qdd: jax.Array,
-                          kin=None) -> jax.Array:
+                          kin=None, bodies=None) -> jax.Array:
     """(n_v,) M_mus qdd + c_mus = sum_k m_k J_k^T (J_k qdd + Jdot_k qd - g): the generalized
-    force the mass points add to inverse dynamics (`kin`: the kinematics at q, if computed)."""
-    m_mus, c_mus = muscle_mass_terms(model, q, qd, kin)
+    force the mass points add to inverse dynamics (`kin`, `bodies`: the kinematics at q and
+    the velocity stage at (q, qd), if computed)."""
+    m_mus, c_mus = muscle_mass_terms(model, q, qd, kin, bodies)
     return m_mus @ qdd + c_mus
 
 
