@@ -16,6 +16,10 @@ Measured (not a test; numbers go to benchmarks/RESULTS.md):
      masses, vs the forward rollout alone, both for the inertial model; aim <= 5x. The same
      ratio for the massless model and the skeleton alone (w.r.t. q0, qd0) tells how much of it
      is the mass points and how much the engine's reverse pass.
+  3. with `--implicit`: the cost of 200 BDF1 steps (implicit Euler, Newton with a forward-mode
+     Jacobian, `engine.simulate(..., "bdf1")`), massless and inertial: forward mode under
+     `vmap` is where the reverse-mode rules of engine/rows.py and engine/spatial.py (dense
+     tangents, table products) cost something, so it is timed next to the gradient.
 Wrapped paths (Type III) are left out of part 2: reverse mode through their mass points
 (second derivatives of the wrap geometry, differentiated once more) did not compile within
 10 minutes on this machine (see docs/inertia.md, "reaching"); part 1 can include one with
@@ -24,7 +28,7 @@ Wrapped paths (Type III) are left out of part 2: reverse mode through their mass
 Timings: best of `--repeats`, wall and process CPU time (the machine is shared; CPU time
 leaves out waiting for a core), after one warm-up call (compilation reported separately).
 
-    .venv/bin/python benchmarks/inertial.py [--steps 1000] [--repeats 5] [--wrap]
+    .venv/bin/python benchmarks/inertial.py [--steps 1000] [--repeats 5] [--wrap] [--implicit]
 """
 
 from __future__ import annotations
@@ -162,12 +166,26 @@ def gradient_cost(model, repeats: int) -> dict:
     return out
 
 
+def implicit_cost(model, repeats: int) -> float:
+    """Best wall time (s) of 200 BDF1 steps of 1 ms (Newton, default settings)."""
+    q0 = jnp.array([0.4, -0.3, 0.2])
+    qd0 = jnp.array([0.5, 0.0, -0.5])
+
+    def call():
+        return engine.simulate(model, q0, qd0, jnp.full(model.n_u, 5.0), 0.2, 1e-3, "bdf1")
+
+    timed_compile(call)
+    return best_of(call, repeats)[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--wrap", action="store_true",
                         help="step cost with a fifth, cylinder-wrapped inertial path")
+    parser.add_argument("--implicit", action="store_true",
+                        help="also time 200 BDF1 steps (forward-mode Newton Jacobians)")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}")
     bare = step_cost(models(actuated=False)[0], args.steps, args.repeats)
@@ -205,6 +223,10 @@ def main() -> None:
         print(f"  the same for the {label} model (w.r.t. q0, qd0): forward "
               f"{h['forward_wall_s']:.4f} s, gradient {h['grad_wall_s']:.4f} s wall, ratio "
               f"{h['ratio_wall']:.2f} wall, {h['ratio_cpu']:.2f} CPU")
+    if args.implicit:
+        t0, t1 = implicit_cost(massless, args.repeats), implicit_cost(inertial, args.repeats)
+        print(f"200 BDF1 steps (Newton, forward-mode Jacobian): massless {t0:.4f} s, inertial "
+              f"{t1:.4f} s wall")
     print(f"load average after: {os.getloadavg()}")
 
 
