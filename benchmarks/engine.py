@@ -58,7 +58,9 @@ elif "--single-cpu" in sys.argv:  # pin the child (and the threads it starts) be
 
 import jax  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)
+from myotwin import configure_jax  # noqa: E402
+
+configure_jax()  # float64, embedded constants (src/myotwin/jax_setup.py)
 
 import jax.numpy as jnp  # noqa: E402
 import mujoco  # noqa: E402

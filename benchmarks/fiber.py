@@ -21,9 +21,9 @@ import argparse
 import os
 import time
 
-import jax
+from myotwin import configure_jax
 
-jax.config.update("jax_enable_x64", True)
+configure_jax()  # float64, embedded constants (src/myotwin/jax_setup.py)
 
 import numpy as np  # noqa: E402
 

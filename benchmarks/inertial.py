@@ -40,7 +40,9 @@ import time
 
 import jax
 
-jax.config.update("jax_enable_x64", True)
+from myotwin import configure_jax  # noqa: E402
+
+configure_jax()  # float64, embedded constants (src/myotwin/jax_setup.py)
 
 import jax.numpy as jnp  # noqa: E402
 import mujoco  # noqa: E402

@@ -8,11 +8,14 @@ invitro
 engine
     The differentiable skeleton engine in JAX (MJCF in, MuJoCo-exact kinematics and dynamics).
     Its public API is re-exported here lazily (`myotwin.load`, `myotwin.mass_matrix`,
-    `myotwin.bias_forces`), so `import myotwin` does not import JAX. Enable float64 in your
-    entry point first: `jax.config.update("jax_enable_x64", True)`.
+    `myotwin.bias_forces`), so `import myotwin` does not import JAX. Configure JAX in your
+    entry point first: `myotwin.configure_jax()` (float64 and embedded small constants, see
+    myotwin/jax_setup.py; at least `jax.config.update("jax_enable_x64", True)`).
 """
 
 from importlib import import_module
+
+from myotwin.jax_setup import configure_jax
 
 __version__ = "0.1.0"
 
@@ -23,7 +26,7 @@ _ENGINE_API = ("load", "compile_model", "Model", "mass_matrix", "bias_forces", "
 #: Musculotendon paths of a loaded model (issue 4): `muscle_lengths(model, q)` (n_paths,),
 #: `moment_arms(model, q)` (n_v, n_paths) with r = -dL/dq, `lengthening_speeds(model, q, qd)`.
 _PATHS_API = ("muscle_lengths", "moment_arms", "lengthening_speeds")
-__all__ = ["__version__", *_ENGINE_API, *_PATHS_API]
+__all__ = ["__version__", "configure_jax", *_ENGINE_API, *_PATHS_API]
 
 
 def __getattr__(name: str):

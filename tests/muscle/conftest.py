@@ -1,5 +1,5 @@
 """Muscle tests run in float64 (STYLE 14: config set here, never on library import)."""
 
-import jax
+from myotwin import configure_jax
 
-jax.config.update("jax_enable_x64", True)
+configure_jax()  # float64 and embedded small constants, as the entry points (jax_setup.py)

@@ -26,9 +26,9 @@ def cmd_repro(args: argparse.Namespace) -> int:
                          + ", ".join(sorted(REGISTRY)))
     if not args.out:
         raise ValueError("repro: --out DIR is required")
-    import jax
+    from myotwin.jax_setup import configure_jax
 
-    jax.config.update("jax_enable_x64", True)   # entry point: the physics runs in float64
+    configure_jax()   # entry point: float64 physics, embedded constants
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     summary = REGISTRY[args.name](out, quick=args.quick)

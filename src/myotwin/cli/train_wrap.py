@@ -16,9 +16,9 @@ import sys
 
 
 def cmd_train_wrap(args: argparse.Namespace) -> int:
-    import jax
+    from myotwin.jax_setup import configure_jax
 
-    jax.config.update("jax_enable_x64", True)   # entry point: the library runs in float64
+    configure_jax()   # entry point: the library runs in float64
     from myotwin.cli.main import print_json
     from myotwin.inertia import wrap_network
 

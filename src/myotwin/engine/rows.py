@@ -23,7 +23,8 @@ import numpy as np
 def take(x: jax.Array, index, axis: int = 0) -> jax.Array:
     """The rows `index` (static integers of any shape, checked against the axis length when
     traced) of x along `axis`, as NumPy indexing: one gather, without the bounds handling of
-    jnp.take's default mode, which costs every gather a compare and a select."""
+    jnp.take's default mode, which costs every gather a compare and a select. A 1-D `index`
+    of every row in order (a chain's dof -> joint map, hinge-only qpos) returns x itself."""
     index = np.asarray(index, dtype=np.int64)
     axis = axis % x.ndim
     flat = index.reshape(-1)

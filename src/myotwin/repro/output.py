@@ -15,10 +15,11 @@ import numpy as np
 
 
 def prepare_output(out_dir) -> pathlib.Path:
-    """Enable JAX float64 and create `out_dir` (and its parents); returns it as a Path."""
-    import jax
+    """Configure JAX (`myotwin.configure_jax`: float64, embedded constants) and create
+    `out_dir` (and its parents); returns it as a Path."""
+    from myotwin.jax_setup import configure_jax
 
-    jax.config.update("jax_enable_x64", True)  # entry point (STYLE 14)
+    configure_jax()  # entry point (STYLE 14)
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     return out_dir
