@@ -406,6 +406,41 @@ def test_mass_terms_by_piece_moments(chain, chain_eval, chain_explicit,
     assert err_c < 1e-6, f"c_mus by piece moments: relative error {err_c:.2e}"
 
 
+def test_polyline_lines_place_the_points_as_path_fraction(chain, chain_eval):
+    """`polyline.piece_motion`'s per-piece lines g0 + alpha g1, on the piece `point_on_piece`
+    picks, are the points `path_fraction` places by its own piece search (its points are
+    checked against MuJoCo in test_chained_jacobians), on the site-only paths at every
+    evaluated state, and on the via path at its piece ends alpha = E_j / L, where the piece
+    choice changes. Tolerance 1e-14 m: the same point by two formulas (observed ~1e-17)."""
+    from myotwin.inertia import polyline
+
+    _, model = chain
+    qs, _, x = chain_eval[:3]
+    mm = model.muscle_mass
+    point_path = np.asarray(mm.point_path)
+    paths = [model.paths.path_names.index(n) for n in ("straight", "via")]
+    idx = np.flatnonzero(np.isin(point_path, paths))
+    tables = polyline.polyline_tables(model.paths, tuple(point_path[idx]))
+    via_pieces = np.asarray(tables.point_piece)[np.flatnonzero(point_path[idx] == paths[1])[0]]
+    alpha = jnp.asarray(mm.point_alpha)[idx]
+    for k in range(qs.shape[0]):
+        kin = engine.kinematics(model, qs[k])
+        pm = polyline.piece_motion(tables, kin.site_pos_world,
+                                   engine.jacobian.site_tangents(model, kin))
+        on = np.asarray(polyline.point_on_piece(tables, pm, alpha), dtype=float)
+        assert np.all(on.sum(axis=1) == 1), "every point on exactly one piece"
+        lines = on @ pm.g0 + alpha[:, None] * (on @ pm.g1)
+        np.testing.assert_allclose(lines, x[k, idx], atol=1e-14, rtol=0)
+
+        ends = np.asarray(pm.end)[via_pieces] / np.asarray(pm.total)[via_pieces][0]
+        holds = np.asarray(polyline._holds(tables, pm, jnp.asarray(ends)[:, None], 1))
+        on_end = (via_pieces[None, :] & holds).astype(float)
+        assert np.all(on_end.sum(axis=1) == 1), "every piece end on exactly one piece"
+        at_end = on_end @ pm.g0 + ends[:, None] * (on_end @ pm.g1)
+        ref = inertia.points_along_path(model.paths, model, qs[k], paths[1], jnp.asarray(ends))
+        np.testing.assert_allclose(at_end, ref, atol=1e-14, rtol=0)
+
+
 def test_specification_and_validation(chain):
     """Distributions, MJCF numerics and every validation error (acceptance 5)."""
     mj, model = chain
