@@ -43,6 +43,7 @@ import numpy as np
 
 from myotwin.engine.integrators import qpos_derivative
 from myotwin.engine.kinematics import kinematics
+from myotwin.engine.rows import take
 from myotwin.inertia.anchors import AnchorMotion, PathAnchors, anchor_motion, path_anchors
 from myotwin.inertia.muscle_mass import PositionModel
 from myotwin.inertia.path_fraction import (mass_point_layout, mass_point_positions_from_anchors,
@@ -144,7 +145,7 @@ def _point_motion(model, q, qd=None, kin=None, with_bias=True):
     parts = []
     if st.poly.size:
         tables, sites = _poly_sites(model, st)
-        parts.append((st.poly, *polyline_point_motion(tables, mm.point_alpha[st.poly], *sites)))
+        parts.append((st.poly, *polyline_point_motion(tables, take(mm.point_alpha, st.poly), *sites)))
     if st.other.size:
         parts.append((st.other, *_other_motion(model, st)))
     if len(parts) == 1:
@@ -211,13 +212,13 @@ def _mass_terms(model, q, qd, kin, with_bias, bodies=None) -> tuple[jax.Array, j
     c_mus = jnp.zeros(model.n_v, dtype=m_mus.dtype)
     if st.poly.size:
         tables, sites = _poly_sites(model, st)
-        m_mus, c_mus = polyline_mass_terms(tables, mm.point_alpha[st.poly],
-                                           mm.point_mass[st.poly], *sites[:2], model.gravity,
-                                           *sites[2:])
+        m_mus, c_mus = polyline_mass_terms(tables, take(mm.point_alpha, st.poly),
+                                           take(mm.point_mass, st.poly), *sites[:2],
+                                           model.gravity, *sites[2:])
     if st.other.size:
         jac, acc = _other_motion(model, st)
         acc = -model.gravity if acc is None else acc - model.gravity
-        weighted = mm.point_mass[st.other][:, None, None] * jac
+        weighted = take(mm.point_mass, st.other)[:, None, None] * jac
         m_mus = m_mus + jnp.einsum("kia,kib->ab", weighted, jac)
         c_mus = c_mus + jnp.einsum("kia,ki->a", weighted, jnp.broadcast_to(acc, jac.shape[:2]))
     return m_mus, c_mus
