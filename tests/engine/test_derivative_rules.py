@@ -165,3 +165,50 @@ def test_reverse_mode_of_the_kinematics_has_no_pad_or_scatter_from_these_ops():
     bad = [line for line in text.splitlines()
            if ("stablehlo.pad" in line or "stablehlo.scatter" in line)]
     assert bad == [], bad[:3]
+
+
+TENDON_CHAIN = """<mujoco><option timestep="0.001"><flag contact="disable"/></option><worldbody>
+  <site name="o" pos="0.03 0 0.05"/>
+  <body name="b1"><joint name="j1" type="hinge" axis="0 1 0" stiffness="0.5"/>
+    <inertial pos="0 0 -0.15" mass="0.5" diaginertia="0.004 0.004 0.0002"/>
+    <site name="v1" pos="0.03 0 -0.2"/>
+    <body name="b2" pos="0 0 -0.3"><joint type="ball" stiffness="0.2"/>
+      <inertial pos="0 0 -0.15" mass="0.4" diaginertia="0.003 0.003 0.0002"/>
+      <site name="v2" pos="0.03 0 -0.15"/>
+      <body name="b3" pos="0 0 -0.3"><joint type="hinge" axis="1 0 0"/>
+        <inertial pos="0 0 -0.15" mass="0.3" diaginertia="0.002 0.002 0.0001"/>
+        <site name="i3" pos="0.02 0 -0.1"/></body></body></body>
+</worldbody>
+<tendon><spatial name="straight"><site site="o"/><site site="i3"/></spatial>
+  <spatial name="via"><site site="o"/><site site="v1"/><site site="v2"/><site site="i3"/></spatial>
+</tendon>
+<actuator><motor tendon="straight" gear="-1"/><motor tendon="via" gear="-1"/>
+  <motor joint="j1" gear="2"/></actuator></mujoco>"""
+
+
+def test_reverse_mode_of_a_tendon_driven_step_has_no_scatter():
+    """The whole step of a muscle-driven model -- kinematics, CRBA, RNEA, springs, tendon and
+    joint actuators (path lengths and length Jacobians), the semi-implicit update with a ball
+    joint's quaternion -- selects rows only through rows.py: its lowered gradient contains no
+    scatter (the transpose of a plain gather, or a segment sum)."""
+    import mujoco
+
+    from myotwin import engine
+    from myotwin.engine.integrators import semi_implicit_euler_step
+
+    model = engine.compile_model(mujoco.MjModel.from_xml_string(TENDON_CHAIN))
+
+    def loss(q, qd):
+        q1, qd1 = semi_implicit_euler_step(model, q, qd, jnp.array([3.0, 2.0, 0.1]), 1e-3)
+        return jnp.sum(q1 ** 2) + jnp.sum(qd1 ** 2)
+
+    q = jnp.asarray(model.qpos0) + 0.1
+    text = jax.jit(jax.grad(loss, argnums=(0, 1))).lower(q, jnp.ones(model.n_v)).as_text()
+    assert "stablehlo.scatter" not in text
+
+
+def test_take_of_every_row_in_order_is_the_array_itself():
+    x = _rand(0, 4, 3)
+    assert rows.take(x, np.arange(4)) is x
+    assert rows.take(x, np.arange(3), axis=1) is x
+    _close(rows.take(x, np.arange(4)[::-1]), np.asarray(x)[::-1])   # a permutation still gathers

@@ -34,7 +34,7 @@ import numpy as np
 
 from myotwin.engine.dynamics import forward_dynamics
 from myotwin.engine.model import JointType, Model
-from myotwin.engine.rows import take
+from myotwin.engine.rows import take, take_pairs
 from myotwin.engine.spatial import cross, quat_integrate, quat_mul
 
 
@@ -162,10 +162,10 @@ def _dexpinv(model: Model, theta: jax.Array, v: jax.Array) -> jax.Array:
     slot[plan.quat_dof.reshape(-1)] = np.tile(np.arange(3), plan.quat_dof.shape[0])
     rotational = np.zeros(model.n_v, dtype=bool)
     rotational[plan.quat_dof.reshape(-1)] = True
-    w, th = v[triplet], theta[triplet]  # (n_v, 3)
+    w, th = take(v, triplet), take(theta, triplet)  # (n_v, 3)
     half = cross(th, w)
     corrected = w + 0.5 * half + cross(th, half) / 12.0
-    return jnp.where(rotational, jnp.take_along_axis(corrected, slot[:, None], axis=1)[:, 0], v)
+    return jnp.where(rotational, take_pairs(corrected, np.arange(model.n_v), slot), v)
 
 
 def rk4_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None, xfrc_applied=None):

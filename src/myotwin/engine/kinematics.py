@@ -148,8 +148,8 @@ def _joint_transforms(model: Model, q: jax.Array):
     quat_adr = np.where(free, qadr + 3, np.where(ball, qadr, 0))
     ident = jnp.array([1.0, 0.0, 0.0, 0.0], dtype)
     # Rows that are not quaternions read the identity (finite values and gradients there).
-    qquat = jnp.where((ball | free)[:, None], take(q, (quat_adr[:, None] + np.arange(4)).clip(0, last)),
-                      ident)
+    quat_rows = (quat_adr[:, None] + np.arange(4)).clip(0, last)
+    qquat = jnp.where((ball | free)[:, None], take(q, quat_rows), ident)
     rot = jnp.where(hinge[:, None], quat_from_axis_angle(model.joint_axis, angle),
                     quat_normalize(qquat))
     anchor = model.joint_pos
@@ -172,7 +172,8 @@ def _frames(model: Model, q: jax.Array):
     for k in range(plan.slot_joint.shape[1]):  # the k-th joint of every body at once
         before_p.append(cp)
         before_r.append(cr)
-        cp, cr = _compose(cp, cr, take(jp, plan.slot_joint[:, k]), take(jr, plan.slot_joint[:, k]))
+        slot = plan.slot_joint[:, k]
+        cp, cr = _compose(cp, cr, take(jp, slot), take(jr, slot))
     wp = [jnp.zeros((1, 3), dtype)]
     wr = [jnp.array([[1.0, 0.0, 0.0, 0.0]], dtype)]
     prev_p = prev_r = None
@@ -181,7 +182,8 @@ def _frames(model: Model, q: jax.Array):
             lp, lr = take(cp, bodies), quat_normalize(take(cr, bodies))
         else:
             par = plan.level_parent[i - 1]
-            lp, lr = _compose(take(prev_p, par), take(prev_r, par), take(cp, bodies), take(cr, bodies))
+            lp, lr = _compose(take(prev_p, par), take(prev_r, par), take(cp, bodies),
+                              take(cr, bodies))
             lr = quat_normalize(lr)
         wp.append(lp)
         wr.append(lr)

@@ -27,7 +27,7 @@ import numpy as np
 
 from myotwin.engine.jacobian import _BODY_AXIS, dof_plan
 from myotwin.engine.model import JointType, Model
-from myotwin.engine.rows import take
+from myotwin.engine.rows import take, take_pairs
 from myotwin.engine.spatial import dot_last, quat_mul
 
 
@@ -70,7 +70,7 @@ def spring_displacements(model: Model, q: jax.Array) -> jax.Array:
     conj_rest = jnp.where(rot[:, None], model.qpos_spring[quat_adr] * jnp.array([1, -1, -1, -1]),
                           ident)
     log = quat_log(quat_mul(conj_rest, quat))  # (n_v, 3), row d for dof d's quaternion
-    rot_dif = jnp.take_along_axis(log, plan.col[:, None], axis=1)[:, 0]
+    rot_dif = take_pairs(log, np.arange(plan.col.size), plan.col)  # log[d, col_d]
     return jnp.where(rot, rot_dif, dif)
 
 

@@ -54,16 +54,21 @@ def masked_sum(mask: np.ndarray, x: jax.Array) -> jax.Array:
     return _masked_sum_fn(mask.tobytes(), mask.shape)(x)
 
 
+def _dense_product(matrix: np.ndarray, t: jax.Array, axis: int = 0) -> jax.Array:
+    """sum_m matrix[i, m] t[..., m, ...] along `axis`: one broadcast multiply and sum."""
+    a = jnp.asarray(matrix, dtype=t.dtype)                     # (n, m)
+    a = a.reshape(a.shape + (1,) * (t.ndim - axis - 1))       # (n, m, trailing 1s)
+    return jnp.sum(a * jnp.expand_dims(t, axis), axis=axis + 1)
+
+
 def _dense_tangent(primal, matrix: np.ndarray, axis: int = 0):
     """`primal` (a linear map of x along `axis` equal to x -> matrix @ x there) with the JVP
-    rule t -> sum_m matrix[i, m] t[..., m, ...]."""
+    rule t -> `_dense_product(matrix, t, axis)`."""
     fn = jax.custom_jvp(primal)
 
     def jvp(primals, tangents):
         (x,), (t,) = primals, tangents
-        a = jnp.asarray(matrix, dtype=t.dtype)                 # (n, m)
-        a = a.reshape(a.shape + (1,) * (t.ndim - axis - 1))   # (n, m, trailing 1s)
-        return primal(x), jnp.sum(a * jnp.expand_dims(t, axis), axis=axis + 1)
+        return primal(x), _dense_product(matrix, t, axis)
 
     fn.defjvp(jvp)
     return fn
@@ -95,11 +100,8 @@ def _take_pairs_fn(first_bytes: bytes, second_bytes: bytes, n0: int, n1: int, se
 
     def jvp(primals, tangents):
         (x,), (t,) = primals, tangents
-        t2 = jnp.moveaxis(t, second_axis, 1)
-        t2 = t2.reshape((n0 * n1,) + t2.shape[2:])
-        a = jnp.asarray(matrix, dtype=t.dtype)
-        a = a.reshape(a.shape + (1,) * (t2.ndim - 1))
-        return primal(x), jnp.sum(a * t2[None], axis=1)
+        t2 = jnp.moveaxis(t, second_axis, 1)                   # (n0, n1, ...)
+        return primal(x), _dense_product(matrix, t2.reshape((n0 * n1,) + t2.shape[2:]))
 
     fn.defjvp(jvp)
     return fn

@@ -9,10 +9,10 @@ unrolled elementwise products and sums (`dot_last`) rather than `einsum`/`@`/`su
 those into its neighbouring kernels (engine.md "Performance").
 
 The products here (`dot_last`, `cross`, `quat_mul`, `quat_to_mat` and the spatial cross
-products; `apply_inertia` through the `cross` it calls) carry custom JVP rules. Their values are the unrolled component forms,
-but their tangents are one broadcast product and sum against a constant table of the
-(bi)linear map, derived from the function itself on basis vectors, with no slicing of the
-tangent. Reverse mode transposes the tangent: through a component form it would spend one
+products; `apply_inertia` through the `cross` it calls) carry custom JVP rules. Their values
+are the unrolled component forms, but their tangents are one broadcast product and sum
+against a constant table of the (bi)linear map, derived from the function itself on basis
+vectors, with no slicing of the tangent. Reverse mode transposes the tangent: through a component form it would spend one
 pad kernel per component slice, through the table one fused multiply-and-sum per product
 (engine.md "Performance").
 """

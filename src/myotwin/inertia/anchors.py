@@ -103,7 +103,8 @@ def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tu
         return AnchorMotion(tangents, None, None)
     if bodies is None:
         bodies = body_motion_from_kinematics(model, kin, qd)  # the engine's velocity stage
-    v_body, a_body = bodies.velocity, bodies.bias_acceleration   # (n_body, 6): (w, v_O), (alpha, a_O)
+    # (n_body, 6) each: (w, v_O) and (alpha, a_O)
+    v_body, a_body = bodies.velocity, bodies.bias_acceleration
 
     motion = jnp.concatenate([v_body, a_body], axis=1)           # (n_body, 12)
 

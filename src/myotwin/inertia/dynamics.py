@@ -145,7 +145,8 @@ def _point_motion(model, q, qd=None, kin=None, with_bias=True):
     parts = []
     if st.poly.size:
         tables, sites = _poly_sites(model, st)
-        parts.append((st.poly, *polyline_point_motion(tables, take(mm.point_alpha, st.poly), *sites)))
+        alpha = take(mm.point_alpha, st.poly)
+        parts.append((st.poly, *polyline_point_motion(tables, alpha, *sites)))
     if st.other.size:
         parts.append((st.other, *_other_motion(model, st)))
     if len(parts) == 1:
