@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import jax.scipy.linalg as jsl
 
 from myotwin.engine.actuation import actuator_forces
 from myotwin.engine.applied import applied_forces_from_kinematics
+from myotwin.engine import cholesky
 from myotwin.engine.bias import bias_forces_from_kinematics
 from myotwin.engine.contact import contact_forces_from_kinematics
 from myotwin.engine.kinematics import kinematics
@@ -62,8 +62,8 @@ def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array,
 
         mass_mus, bias_mus = muscle_mass_terms(model, q, qd, kin, bodies)
         mass, force = mass + mass_mus, force - bias_mus
-    factor = jsl.cho_factor(mass)
-    return constrained_acceleration(model, q, qd, jsl.cho_solve(factor, force), factor)
+    factor = cholesky.factor(mass)
+    return constrained_acceleration(model, q, qd, cholesky.solve(factor, force), factor)
 
 
 def inverse_dynamics(model: Model, q: jax.Array, qd: jax.Array, qdd: jax.Array, *,

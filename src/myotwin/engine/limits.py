@@ -44,9 +44,9 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import jax.scipy.linalg as jsl
 import numpy as np
 
+from myotwin.engine import cholesky
 from myotwin.engine.kinematics import kinematics
 from myotwin.engine.mass import mass_matrix_from_kinematics
 from myotwin.engine.model import JointType, Model
@@ -193,7 +193,7 @@ def _masked_solve(h: jax.Array, g: jax.Array, free: jax.Array) -> jax.Array:
     """(n,) f with f_F = -H_FF^-1 g_F on the free set F and 0 elsewhere (H SPD (n, n))."""
     both = free[:, None] & free[None, :]
     hm = jnp.where(both, h, 0.0) + jnp.diag(jnp.where(free, 0.0, 1.0))
-    return jsl.cho_solve(jsl.cho_factor(hm), jnp.where(free, -g, 0.0))
+    return cholesky.solve(cholesky.factor(hm), jnp.where(free, -g, 0.0))
 
 
 def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
@@ -203,6 +203,7 @@ def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
     h, g = jax.lax.stop_gradient(h), jax.lax.stop_gradient(g)
     n = g.shape[0]
     max_iter = 3 * n + 10
+    index = jnp.arange(n)
     free0 = eligible & (g < 0)
     f_try = _masked_solve(h, g, free0)
     f0 = jnp.where(free0, jnp.maximum(f_try, 0.0), 0.0)
@@ -215,7 +216,7 @@ def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
         mu = jnp.where(eligible & ~free, mu, jnp.inf)
         j = jnp.argmin(mu)
         done = mu[j] >= -tol
-        return f, jnp.where(done, free, free.at[j].set(True)), done, done
+        return f, free | (~done & (index == j)), done, done
 
     def step(state):
         f, free, _, _ = state
@@ -225,8 +226,9 @@ def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
         k = jnp.argmin(ratio)
         full = ratio[k] >= 1.0
         f = f + jnp.minimum(ratio[k], 1.0) * p
-        f = jnp.where(full, f, f.at[k].set(0.0))
-        return f, jnp.where(full, free, free.at[k].set(False)), full, jnp.array(False)
+        leaves = ~full & (index == k)   # (selects, not .at[k].set: a scatter would keep the
+        f = jnp.where(leaves, 0.0, f)   # loop off XLA's compiled small-loop path, cholesky.py)
+        return f, free & ~leaves, full, jnp.array(False)
 
     def body(carry):
         state, it = carry
@@ -253,14 +255,14 @@ def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Arr
                  mass_factor) -> LimitSolution:
     """Exact solution of the limit QP (module docstring) at (q (n_q,), qd (n_v,)) for the
     unconstrained acceleration qacc_smooth (n_v,) (MuJoCo qacc_smooth) and `mass_factor`,
-    the `jax.scipy.linalg.cho_factor` of M(q)."""
+    the `engine.cholesky.factor` of M(q)."""
     rows = limit_rows(model, q, qd)
     if rows.dist.shape[0] == 0:
         zero = jnp.zeros(model.n_v, dtype=qacc_smooth.dtype)
         return LimitSolution(zero[:0], zero, qacc_smooth, jnp.array(True), jnp.array(0))
 
     def solve(_):
-        minv_jt = jsl.cho_solve(mass_factor, rows.jac.T)  # (n_v, n_rows)
+        minv_jt = cholesky.solve(mass_factor, rows.jac.T)  # (n_v, n_rows)
         h = rows.jac @ minv_jt + jnp.diag(rows.regularizer)
         g = rows.jac @ qacc_smooth - rows.aref
         free, converged, n_iter = _active_set(h, g, rows.instantiated)
@@ -310,7 +312,7 @@ def invweight0(model: Model) -> jax.Array:
     `dataclasses.replace(model, dof_invweight0=invweight0(model))` (MuJoCo does the same only
     when mj_setConst is called)."""
     mass = mass_matrix_from_kinematics(model, kinematics(model, model.qpos0))
-    diag = jnp.diag(jsl.cho_solve(jsl.cho_factor(mass), jnp.eye(model.n_v, dtype=mass.dtype)))
+    diag = jnp.diag(cholesky.solve(cholesky.factor(mass), jnp.eye(model.n_v, dtype=mass.dtype)))
     for j, jtype in enumerate(model.joint_type):
         a = model.joint_dof_adr[j]
         groups = {JointType.BALL: [(a, a + 3)], JointType.FREE: [(a, a + 3), (a + 3, a + 6)]}
