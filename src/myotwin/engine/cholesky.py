@@ -14,8 +14,12 @@ For n <= `SMALL_N` this module therefore factors and solves with statically unro
 (right-looking Cholesky: one rank-1 update of the trailing matrix per column; forward and
 back substitution one row at a time): O(n) fused array operations, no custom call, the same
 arithmetic as LAPACK's unblocked algorithm up to the order of the sums. Larger systems use
-LAPACK (unrolling would make the traced program grow with n). Both are differentiable
-(autodiff through the unrolled loop; JAX's rules for LAPACK's).
+LAPACK. The bound is measured, not derived (`benchmarks/engine.py`, session 9): with n_v = 6
+(the 4-link chain, the free body) and 3 (the inertial chain) the whole-loop rollout is 1.3-3x
+faster than before; the frog (n_v = 10, contacts, limits) was 2x *slower* with the unrolled
+solve (87 -> 188-202 us per RK4 step, compiled whole or not), so it keeps LAPACK and the
+per-kernel executor. Both routes are differentiable (autodiff through the unrolled loop;
+JAX's rules for LAPACK's).
 
 `Factor` is a NamedTuple (lower (n, n), small) so that one factorisation can be reused for
 several right-hand sides (limits.py reuses forward dynamics' factor of M).
@@ -29,8 +33,8 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-#: Largest n factored by the unrolled loops (the frog: n_v = 10; a MyoSuite arm: ~20).
-SMALL_N = 32
+#: Largest n factored by the unrolled loops (measured: module docstring).
+SMALL_N = 8
 
 
 class Factor(NamedTuple):
