@@ -37,3 +37,31 @@ def test_import_does_not_configure_jax():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True)
     assert out.stdout.split() == ["False"]
+
+
+FLAG_PROBE = ("import os, myotwin; myotwin.configure_jax(); "
+              "print('xla_cpu_small_while_loop_byte_threshold=16777216' in "
+              "os.environ.get('XLA_FLAGS', ''))")
+
+
+@pytest.mark.parametrize("env_value, expected", [
+    (None, "True"),     # the default: small loops compiled whole (jax_setup.SMALL_LOOP_BYTES)
+    ("0", "False"),     # MYOTWIN_SMALL_LOOP_BYTES=0 keeps XLA's default
+])
+def test_configure_jax_sets_the_small_loop_option(env_value, expected):
+    env = {k: v for k, v in os.environ.items() if k not in ("MYOTWIN_SMALL_LOOP_BYTES",
+                                                            "XLA_FLAGS")}
+    if env_value is not None:
+        env["MYOTWIN_SMALL_LOOP_BYTES"] = env_value
+    out = subprocess.run([sys.executable, "-c", FLAG_PROBE], env=env, capture_output=True,
+                         text=True, timeout=120, check=True)
+    assert out.stdout.split() == [expected]
+
+
+def test_bad_small_loop_override_names_the_variable():
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["MYOTWIN_SMALL_LOOP_BYTES"] = "lots"
+    out = subprocess.run([sys.executable, "-c", "import myotwin; myotwin.configure_jax()"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0
+    assert "MYOTWIN_SMALL_LOOP_BYTES='lots'" in out.stderr and "ValueError" in out.stderr
