@@ -31,6 +31,7 @@ import numpy as np
 from myotwin.engine.jacobian import (body_reference_point, dof_motion, point_tangents,
                                      site_tangents)
 from myotwin.engine.kinematics import Kinematics
+from myotwin.engine.rows import take
 from myotwin.engine.spatial import cross
 from myotwin.engine.twists import BodyMotion, body_motion_from_kinematics
 from myotwin.paths.length import wrap_frames
@@ -109,8 +110,8 @@ def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tu
     motion = jnp.concatenate([v_body, a_body], axis=1)           # (n_body, 12)
 
     def point_motion(p, b):
-        r = p - ref[b]
-        m = motion[b]                                            # one gather per point set
+        r = p - take(ref, b)
+        m = take(motion, b)        # rows.take: no scatter in reverse mode (polyline.py)
         w, v_o, alpha, a_o = m[:, 0:3], m[:, 3:6], m[:, 6:9], m[:, 9:12]
         pdot = v_o + cross(w, r)
         return pdot, a_o + cross(alpha, r) + cross(w, pdot)

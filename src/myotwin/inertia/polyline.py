@@ -47,6 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.rows import take
 from myotwin.engine.spatial import dot_last
 
 
@@ -157,8 +158,10 @@ def piece_motion(tables: PolylineTables, site_pos: jax.Array, site_tangents: jax
         parts += [site_vel[None], site_bias_acc[None]]
     sizes = tuple(p.shape[0] for p in parts)
     channels = jnp.concatenate(parts)
-    a_ch = channels[:, tables.piece_start]
-    d_ch = channels[:, tables.piece_end] - a_ch                      # (n_ch, n_pieces, 3)
+    # rows.take: gathers whose reverse-mode transposes are dense products, not scatter-adds
+    # (a scatter keeps a gradient's loop off XLA's compiled small-loop path, jax_setup.py)
+    a_ch = take(channels, tables.piece_start, axis=1)
+    d_ch = take(channels, tables.piece_end, axis=1) - a_ch          # (n_ch, n_pieces, 3)
     a_pos, a_t, *a_rest = jax.lax.split(a_ch, sizes)
     d_pos, d_t, *d_rest = jax.lax.split(d_ch, sizes)
     d = d_pos[0]
@@ -226,6 +229,25 @@ def polyline_point_motion(tables: PolylineTables, alpha: jax.Array, site_pos: ja
     return jac, on @ pm.g0_dd + alpha[:, None] * (on @ pm.g1_dd)
 
 
+def _piece_rows(x: jax.Array, tables: PolylineTables) -> jax.Array:
+    """(n_pieces, width) x[piece_points] for per-point x (n,), zero in the padding. A path's
+    points are consecutive (`muscle_mass` groups them by path), so each row is a static slice:
+    its reverse-mode transpose is a pad, where a gather's is a scatter-add and `rows.take`'s a
+    (n_pieces width, n) table reduction that XLA's CPU compiler makes a library (YNNPACK)
+    fusion; either keeps a gradient's loop off the compiled small-loop path (jax_setup.py)."""
+    width = tables.piece_points.shape[1]
+    rows = []
+    for index, valid in zip(tables.piece_points, tables.piece_points_valid):
+        points = index[valid]
+        first = int(points[0]) if points.size else 0
+        if np.array_equal(points, np.arange(first, first + points.size)):
+            row = x[first:first + points.size]
+        else:  # not consecutive (a hand-made table): a gather
+            row = take(x, points)
+        rows.append(jnp.pad(row, (0, width - points.size)))
+    return jnp.stack(rows)
+
+
 def polyline_mass_terms(tables: PolylineTables, alpha: jax.Array, mass: jax.Array,
                         site_pos: jax.Array, site_tangents: jax.Array, gravity: jax.Array,
                         site_vel: jax.Array | None = None,
@@ -235,9 +257,9 @@ def polyline_mass_terms(tables: PolylineTables, alpha: jax.Array, mass: jax.Arra
     Without site_vel / site_bias_acc, Jdot qd is left out (the seed's §4.3 ablation)."""
     pm = piece_motion(tables, site_pos, site_tangents, site_vel, site_bias_acc)
     # which of its path's points each piece holds (the rule of `point_on_piece`, per piece)
-    a = alpha[tables.piece_points]                                   # (n_pieces, width)
+    a = _piece_rows(alpha, tables)                                   # (n_pieces, width)
     on = jnp.asarray(tables.piece_points_valid) & _holds(tables, pm, a, 0)
-    ma = jnp.where(on, mass[tables.piece_points], 0.0)
+    ma = jnp.where(on, _piece_rows(mass, tables), 0.0)
     m0, m1, m2 = (jnp.sum(ma * a ** i, axis=1)[:, None] for i in range(3))  # moments M_i
     r0 = -gravity if pm.g0_dd is None else pm.g0_dd - gravity        # (n_pieces, 3)
     r1 = jnp.zeros_like(pm.g1) if pm.g1_dd is None else pm.g1_dd
