@@ -24,9 +24,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from myotwin.engine import cholesky
 from myotwin.engine.actuation import actuator_forces
 from myotwin.engine.applied import applied_forces_from_kinematics
-from myotwin.engine import cholesky
 from myotwin.engine.bias import bias_forces_from_kinematics
 from myotwin.engine.contact import contact_forces_from_kinematics
 from myotwin.engine.kinematics import kinematics
