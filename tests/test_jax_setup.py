@@ -65,3 +65,16 @@ def test_bad_small_loop_override_names_the_variable():
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode != 0
     assert "MYOTWIN_SMALL_LOOP_BYTES='lots'" in out.stderr and "ValueError" in out.stderr
+
+
+def test_configure_jax_after_the_backend_started_warns():
+    """XLA reads XLA_FLAGS once, when JAX creates its backend: too late, and configure_jax says
+    so instead of pretending."""
+    code = ("import warnings, jax, jax.numpy as jnp, myotwin; jnp.ones(1).block_until_ready(); "
+            "warnings.simplefilter('error'); myotwin.configure_jax()")
+    env = {k: v for k, v in os.environ.items() if k not in ("MYOTWIN_SMALL_LOOP_BYTES",
+                                                            "XLA_FLAGS")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode != 0
+    assert "RuntimeWarning" in out.stderr and "after JAX created its backend" in out.stderr

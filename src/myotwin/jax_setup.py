@@ -73,6 +73,12 @@ def _small_loop_flag() -> None:
     os.environ["XLA_FLAGS"] = f"{flags} --xla_backend_extra_options={_XLA_OPTION}={size}".strip()
 
 
+def small_loop_option_set() -> bool:
+    """Whether XLA_FLAGS carries the small-loop option (what `configure_jax` sets unless
+    MYOTWIN_SMALL_LOOP_BYTES=0 or the caller's own XLA_FLAGS set backend extra options)."""
+    return f"{_XLA_OPTION}=" in os.environ.get("XLA_FLAGS", "")
+
+
 def configure_jax() -> None:
     """Enable float64, embedded small constants and whole-loop compilation of small loops in
     JAX (module docstring). Idempotent."""

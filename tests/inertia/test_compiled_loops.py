@@ -12,15 +12,18 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import mujoco
+import pytest
 
 from inertia_models import PENDULUM_XML
 from myotwin import engine, inertia
 from myotwin.engine.integrators import Integrator
-from myotwin.jax_setup import SMALL_LOOP_BYTES
+from myotwin.jax_setup import small_loop_option_set
 
 
 def test_inertial_rollout_and_gradient_loops_are_compiled_whole():
-    assert SMALL_LOOP_BYTES > 0
+    if not small_loop_option_set():
+        pytest.skip("XLA's small-loop option is not in XLA_FLAGS (MYOTWIN_SMALL_LOOP_BYTES=0 "
+                    "or the caller's own backend extra options): loops are not hoisted")
     model = inertia.with_muscle_mass(
         engine.compile_model(mujoco.MjModel.from_xml_string(PENDULUM_XML)), "muscle", 0.1, 6)
 
@@ -41,3 +44,18 @@ def test_inertial_rollout_and_gradient_loops_are_compiled_whole():
         # XLA wraps each hoisted loop (nested ones included) in a call carrying this attribute
         assert text.count("xla_cpu_small_call") == loops, f"{name}: a loop not compiled whole"
         assert " scatter(" not in text, f"{name}: a scatter is left in the program"
+
+
+def test_piece_rows_equal_numpy_indexing():
+    """polyline._piece_rows (static slices, or a gather when a path's points are not
+    consecutive) is NumPy's x[piece_points] with zeros in the padding."""
+    import numpy as np
+
+    from myotwin.inertia import polyline
+
+    x = np.arange(1.0, 8.0)
+    index = np.array([[2, 3, 4], [2, 3, 4], [0, 5, 0], [6, 1, 0]])
+    valid = np.array([[1, 1, 1], [1, 1, 1], [1, 1, 0], [1, 1, 0]], dtype=bool)
+    tables = polyline.PolylineTables(*([None] * 7), index, valid)
+    got = np.asarray(polyline._piece_rows(jnp.asarray(x), tables))
+    np.testing.assert_array_equal(got, np.where(valid, x[index], 0.0))

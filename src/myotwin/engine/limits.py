@@ -226,8 +226,10 @@ def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
         k = jnp.argmin(ratio)
         full = ratio[k] >= 1.0
         f = f + jnp.minimum(ratio[k], 1.0) * p
-        leaves = ~full & (index == k)   # (selects, not .at[k].set: a scatter would keep the
-        f = jnp.where(leaves, 0.0, f)   # loop off XLA's compiled small-loop path, cholesky.py)
+        # selects, not .at[k].set: a scatter keeps the loop off XLA's whole-loop compilation
+        # (jax_setup.py)
+        leaves = ~full & (index == k)
+        f = jnp.where(leaves, 0.0, f)
         return f, free & ~leaves, full, jnp.array(False)
 
     def body(carry):
