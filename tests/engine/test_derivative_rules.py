@@ -132,6 +132,32 @@ def test_take_pairs_and_masked_sum():
            jax.vjp(lambda v: jnp.einsum("nm,m...->n...", dense, v), x)[1](ct))
 
 
+def test_static_product_single_and_batched():
+    """rows.static_product is NumPy's matrix @ x alone and under vmap (its custom_vmap rule),
+    nested vmap included; forward and reverse derivatives alone and batched; and it emits no
+    dot for one trajectory (a dot would be a YNNPACK fusion there) but one under vmap."""
+    matrix = np.array([[1, 0, 1, 1], [0, 0, 0, 0], [0, 1, 0, 0], [1, 1, 1, 1]], dtype=bool)
+    dense = matrix.astype(float)
+    x, t, ct = _rand(0, 4, 6), _rand(1, 4, 6), _rand(2, 4, 6)
+    batch = _rand(3, 5, 4, 6)
+
+    def f(v):
+        return rows.static_product(matrix, v)
+
+    _close(f(x), dense @ np.asarray(x))
+    _close(jax.vmap(f)(batch), np.einsum("nm,bmk->bnk", dense, np.asarray(batch)))
+    _close(jax.vmap(jax.vmap(f))(batch[None].repeat(2, 0)),
+           np.einsum("nm,abmk->abnk", dense, np.asarray(batch[None].repeat(2, 0))))
+    _close_fd(jax.jvp(f, (x,), (t,))[1], _central(f, (x,), (t,)))
+    _close(jax.vjp(f, x)[1](ct), (dense.T @ np.asarray(ct),))
+    _close(jax.vmap(lambda v, c: jax.vjp(f, v)[1](c)[0])(batch, batch),
+           np.einsum("mn,bmk->bnk", dense, np.asarray(batch)))
+    _close(jax.vmap(jax.jacfwd(f))(batch),
+           np.broadcast_to(np.einsum("nm,kl->nkml", dense, np.eye(6)), (5, 4, 6, 4, 6)))
+    assert "dot_general" not in jax.jit(f).lower(x).as_text()
+    assert jax.jit(jax.vmap(f)).lower(batch).as_text().count("dot_general") == 1
+
+
 def test_take_rejects_an_index_out_of_range():
     with pytest.raises(IndexError, match=r"index out of range \[0, 4\)"):
         rows.take(jnp.zeros((4, 3)), np.array([0, 4]))

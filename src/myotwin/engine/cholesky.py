@@ -14,12 +14,16 @@ For n <= `SMALL_N` this module therefore factors and solves with statically unro
 (right-looking Cholesky: one rank-1 update of the trailing matrix per column; forward and
 back substitution one row at a time): O(n) fused array operations, no custom call, the same
 arithmetic as LAPACK's unblocked algorithm up to the order of the sums. Larger systems use
-LAPACK. The bound is measured, not derived (`benchmarks/engine.py`, session 9): with n_v = 6
-(the 4-link chain, the free body) and 3 (the inertial chain) the whole-loop rollout is 1.3-3x
-faster than before; the frog (n_v = 10, contacts, limits) was 2x *slower* with the unrolled
-solve (87 -> 188-202 us per RK4 step, compiled whole or not), so it keeps LAPACK and the
-per-kernel executor. Both routes are differentiable (autodiff through the unrolled loop;
-JAX's rules for LAPACK's).
+LAPACK. The bound is set from measurements (`benchmarks/engine.py`), not derived, and is
+not measured above n = 10, the largest model benchmarked: with n_v = 6 (the
+4-link chain, the free body) and 3 (the inertial chain) the whole-loop rollout was 1.3-3x
+faster than before (session 9); the frog (n_v = 10, contacts, limits) was first 2x *slower*
+with the unrolled solve (87 -> 188-202 us per RK4 step), because its loop still held
+scatters and YNNPACK dots and so ran on the per-kernel executor, where the unrolled solve is
+many more kernels. Without those (session 10: limits.py's rows, `spatial.mat_mat`) it is
+compiled whole and takes 41 us, against mj_step's 41 us. Under `vmap` LAPACK's batched
+factorisation is faster (engine.md "Performance", tenth session). Both routes are
+differentiable (autodiff through the unrolled loop; JAX's rules for LAPACK's).
 
 `Factor` is a NamedTuple (lower (n, n), small) so that one factorisation can be reused for
 several right-hand sides (limits.py reuses forward dynamics' factor of M).
@@ -33,8 +37,10 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
+from myotwin.engine.spatial import mat_mat
+
 #: Largest n factored by the unrolled loops (measured: module docstring).
-SMALL_N = 8
+SMALL_N = 16
 
 
 class Factor(NamedTuple):
@@ -76,7 +82,7 @@ def _forward(lower: jax.Array, b: jax.Array) -> jax.Array:
     for i in range(lower.shape[0]):
         acc = b[i]
         if i:
-            acc = acc - lower[i, :i] @ jnp.stack(ys)
+            acc = acc - mat_mat(lower[i, :i], jnp.stack(ys))
         ys.append(acc / lower[i, i])
     return jnp.stack(ys)
 
@@ -88,7 +94,7 @@ def _backward(lower: jax.Array, y: jax.Array) -> jax.Array:
     for i in reversed(range(n)):
         acc = y[i]
         if xs:
-            acc = acc - lower[i + 1:, i] @ jnp.stack(xs)
+            acc = acc - mat_mat(lower[i + 1:, i], jnp.stack(xs))
         xs.insert(0, acc / lower[i, i])
     return jnp.stack(xs)
 

@@ -60,7 +60,7 @@ from myotwin.engine.applied import wrench_generalized_forces
 from myotwin.engine.jacobian import body_reference_point, dof_motion
 from myotwin.engine.kinematics import Kinematics, kinematics
 from myotwin.engine.model import Model
-from myotwin.engine.rows import take
+from myotwin.engine.rows import static_product, take
 from myotwin.engine.spatial import cross, quat_mul, quat_rotate
 from myotwin.engine.twists import BodyMotion, body_motion_from_kinematics
 
@@ -427,8 +427,8 @@ def contact_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array,
     force, f_n, slip = smooth_contact_force(model.contact, points.indentation, -v_n,
                                             points.normal_world, v_t)
     wrench = jnp.concatenate([cross(offset, force), force], axis=-1)  # (n_c, 6)
-    on_body = jnp.asarray(np.arange(model.n_body)[:, None] == body[None, :], wrench.dtype)
-    qfrc = wrench_generalized_forces(model, kin, on_body @ wrench)  # (n_body, n_c) @ (n_c, 6)
+    on_body = np.arange(model.n_body)[:, None] == body[None, :]  # (n_body, n_c)
+    qfrc = wrench_generalized_forces(model, kin, static_product(on_body, wrench))  # (n_body, 6)
     return ContactForces(qfrc, force, f_n, slip, points)
 
 

@@ -50,6 +50,8 @@ from myotwin.engine import cholesky
 from myotwin.engine.kinematics import kinematics
 from myotwin.engine.mass import mass_matrix_from_kinematics
 from myotwin.engine.model import JointType, Model
+from myotwin.engine.rows import take, take_pairs
+from myotwin.engine.spatial import mat_mat
 
 #: MuJoCo's mjMINVAL, mjMINIMP and mjMAXIMP.
 _MINVAL = 1e-15
@@ -161,24 +163,28 @@ def stiffness_damping(solref: jax.Array, solimp: jax.Array,
 def limit_rows(model: Model, q: jax.Array, qd: jax.Array) -> LimitRows:
     """Constraint rows (see `LimitRows`) at configuration q (n_q,) and velocity qd (n_v,)."""
     joint, side = limit_layout(model)
-    n_rows = joint.size
     dtype = jnp.result_type(q, qd)
     qadr = np.array(model.joint_qpos_adr, dtype=int)[joint]
     dadr = np.array(model.joint_dof_adr, dtype=int)[joint]
-    dist = jnp.zeros(n_rows, dtype=dtype)
-    jac = jnp.zeros((n_rows, model.n_v), dtype=dtype)
-    scalar = np.nonzero(side != 0)[0]
-    if scalar.size:
-        sgn = side[scalar].astype(np.float64)
-        bound = model.joint_range[joint[scalar], (side[scalar] + 1) // 2]
-        dist = dist.at[scalar].set(sgn * (bound - q[qadr[scalar]]))
-        jac = jac.at[scalar, dadr[scalar]].set(-sgn)
+    # Every row's value without a scatter (which would keep the step off XLA's whole-loop
+    # compilation, jax_setup.py): hinge/slide sides straight from q, balls from their
+    # quaternion's angle and axis, placed by selects and constant one-hot matrices.
+    sgn = side.astype(np.float64)  # 0 on ball rows
+    bound = take_pairs(model.joint_range, joint, (side > 0).astype(int))
+    dist = sgn * (bound - take(q, qadr))
+    jac = jnp.asarray(np.where(np.arange(model.n_v)[None, :] == dadr[:, None], -sgn[:, None],
+                               0.0), dtype=dtype)
     ball = np.nonzero(side == 0)[0]
     if ball.size:
-        angle, axis = _ball_angle_axis(q[qadr[ball][:, None] + np.arange(4)])
-        rmax = jnp.max(model.joint_range[joint[ball]], axis=1)
-        dist = dist.at[ball].set(rmax - angle)
-        jac = jac.at[ball[:, None], dadr[ball][:, None] + np.arange(3)].set(-axis)
+        angle, axis = _ball_angle_axis(take(q, qadr[ball][:, None] + np.arange(4)))
+        rmax = jnp.max(take(model.joint_range, joint[ball]), axis=1)
+        in_ball = np.cumsum(side == 0) - 1  # each row's position among the ball rows
+        slot = np.maximum(in_ball, 0)
+        dist = jnp.where(side == 0, take(rmax - angle, slot), dist)
+        axis_rows = take(axis, slot)  # (n_rows, 3)
+        for k in range(3):
+            one_hot = (side[:, None] == 0) & (np.arange(model.n_v)[None, :] == dadr[:, None] + k)
+            jac = jac - jnp.asarray(one_hot, dtype=dtype) * axis_rows[:, k:k + 1]
     margin = model.joint_margin[joint]
     solimp = model.joint_solimp[joint]
     vel = jac @ qd
@@ -265,7 +271,7 @@ def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Arr
 
     def solve(_):
         minv_jt = cholesky.solve(mass_factor, rows.jac.T)  # (n_v, n_rows)
-        h = rows.jac @ minv_jt + jnp.diag(rows.regularizer)
+        h = mat_mat(rows.jac, minv_jt) + jnp.diag(rows.regularizer)
         g = rows.jac @ qacc_smooth - rows.aref
         free, converged, n_iter = _active_set(h, g, rows.instantiated)
         force = _masked_solve(h, g, free)

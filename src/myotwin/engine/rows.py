@@ -54,6 +54,35 @@ def masked_sum(mask: np.ndarray, x: jax.Array) -> jax.Array:
     return _masked_sum_fn(mask.tobytes(), mask.shape)(x)
 
 
+def static_product(matrix: np.ndarray, x: jax.Array) -> jax.Array:
+    """matrix @ x for a static NumPy matrix (n, m) and x (m, ...).
+
+    In a single trajectory the value is one broadcast multiply-and-sum, not a dot: XLA's CPU
+    backend turns a dot of two matrices into a YNNPACK library fusion, which keeps the loop
+    around it from being compiled whole (jax_setup.py). Under `vmap` (a custom_vmap rule) it
+    is one GEMM over the whole batch, which is faster there (engine.md "Performance", tenth
+    session). The tangent is the dense product (module docstring), for both AD modes."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    return _static_product_fn(matrix.tobytes(), matrix.shape)(x)
+
+
+@functools.lru_cache(maxsize=None)
+def _static_product_fn(matrix_bytes: bytes, shape: tuple[int, int]):
+    matrix = np.frombuffer(matrix_bytes, dtype=np.float64).reshape(shape)
+
+    @jax.custom_batching.custom_vmap
+    def primal(x):
+        return _dense_product(matrix, x)
+
+    @primal.def_vmap
+    def batched(axis_size, in_batched, x):  # x (batch, m, ...)
+        if not in_batched[0]:
+            return primal(x), False
+        return jnp.einsum("nm,bm...->bn...", jnp.asarray(matrix, dtype=x.dtype), x), True
+
+    return _dense_tangent(primal, matrix)
+
+
 def _dense_product(matrix: np.ndarray, t: jax.Array, axis: int = 0) -> jax.Array:
     """sum_m matrix[i, m] t[..., m, ...] along `axis`: one broadcast multiply and sum."""
     a = jnp.asarray(matrix, dtype=t.dtype)                     # (n, m)

@@ -181,6 +181,14 @@ def mat_vec(mat: jax.Array, v: jax.Array) -> jax.Array:
     return dot_last(mat, v[..., None, :])
 
 
+def mat_mat(a: jax.Array, b: jax.Array) -> jax.Array:
+    """a @ b for a (n, m) matrix or (m,) vector and a (m, k) matrix, as one broadcast
+    multiply-and-sum. XLA's CPU backend hands a dot of two matrices to a YNNPACK library
+    fusion, which keeps the loop around it from being compiled whole (jax_setup.py); this
+    form fuses with its neighbours (engine.md "Performance", tenth session)."""
+    return jnp.sum(a[..., :, None] * b, axis=-2)
+
+
 def quat_rotate(q: jax.Array, v: jax.Array) -> jax.Array:
     """Rotate (..., 3) vectors by unit (..., 4) quaternions (mju_rotVecQuat)."""
     return mat_vec(quat_to_mat(q), v)

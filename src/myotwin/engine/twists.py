@@ -33,13 +33,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.jacobian import dof_motion
 from myotwin.engine.kinematics import Kinematics, kinematics
 from myotwin.engine.model import JointType, Model
-from myotwin.engine.rows import masked_sum
+from myotwin.engine.rows import masked_sum, static_product
 from myotwin.engine.spatial import cross_motion
 
 
@@ -77,17 +76,15 @@ class BodyMotion(NamedTuple):
 
 def body_motion_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array) -> BodyMotion:
     """Velocity stage for an already computed position stage and velocity qd (n_v,)."""
-    dtype = kin.body_pos_world.dtype
     s = dof_motion(model, kin)  # (n_v, 6)
     s_qd = s * qd[:, None]
-    # J_mr qd and Jdot_mr qd as products with the static (n_body, n_v) ancestor mask: one small
-    # dot in a single trajectory, one GEMM over the whole batch under vmap (faster there than
-    # the gather-sums of masked_sum; engine.md "Performance").
-    moves = jnp.asarray(model.dof_ancestor_mask(), dtype=dtype)  # (n_body, n_v)
-    v_body = moves @ s_qd  # (n_body, 6)
+    # J_mr qd and Jdot_mr qd as products with the static (n_body, n_v) ancestor mask: fused
+    # in a single trajectory, one GEMM over the batch under vmap (rows.static_product).
+    moves = model.dof_ancestor_mask()  # (n_body, n_v)
+    v_body = static_product(moves, s_qd)  # (n_body, 6)
     v_before = masked_sum(earlier_dof_mask(model), s_qd)  # (n_v, 6)
     sdot_qd = cross_motion(v_before, s) * qd[:, None]
-    return BodyMotion(s, v_body, moves @ sdot_qd)
+    return BodyMotion(s, v_body, static_product(moves, sdot_qd))
 
 
 def body_velocities(model: Model, q: jax.Array, qd: jax.Array) -> jax.Array:
