@@ -142,8 +142,10 @@ def semi_implicit_euler_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None,
     return integrate_pos(model, q, qd_new, dt), qd_new
 
 
-_RK4_A = ((0.5,), (0.0, 0.5), (0.0, 0.0, 1.0))
+_RK4_A = ((0.5,), (0.0, 0.5), (0.0, 0.0, 1.0))  # a_ij below the diagonal (documentation)
 _RK4_B = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
+_RK4_C = np.array([0.0, 0.5, 0.5, 1.0])  # c_i = a_i,i-1 (stage 0: 0)
+_RK4_BJ = np.array(_RK4_B)
 
 
 def _dexpinv(model: Model, theta: jax.Array, v: jax.Array) -> jax.Array:
@@ -192,15 +194,24 @@ def rk4_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None, xfrc_applied=None
                                 xfrc_applied=xfrc_applied)
 
     q = normalize_quaternions(model, q)
-    ks, accs = [qd], [qacc_at(q, qd)]  # k_0 = qd: Theta_0 = 0
-    for row in _RK4_A:
-        dk = sum(a * k for a, k in zip(row, ks))  # stage offset from q is dt * dk (Theta_i)
-        qd_i = qd + dt * sum(a * acc for a, acc in zip(row, accs))
-        q_i = integrate_pos(model, q, dk, dt)
-        ks.append(_dexpinv(model, dt * dk, qd_i))
-        accs.append(qacc_at(q_i, qd_i))
-    dk = sum(b * k for b, k in zip(_RK4_B, ks))
-    dv = sum(b * acc for b, acc in zip(_RK4_B, accs))
+
+    def stage(i, carry):
+        # stage i from stage i - 1 (the classic tableau's only nonzero a_ij is a_i,i-1 = c_i):
+        # Theta_i = dt c_i k_(i-1), qd_i = qd + dt c_i f_(i-1); stage 0 is (q, qd) itself
+        k_prev, acc_prev, k_sum, acc_sum = carry
+        c, b = jnp.asarray(_RK4_C, qd.dtype)[i], jnp.asarray(_RK4_BJ, qd.dtype)[i]
+        dk = c * k_prev
+        qd_i = qd + dt * (c * acc_prev)
+        q_i = jnp.where(i == 0, q, integrate_pos(model, q, dk, dt))
+        k = _dexpinv(model, dt * dk, qd_i)
+        acc = qacc_at(q_i, qd_i)
+        return k, acc, k_sum + b * k, acc_sum + b * acc
+
+    # One evaluation of forward dynamics in a loop over the four stages, not four inlined
+    # copies: a quarter of the code for XLA to compile (the small-loop compilation of a
+    # whole rollout, jax_setup.py, made compile time grow with the step's size).
+    zero = jnp.zeros_like(qd)
+    _, _, dk, dv = jax.lax.fori_loop(0, 4, stage, (qd, zero, zero, zero))
     return integrate_pos(model, q, dk, dt), qd + dt * dv
 
 
