@@ -298,11 +298,12 @@ def main() -> int:
                     choices=list(MODELS))
     ap.add_argument("--single-cpu", type=int, default=None,
                     help="pin the single-trajectory child process to this CPU")
-    ap.add_argument("--no-split", nargs="*", default=["frog", "frog_tendon"],
+    ap.add_argument("--no-split", nargs="*", default=["frog_tendon"],
                     choices=list(MODELS),
                     help="models whose batch is not also run split over two host devices "
-                         "(default: frog, whose split run starved for minutes on XLA's CPU "
-                         "thread pool; docs/engine.md 'Performance')")
+                         "(default: frog_tendon; the frog's split run starved for minutes on "
+                         "XLA's CPU thread pool until session 10, docs/engine.md "
+                         "'Performance')")
     ap.add_argument(_CHILD_FLAG, action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.single_trajectory_child:  # one model, one JSON line on stdout
