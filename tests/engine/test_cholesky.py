@@ -36,6 +36,12 @@ def test_factor_and_solve_match_lapack(n):
         x_ref = np.linalg.solve(a, rhs)
         assert x.shape == x_ref.shape
         assert np.max(np.abs(x - x_ref)) <= 1e-12 * np.max(np.abs(x_ref)), "solution of A x = b"
+    # forward substitution only (limits.py: J M^-1 J^T = Y^T Y with Y = L^-1 J^T)
+    y = np.asarray(cholesky.solve_lower(fac, jnp.asarray(bm)))
+    y_ref = np.linalg.solve(ref, bm)
+    assert np.max(np.abs(y - y_ref)) <= 1e-12 * np.max(np.abs(y_ref)), "solution of L y = b"
+    assert np.max(np.abs(y.T @ y - bm.T @ np.linalg.solve(a, bm))) <= 1e-12 * np.max(
+        np.abs(bm.T @ np.linalg.solve(a, bm))), "B^T A^-1 B = Y^T Y"
 
 
 def test_solve_gradient_matches_closed_form():

@@ -21,8 +21,11 @@ faster than before (session 9); the frog (n_v = 10, contacts, limits) was first 
 with the unrolled solve (87 -> 188-202 us per RK4 step), because its loop still held
 scatters and YNNPACK dots and so ran on the per-kernel executor, where the unrolled solve is
 many more kernels. Without those (session 10: limits.py's rows, `spatial.mat_mat`) it is
-compiled whole and takes 41 us, against mj_step's 41 us. Under `vmap` LAPACK's batched
-factorisation is faster (engine.md "Performance", tenth session). Both routes are
+compiled whole and takes 41 us, against mj_step's 41 us, and 30 us since the factor updates
+only the trailing block (n^3 / 3 multiply-adds rather than n^3). Under `vmap` the frog's
+one-device batch (2.2-2.5e4 steps/s) is now faster than the 1.9e4 measured earlier in the
+session with LAPACK (engine.md "Performance", tenth session).
+Both routes are
 differentiable (autodiff through the unrolled loop; JAX's rules for LAPACK's).
 
 `Factor` is a NamedTuple (lower (n, n), small) so that one factorisation can be reused for
@@ -51,17 +54,18 @@ class Factor(NamedTuple):
 
 
 def _unrolled_factor(a: jax.Array) -> jax.Array:
-    """(n, n) L with A = L L^T, column by column: l_j = A_j / sqrt(A_jj) below the diagonal,
-    A <- A - l_j l_j^T (the trailing matrix; rows and columns above j are already zero)."""
+    """(n, n) L with A = L L^T, column by column: l_j = A_j / sqrt(A_jj) on and below the
+    diagonal, then the trailing matrix (rows and columns after j, a static slice) loses
+    l_j l_j^T. About n^3 / 3 multiply-adds; updating the whole (n, n) matrix each column would
+    be n^3, which the per-element cost under `vmap` pays in full."""
     n = a.shape[-1]
-    rows = jnp.arange(n)
     cols = []
+    trailing = a
     for j in range(n):
-        pivot = jnp.sqrt(a[j, j])
-        col = jnp.where(rows >= j, a[:, j], 0.0) / pivot
-        cols.append(col)
+        col = trailing[:, 0] / jnp.sqrt(trailing[0, 0])           # rows j.. of column j
+        cols.append(jnp.concatenate([jnp.zeros(j, dtype=a.dtype), col]))
         if j + 1 < n:
-            a = a - col[:, None] * col[None, :]
+            trailing = trailing[1:, 1:] - col[1:, None] * col[None, 1:]
     return jnp.stack(cols, axis=1)
 
 
@@ -97,6 +101,17 @@ def _backward(lower: jax.Array, y: jax.Array) -> jax.Array:
             acc = acc - mat_mat(lower[i + 1:, i], jnp.stack(xs))
         xs.insert(0, acc / lower[i, i])
     return jnp.stack(xs)
+
+
+def solve_lower(fac: Factor, b: jax.Array) -> jax.Array:
+    """y with L y = b (forward substitution only) for the factor L of A = L L^T; b (n, k).
+    A = L L^T gives B^T A^-1 B = Y^T Y with Y = L^-1 B (limits.py's J M^-1 J^T)."""
+    n = fac.lower.shape[-1]
+    if n > SMALL_N:
+        return jsl.solve_triangular(fac.lower, b, lower=True)
+    if n == 0:
+        return b
+    return _forward(fac.lower, b)
 
 
 def solve(fac: Factor, b: jax.Array) -> jax.Array:
