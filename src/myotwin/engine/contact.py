@@ -61,7 +61,7 @@ from myotwin.engine.jacobian import body_reference_point, dof_motion
 from myotwin.engine.kinematics import Kinematics, kinematics
 from myotwin.engine.model import Model
 from myotwin.engine.rows import static_product, take
-from myotwin.engine.spatial import cross, quat_mul, quat_rotate
+from myotwin.engine.spatial import cross, dot_last, quat_mul, quat_rotate
 from myotwin.engine.twists import BodyMotion, body_motion_from_kinematics
 
 #: name -> (default, lower bound, bound is strict). Sources in the module docstring.
@@ -331,7 +331,7 @@ def contact_points_from_kinematics(model: Model, kin: Kinematics) -> ContactPoin
     normal = quat_rotate(plane_quat, e_z)
     origin = take(kin.body_pos_world, pbody) + quat_rotate(plane_body_quat, c.plane_pos[pi])
     radius = c.geom_radius[gi]
-    depth = radius - jnp.sum(normal * (center - origin), axis=-1)
+    depth = radius - dot_last(normal, center - origin)
     point = center - (radius - 0.5 * depth)[:, None] * normal
     return ContactPoints(center, normal, depth, point)
 
@@ -388,7 +388,7 @@ def smooth_contact_force(contact: ContactModel, indentation, indentation_rate, n
                     * (indentation_rate + 2.0 / (3.0 * safe_diss)))
     f_n = hertz * (1.0 + 1.5 * diss * indentation_rate) * jnp.where(has_diss, 0.5 + 0.5 * gate,
                                                                      1.0)
-    slip = jnp.sqrt(jnp.sum(tangential_velocity**2, axis=-1) + cf)
+    slip = jnp.sqrt(dot_last(tangential_velocity, tangential_velocity) + cf)
     ratio = slip / c.transition_velocity_m_per_s
     mu_s, mu_d = c.static_friction, c.dynamic_friction
     mu = (jnp.minimum(ratio, 1.0) * (mu_d + 2.0 * (mu_s - mu_d) / (1.0 + ratio**2))
@@ -422,7 +422,7 @@ def contact_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array,
         bodies = body_motion_from_kinematics(model, kin, qd)
     twist = take(bodies.velocity, body)  # (n_c, 6)
     velocity = twist[:, 3:] + cross(twist[:, :3], offset)
-    v_n = jnp.sum(velocity * points.normal_world, axis=-1)
+    v_n = dot_last(velocity, points.normal_world)
     v_t = velocity - v_n[:, None] * points.normal_world
     force, f_n, slip = smooth_contact_force(model.contact, points.indentation, -v_n,
                                             points.normal_world, v_t)

@@ -270,13 +270,16 @@ def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Arr
         return LimitSolution(zero[:0], zero, qacc_smooth, jnp.array(True), jnp.array(0))
 
     def solve(_):
-        minv_jt = cholesky.solve(mass_factor, rows.jac.T)  # (n_v, n_rows)
-        h = mat_mat(rows.jac, minv_jt) + jnp.diag(rows.regularizer)
+        # J M^-1 J^T = Y^T Y with Y = L^-1 J^T (M = L L^T): one triangular solve, and h is
+        # symmetric by construction
+        y = cholesky.solve_lower(mass_factor, rows.jac.T)  # (n_v, n_rows)
+        h = mat_mat(y.T, y) + jnp.diag(rows.regularizer)
         g = rows.jac @ qacc_smooth - rows.aref
         free, converged, n_iter = _active_set(h, g, rows.instantiated)
         force = _masked_solve(h, g, free)
         force = jnp.where(converged, force, jnp.nan)
-        return LimitSolution(force, rows.jac.T @ force, qacc_smooth + minv_jt @ force,
+        qfrc = rows.jac.T @ force
+        return LimitSolution(force, qfrc, qacc_smooth + cholesky.solve(mass_factor, qfrc),
                              converged, n_iter)
 
     def no_rows(_):  # no row instantiated: f = 0, qacc = qacc_smooth, nothing to solve

@@ -182,11 +182,15 @@ def mat_vec(mat: jax.Array, v: jax.Array) -> jax.Array:
 
 
 def mat_mat(a: jax.Array, b: jax.Array) -> jax.Array:
-    """a @ b for a (n, m) matrix or (m,) vector and a (m, k) matrix, as one broadcast
-    multiply-and-sum. XLA's CPU backend hands a dot of two matrices to a YNNPACK library
-    fusion, which keeps the loop around it from being compiled whole (jax_setup.py); this
-    form fuses with its neighbours (engine.md "Performance", tenth session)."""
-    return jnp.sum(a[..., :, None] * b, axis=-2)
+    """a @ b for a (n, m) matrix or (m,) vector and a (m, k) matrix, written like `dot_last`
+    as a chain of elementwise products and additions over the (short) m. XLA's CPU backend
+    hands a dot of two matrices to a YNNPACK library fusion, which keeps the loop around it
+    from being compiled whole (jax_setup.py), and under `vmap` a reduction to a slow YNNPACK
+    reduce; this form fuses with its neighbours (engine.md "Performance", tenth session)."""
+    out = a[..., 0, None] * b[0]
+    for j in range(1, a.shape[-1]):
+        out = out + a[..., j, None] * b[j]
+    return out
 
 
 def quat_rotate(q: jax.Array, v: jax.Array) -> jax.Array:
