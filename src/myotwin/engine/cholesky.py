@@ -21,11 +21,12 @@ faster than before (session 9); the frog (n_v = 10, contacts, limits) was first 
 with the unrolled solve (87 -> 188-202 us per RK4 step), because its loop still held
 scatters and YNNPACK dots and so ran on the per-kernel executor, where the unrolled solve is
 many more kernels. Without those (session 10: limits.py's rows, `spatial.mat_mat`) it is
-compiled whole and takes 41 us, against mj_step's 41 us, and 30 us since the factor updates
-only the trailing block (n^3 / 3 multiply-adds rather than n^3). Under `vmap` the frog's
-one-device batch (2.2-2.5e4 steps/s) is now faster than the 1.9e4 measured earlier in the
-session with LAPACK (engine.md "Performance", tenth session).
-Both routes are
+compiled whole and takes 41 us, against mj_step's 41 us, and 30-34 us since the factor
+updates only the trailing block (n^3 / 3 multiply-adds rather than n^3). Under `vmap` the
+frog's one-device batch (2.2-2.8e4 steps/s) is now faster than the 1.9e4 measured earlier in
+the session with LAPACK (engine.md "Performance", tenth session). The limit QP factors a
+matrix of one row per limited hinge side: more than 8 limited hinges (over 16 rows) put a
+LAPACK call, and so the per-kernel executor, back into the step. Both routes are
 differentiable (autodiff through the unrolled loop; JAX's rules for LAPACK's).
 
 `Factor` is a NamedTuple (lower (n, n), small) so that one factorisation can be reused for

@@ -187,6 +187,8 @@ def mat_mat(a: jax.Array, b: jax.Array) -> jax.Array:
     hands a dot of two matrices to a YNNPACK library fusion, which keeps the loop around it
     from being compiled whole (jax_setup.py), and under `vmap` a reduction to a slow YNNPACK
     reduce; this form fuses with its neighbours (engine.md "Performance", tenth session)."""
+    if a.shape[-1] == 0:
+        return jnp.zeros(a.shape[:-1] + b.shape[1:], dtype=jnp.result_type(a, b))
     out = a[..., 0, None] * b[0]
     for j in range(1, a.shape[-1]):
         out = out + a[..., j, None] * b[j]
