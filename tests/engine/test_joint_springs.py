@@ -167,12 +167,9 @@ BALL_SPRING = """<mujoco><option timestep="0.001" integrator="RK4" gravity="0 0 
   </worldbody></mujoco>"""
 
 
-def test_one_rk4_step_matches_mj_step_to_roundoff():
-    """One RK4 step of the ball-spring model from a random state: MuJoCo 4.0.0's mj_step and
-    ours evaluate the same Runge-Kutta-Munthe-Kaas expressions (integrators.rk4_step), so they
-    agree to a few ulps (observed 1.1e-16 in q, 1.8e-15 in qd). Tolerance 1e-14 absolute on
-    O(1) values, under the h^5 per-step difference of a qpos-coordinate RK4 (1e-13 on the free
-    body of rk4_step's docstring)."""
+def _ball_spring_start():
+    """The BALL_SPRING model and a random start: both quaternions random, the hinge at 0.8 rad,
+    the free box displaced, random velocities."""
     m = mujoco.MjModel.from_xml_string(BALL_SPRING)
     rng = np.random.default_rng(21)
     q0 = m.qpos0.copy()
@@ -180,7 +177,16 @@ def test_one_rk4_step_matches_mj_step_to_roundoff():
     q0[4] = 0.8
     q0[5:8] += rng.normal(size=3) * 0.1
     q0[8:12] = _unit(rng)
-    qd0 = rng.normal(size=m.nv)
+    return m, q0, rng.normal(size=m.nv)
+
+
+def test_one_rk4_step_matches_mj_step_to_roundoff():
+    """One RK4 step of the ball-spring model from a random state: MuJoCo 4.0.0's mj_step and
+    ours evaluate the same Runge-Kutta-Munthe-Kaas expressions (integrators.rk4_step), so they
+    agree to a few ulps (observed 1.1e-16 in q, 1.8e-15 in qd). Tolerance 1e-14 absolute on
+    O(1) values, under the h^5 per-step difference of a qpos-coordinate RK4 (1e-13 on the free
+    body of rk4_step's docstring)."""
+    m, q0, qd0 = _ball_spring_start()
     d = mujoco.MjData(m)
     d.qpos[:], d.qvel[:] = q0, qd0
     mujoco.mj_step(m, d)
@@ -198,14 +204,7 @@ def test_ball_spring_pendulum_rk4_rollout_matches_mujoco():
     that roundoff amplified by the tumbling box (its rotation about the intermediate axis is
     unstable: errors grow ~1000x from step 10 to step 100). The earlier qpos-coordinate RK4
     differed from MuJoCo by h^5 per step here and ended 3.7e-8 away."""
-    m = mujoco.MjModel.from_xml_string(BALL_SPRING)
-    rng = np.random.default_rng(21)
-    q0 = m.qpos0.copy()
-    q0[0:4] = _unit(rng)
-    q0[4] = 0.8
-    q0[5:8] += rng.normal(size=3) * 0.1
-    q0[8:12] = _unit(rng)
-    qd0 = rng.normal(size=m.nv)
+    m, q0, qd0 = _ball_spring_start()
     d = mujoco.MjData(m)
     d.qpos[:], d.qvel[:] = q0, qd0
     ref = [d.qpos.copy()]
