@@ -56,6 +56,7 @@ def test_piece_rows_equal_numpy_indexing():
     x = np.arange(1.0, 8.0)
     index = np.array([[2, 3, 4], [2, 3, 4], [0, 5, 0], [6, 1, 0]])
     valid = np.array([[1, 1, 1], [1, 1, 1], [1, 1, 0], [1, 1, 0]], dtype=bool)
-    tables = polyline.PolylineTables(*([None] * 7), index, valid)
+    tables = polyline.PolylineTables(*([None] * (len(polyline.PolylineTables._fields) - 2)),
+                                     index, valid)
     got = np.asarray(polyline._piece_rows(jnp.asarray(x), tables))
     np.testing.assert_array_equal(got, np.where(valid, x[index], 0.0))

@@ -55,9 +55,9 @@ class PolylineTables(NamedTuple):
     """Static (NumPy) tables of some mass points on site-only paths.
 
     piece_start, piece_end (n_pieces,): start and end site of each piece (a path unit);
-    piece_upto (n_pieces, n_pieces): [j, i] 1.0 if piece i is on j's path and not after it
-      (E = piece_upto @ l); piece_prev: [j, i] 1.0 if i is the piece just before j (P = E_(j-1),
-      an exact copy); piece_last: [j, i] 1.0 if i is the last piece of j's path (L = E_last);
+    piece_prev (n_pieces,) int: the piece just before each piece on its path, -1 on a path's
+      first piece (a path's pieces have increasing indices, so piece_prev[j] < j);
+    piece_last (n_pieces,) int: the last piece of each piece's path;
     piece_first (n_pieces,) bool: the first piece of its path;
     point_piece (n, n_pieces) bool: the pieces of each point's path;
     piece_points (n_pieces, width) int: the points of each piece's path, padded with 0, and
@@ -67,7 +67,6 @@ class PolylineTables(NamedTuple):
 
     piece_start: np.ndarray
     piece_end: np.ndarray
-    piece_upto: np.ndarray
     piece_prev: np.ndarray
     piece_last: np.ndarray
     piece_first: np.ndarray
@@ -83,15 +82,12 @@ def _tables(unit_path, unit_site0, unit_site1, point_path: tuple[int, ...]) -> P
     piece_of = {u: k for k, u in enumerate(units)}
     per_path = {p: [piece_of[u] for u in units if unit_path[u] == p] for p in paths}
     n_pieces = len(units)
-    upto, prev, last = (np.zeros((n_pieces, n_pieces)) for _ in range(3))
-    first = np.zeros(n_pieces, dtype=bool)
+    prev = np.full(n_pieces, -1, dtype=np.int64)
+    last = np.zeros(n_pieces, dtype=np.int64)
     for pieces in per_path.values():
-        first[pieces[0]] = True
-        for k, j in enumerate(pieces):
-            upto[j, pieces[:k + 1]] = 1.0
-            last[j, pieces[-1]] = 1.0
-            if k:
-                prev[j, pieces[k - 1]] = 1.0
+        last[pieces] = pieces[-1]
+        prev[pieces[1:]] = pieces[:-1]
+    first = prev < 0
     point_piece = np.zeros((len(point_path), n_pieces), dtype=bool)
     for i, p in enumerate(point_path):
         point_piece[i, per_path[p]] = True
@@ -105,8 +101,7 @@ def _tables(unit_path, unit_site0, unit_site1, point_path: tuple[int, ...]) -> P
             piece_valid[j, :len(on_path[p])] = True
     start = np.asarray([unit_site0[u] for u in units], dtype=np.int64).reshape(-1)
     end = np.asarray([unit_site1[u] for u in units], dtype=np.int64).reshape(-1)
-    return PolylineTables(start, end, upto, prev, last, first, point_piece, piece_points,
-                          piece_valid)
+    return PolylineTables(start, end, prev, last, first, point_piece, piece_points, piece_valid)
 
 
 def polyline_tables(paths, point_path: tuple[int, ...]) -> PolylineTables:
@@ -120,10 +115,30 @@ def polyline_tables(paths, point_path: tuple[int, ...]) -> PolylineTables:
                    tuple(int(p) for p in point_path))
 
 
-def _matvec(table: np.ndarray, v: jax.Array) -> jax.Array:
-    """table (n, n) @ v (..., n) over v's last axis, as a fusible multiply and sum (a dot of
-    these few pieces would be a separate, costlier library call)."""
-    return jnp.sum(jnp.asarray(table, v.dtype) * v[..., None, :], axis=-1)
+def _own_kernel(x: jax.Array) -> jax.Array:
+    """x, computed once into a buffer of its own: a sum of x and zeros over a stacked axis.
+
+    XLA's CPU fusion copies cheap elementwise producers into every consumer that reads them;
+    where a consumer reads each element many times (the Gram product of Eq. 7b reads every
+    tangent n_v times), the producer's whole chain is recomputed per read. A reduction is not
+    fused into such a consumer, so its result is computed once. (jax.lax.optimization_barrier
+    does not do this on CPU: XLA removes it before fusion.) Measured in RESULTS.md, session 11.
+    """
+    return jnp.sum(jnp.stack([x, jnp.zeros_like(x)]), axis=0)
+
+
+def _path_sums(tables: PolylineTables, l: jax.Array):
+    """(E, P, L) (..., n_pieces) each for piece lengths l (..., n_pieces): the cumulative end
+    E_j, the length before P_j = E_(j-1) (0 on a path's first piece) and the path length L
+    (E of the path's last piece), as running additions along each path: a few additions per
+    piece, where a product with a (n_pieces, n_pieces) table costs n_pieces per piece."""
+    ends, before = [], []
+    for j in range(tables.piece_start.size):            # piece_prev[j] < j: already summed
+        col, k = l[..., j], int(tables.piece_prev[j])
+        before.append(jnp.zeros_like(col) if k < 0 else ends[k])
+        ends.append(col if k < 0 else ends[k] + col)
+    return (jnp.stack(ends, axis=-1), jnp.stack(before, axis=-1),
+            jnp.stack([ends[int(k)] for k in tables.piece_last], axis=-1))
 
 
 class PieceMotion(NamedTuple):
@@ -175,13 +190,8 @@ def piece_motion(tables: PolylineTables, site_pos: jax.Array, site_tangents: jax
         l_v, d_v = l_rest[0][0], d_rest[0][0]
         l_dd = l_rest[1][0] + (dot_last(d_v, d_v) - l_v * l_v) * inv
         l_parts += [l_v[None], l_dd[None]]
-    # E, P = E_(j-1), L = E_last of every channel in one reduction (rows of the same pieces in
-    # the same order, so P_j and E_(j-1) are bitwise equal)
-    n_p = tables.piece_start.size
-    upto = tables.piece_upto
-    sums = _matvec(np.concatenate([upto, tables.piece_prev @ upto, tables.piece_last @ upto]),
-                   jnp.concatenate(l_parts))                         # (n_ch, 3 n_pieces)
-    e, p_ch, t_ch = jax.lax.split(sums, (n_p, n_p, n_p), axis=-1)
+    # E, P = E_(j-1), L = E_last of every channel (P_j is E_(j-1) itself, bitwise)
+    e, p_ch, t_ch = _path_sums(tables, jnp.concatenate(l_parts))     # (n_ch, n_pieces) each
     p_pos, p_t, *p_rest = jax.lax.split(p_ch, sizes)
     t_pos, t_t, *t_rest = jax.lax.split(t_ch, sizes)
     before, total = p_pos[0], t_pos[0]
@@ -259,12 +269,15 @@ def polyline_mass_terms(tables: PolylineTables, alpha: jax.Array, mass: jax.Arra
     # which of its path's points each piece holds (the rule of `point_on_piece`, per piece)
     a = _piece_rows(alpha, tables)                                   # (n_pieces, width)
     on = jnp.asarray(tables.piece_points_valid) & _holds(tables, pm, a, 0)
-    ma = jnp.where(on, _piece_rows(mass, tables), 0.0)
-    m0, m1, m2 = (jnp.sum(ma * a ** i, axis=1)[:, None] for i in range(3))  # moments M_i
-    r0 = -gravity if pm.g0_dd is None else pm.g0_dd - gravity        # (n_pieces, 3)
+    # the masses each piece holds, computed once (_own_kernel: the moments read them thrice)
+    ma = _own_kernel(jnp.where(on, _piece_rows(mass, tables), 0.0))
+    moments = jnp.sum(ma * jnp.stack([jnp.ones_like(a), a, a * a]), axis=-1)[..., None]
+    r0 = (-jnp.broadcast_to(gravity, pm.g0.shape) if pm.g0_dd is None
+          else pm.g0_dd - gravity)                                   # (n_pieces, 3)
     r1 = jnp.zeros_like(pm.g1) if pm.g1_dd is None else pm.g1_dd
-    g0_t, g1_t = pm.g0_t, pm.g1_t                                    # (n_v, n_pieces, 3)
-    w0, w1 = m0 * g0_t + m1 * g1_t, m1 * g0_t + m2 * g1_t            # sum_a M_(a+b) g_a'
-    m_mus = jnp.sum(w0[:, None] * g0_t[None] + w1[:, None] * g1_t[None], axis=(2, 3))
-    c_mus = jnp.sum(w0 * r0 + w1 * r1, axis=(1, 2))
+    g = jnp.stack([pm.g0_t, pm.g1_t])                                # (2, n_v, n_pieces, 3)
+    # w_a = sum_b M_(a+b) g_b': a reduction, so computed once for the Gram product below
+    w = jnp.sum(jnp.stack([moments[0:2], moments[1:3]])[:, :, None] * g[None], axis=1)
+    m_mus = jnp.sum(w[:, :, None] * g[:, None], axis=(0, 3, 4))
+    c_mus = jnp.sum(w * _own_kernel(jnp.stack([r0, r1]))[:, None], axis=(0, 2, 3))
     return m_mus, c_mus
