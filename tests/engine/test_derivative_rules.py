@@ -238,3 +238,26 @@ def test_take_of_every_row_in_order_is_the_array_itself():
     assert rows.take(x, np.arange(4)) is x
     assert rows.take(x, np.arange(3), axis=1) is x
     _close(rows.take(x, np.arange(4)[::-1]), np.asarray(x)[::-1])   # a permutation still gathers
+
+
+def test_computed_once_is_the_identity_with_its_derivatives():
+    """fusion.computed_once(x) is x, in value, forward and reverse mode, alone and under vmap;
+    alone it is a reduction (what keeps XLA from fusing it into its consumers), under vmap no
+    operation at all (engine/fusion.py)."""
+    from myotwin.engine.fusion import computed_once
+
+    x, t = _rand(0, 4, 3), _rand(1, 4, 3)
+
+    def f(v):
+        return jnp.sin(computed_once(v * v))
+
+    def g(v):
+        return jnp.sin(v * v)
+
+    _close(f(x), g(x))
+    _close(jax.jvp(f, (x,), (t,)), jax.jvp(g, (x,), (t,)))
+    _close(jax.vjp(f, x)[1](t), jax.vjp(g, x)[1](t))
+    _close(jax.vmap(jax.grad(lambda v: jnp.sum(f(v))))(jnp.stack([x, t])),
+           jax.vmap(jax.grad(lambda v: jnp.sum(g(v))))(jnp.stack([x, t])))
+    assert "reduce" in jax.jit(f).lower(x).as_text()
+    assert "reduce" not in jax.jit(jax.vmap(f)).lower(jnp.stack([x, t])).as_text()

@@ -47,6 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.fusion import computed_once
 from myotwin.engine.rows import take
 from myotwin.engine.spatial import dot_last
 
@@ -113,18 +114,6 @@ def polyline_tables(paths, point_path: tuple[int, ...]) -> PolylineTables:
         raise ValueError(f"paths {sorted(bad)} wrap over obstacles: not polylines")
     return _tables(paths.unit_path, paths.unit_site0, paths.unit_site1,
                    tuple(int(p) for p in point_path))
-
-
-def _own_kernel(x: jax.Array) -> jax.Array:
-    """x, computed once into a buffer of its own: a sum of x and zeros over a stacked axis.
-
-    XLA's CPU fusion copies cheap elementwise producers into every consumer that reads them;
-    where a consumer reads each element many times (the Gram product of Eq. 7b reads every
-    tangent n_v times), the producer's whole chain is recomputed per read. A reduction is not
-    fused into such a consumer, so its result is computed once. (jax.lax.optimization_barrier
-    does not do this on CPU: XLA removes it before fusion.) Measured in RESULTS.md, session 11.
-    """
-    return jnp.sum(jnp.stack([x, jnp.zeros_like(x)]), axis=0)
 
 
 def _path_sums(tables: PolylineTables, l: jax.Array):
@@ -269,15 +258,17 @@ def polyline_mass_terms(tables: PolylineTables, alpha: jax.Array, mass: jax.Arra
     # which of its path's points each piece holds (the rule of `point_on_piece`, per piece)
     a = _piece_rows(alpha, tables)                                   # (n_pieces, width)
     on = jnp.asarray(tables.piece_points_valid) & _holds(tables, pm, a, 0)
-    # the masses each piece holds, computed once (_own_kernel: the moments read them thrice)
-    ma = _own_kernel(jnp.where(on, _piece_rows(mass, tables), 0.0))
+    # the masses each piece holds, computed once (engine/fusion.py: otherwise each of the
+    # three moments repeats the comparisons of _holds)
+    ma = computed_once(jnp.where(on, _piece_rows(mass, tables), 0.0))
     moments = jnp.sum(ma * jnp.stack([jnp.ones_like(a), a, a * a]), axis=-1)[..., None]
     r0 = (-jnp.broadcast_to(gravity, pm.g0.shape) if pm.g0_dd is None
           else pm.g0_dd - gravity)                                   # (n_pieces, 3)
     r1 = jnp.zeros_like(pm.g1) if pm.g1_dd is None else pm.g1_dd
     g = jnp.stack([pm.g0_t, pm.g1_t])                                # (2, n_v, n_pieces, 3)
-    # w_a = sum_b M_(a+b) g_b': a reduction, so computed once for the Gram product below
+    # w_a = sum_b M_(a+b) g_b': a reduction, so XLA computes it once for the Gram product
+    # below, which reads each entry n_v times (engine/fusion.py)
     w = jnp.sum(jnp.stack([moments[0:2], moments[1:3]])[:, :, None] * g[None], axis=1)
     m_mus = jnp.sum(w[:, :, None] * g[:, None], axis=(0, 3, 4))
-    c_mus = jnp.sum(w * _own_kernel(jnp.stack([r0, r1]))[:, None], axis=(0, 2, 3))
+    c_mus = jnp.sum(w * computed_once(jnp.stack([r0, r1]))[:, None], axis=(0, 2, 3))
     return m_mus, c_mus
