@@ -63,14 +63,16 @@ def spring_displacements(model: Model, q: jax.Array) -> jax.Array:
     dif = take(q, lin_adr) - model.qpos_spring[lin_adr]
     if not rot.any():
         return dif
-    # quaternion of each rotational dof (identity rows elsewhere, finite gradients there)
-    quat_adr = np.where(rot, qadr + np.where(free, 3, 0), 0)[:, None] + np.arange(4)
-    ident = jnp.array([1.0, 0.0, 0.0, 0.0], dtype=q.dtype)
-    quat = jnp.where(rot[:, None], take(q, quat_adr), ident)
-    conj_rest = jnp.where(rot[:, None], model.qpos_spring[quat_adr] * jnp.array([1, -1, -1, -1]),
-                          ident)
-    log = quat_log(quat_mul(conj_rest, quat))  # (n_v, 3), row d for dof d's quaternion
-    rot_dif = take_pairs(log, np.arange(plan.col.size), plan.col)  # log[d, col_d]
+    # one log per ball / free joint (not per dof: each of a joint's three rotational dofs
+    # would evaluate it again), then each rotational dof's component of its joint's log
+    rot_joints = np.unique(plan.joint[rot])
+    quat_adr = (np.asarray(model.joint_qpos_adr, dtype=int).reshape(-1)[rot_joints]
+                + np.where(np.asarray(model.joint_type, dtype=int).reshape(-1)[rot_joints]
+                           == JointType.FREE, 3, 0))[:, None] + np.arange(4)
+    conj_rest = model.qpos_spring[quat_adr] * jnp.array([1, -1, -1, -1], dtype=q.dtype)
+    log = quat_log(quat_mul(conj_rest, take(q, quat_adr)))  # (n_rot_joints, 3)
+    row = np.searchsorted(rot_joints, plan.joint)  # each dof's rotational joint (if any)
+    rot_dif = take_pairs(log, np.where(rot, row, 0), np.where(rot, plan.col, 0))
     return jnp.where(rot, rot_dif, dif)
 
 
