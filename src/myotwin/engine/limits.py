@@ -140,9 +140,13 @@ def impedance(solimp: jax.Array, dist: jax.Array, margin: jax.Array) -> jax.Arra
     x = jnp.abs(dist - margin) / jnp.where(flat, 1.0, width)
     inside = (x > 0.0) & (x < 1.0)
     xs = jnp.where(inside, x, 0.5)  # keeps every power's base in (0, 1) for finite gradients
-    low = xs**power / mid ** (power - 1.0)
-    high = 1.0 - (1.0 - xs) ** power / (1.0 - mid) ** (power - 1.0)
-    y = jnp.where(xs <= mid, low, high)
+    # y = xs^p / mid^(p-1) below mid, 1 - (1-xs)^p / (1-mid)^(p-1) above: only the branch
+    # taken is evaluated, as exp(p log b - (p-1) log m) (two logs and an exp per row instead
+    # of four powers, each a log and an exp)
+    below = xs <= mid
+    base, ref = jnp.where(below, xs, 1.0 - xs), jnp.where(below, mid, 1.0 - mid)
+    t = jnp.exp(power * jnp.log(base) - (power - 1.0) * jnp.log(ref))
+    y = jnp.where(below, t, 1.0 - t)
     imp = jnp.where(inside, d0 + y * (dw - d0), jnp.where(x >= 1.0, dw, d0))
     return jnp.where(flat, 0.5 * (d0 + dw), imp)
 
@@ -203,6 +207,16 @@ def _masked_solve(h: jax.Array, g: jax.Array, free: jax.Array) -> jax.Array:
     return cholesky.solve(cholesky.factor(hm), jnp.where(free, -g, 0.0))
 
 
+def _max_abs(x: jax.Array) -> jax.Array:
+    """max |x| over all entries of a small array, as a chain of elementwise maxima: under
+    `vmap` XLA hands a small reduction to a slow YNNPACK kernel (spatial.dot_last)."""
+    flat = jnp.abs(x.reshape(-1))
+    out = flat[0]
+    for k in range(1, flat.shape[0]):
+        out = jnp.maximum(out, flat[k])
+    return out
+
+
 def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
     """Free set of argmin_{f >= 0, f = 0 off `eligible`} 1/2 f^T H f + g^T f by the primal
     active-set method (Nocedal & Wright Alg. 16.3 for bounds), started from the clipped
@@ -216,10 +230,12 @@ def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
     f0 = jnp.where(free0, jnp.maximum(f_try, 0.0), 0.0)
     at_opt0 = jnp.all(jnp.where(free0, f_try >= 0, True))
 
+    g_max, h_max = _max_abs(g), _max_abs(h)
+
     def check_multipliers(state):
         f, free, _, _ = state
         mu = h @ f + g
-        tol = 1e-12 * (jnp.max(jnp.abs(g)) + jnp.max(jnp.abs(h)) * jnp.max(jnp.abs(f)))
+        tol = 1e-12 * (g_max + h_max * _max_abs(f))
         mu = jnp.where(eligible & ~free, mu, jnp.inf)
         j = jnp.argmin(mu)
         done = mu[j] >= -tol
