@@ -379,7 +379,8 @@ def smooth_contact_force(contact: ContactModel, indentation, indentation_rate, n
     radius = c.geom_radius[np.asarray(c.contact_geom, dtype=int)]
     cf = c.constant_contact_force
     k = 0.5 * c.stiffness_N_per_m2 ** (2.0 / 3.0)
-    hertz = (4.0 / 3.0) * k * jnp.sqrt(radius * k) * jnp.sqrt(indentation**2 + cf) ** 1.5
+    root = jnp.sqrt(indentation**2 + cf)
+    hertz = (4.0 / 3.0) * k * jnp.sqrt(radius * k) * root * jnp.sqrt(root)  # root^1.5, no pow
     hertz = hertz * (0.5 + 0.5 * jnp.tanh(c.hertz_smoothing_per_m * indentation))
     diss = c.dissipation_s_per_m
     has_diss = diss > 0.0

@@ -172,8 +172,12 @@ dot_last.defjvp(_dot_last_jvp, symbolic_zeros=True)
 
 @_bilinear(3, 3)
 def cross(a: jax.Array, b: jax.Array) -> jax.Array:
-    """Cross product a x b of (..., 3) vectors (jnp.cross's value)."""
-    return jnp.cross(a, b)
+    """Cross product a x b of (..., 3) vectors (jnp.cross's value). The three components
+    are joined along the last axis: jnp.cross stacks them in front and moves the axis back,
+    a transposition that under `vmap` each kernel reading the product repeats."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
 def mat_vec(mat: jax.Array, v: jax.Array) -> jax.Array:
