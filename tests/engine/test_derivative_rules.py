@@ -158,6 +158,35 @@ def test_static_product_single_and_batched():
     assert jax.jit(jax.vmap(f)).lower(batch).as_text().count("dot_general") == 1
 
 
+def test_row_selections_under_vmap_match_numpy():
+    """The custom_vmap rules of rows.take, take_pairs and masked_sum (static slices behind
+    the batch axis) give jnp indexing's rows and cotangents: batched, nested, on an operand
+    the vmap does not batch (the rule's unbatched branch), and with an empty index."""
+    batch = _rand(0, 6, 5, 4, 3)                     # (batch, rows 5, 4, 3)
+    index = np.array([3, 4, 0, 0, 2])
+    first, second = np.array([1, 3, 0, 4]), np.array([0, 3, 3, 1])
+    mask = np.array([[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [0, 1, 0, 0, 1]], dtype=bool)
+    cases = [  # (ours, jnp reference) on one operand (5, 4, 3)
+        (lambda v: rows.take(v, index), lambda v: v[index]),
+        (lambda v: rows.take(v, np.array([3, 0, 0]), axis=1), lambda v: v[:, [3, 0, 0]]),
+        (lambda v: rows.take(v, np.zeros(0, dtype=int)), lambda v: v[np.zeros(0, dtype=int)]),
+        (lambda v: rows.take_pairs(v, first, second), lambda v: v[first, second]),
+        (lambda v: rows.take_pairs(v, first, second % 3, 2), lambda v: v[first, :, second % 3]),
+        (lambda v: rows.masked_sum(mask, v),
+         lambda v: jnp.einsum("nm,m...->n...", mask.astype(float), v)),
+    ]
+    for ours, ref in cases:
+        _close(jax.vmap(ours)(batch), jax.vmap(ref)(batch))
+        nested = jnp.stack([batch, 2.0 * batch])
+        _close(jax.vmap(jax.vmap(ours))(nested), jax.vmap(jax.vmap(ref))(nested))
+        # the operand closed over inside a vmap over something else: unbatched in the rule
+        _close(jax.vmap(lambda s: s * ours(batch[0]))(jnp.arange(3.0)),
+               jax.vmap(lambda s: s * ref(batch[0]))(jnp.arange(3.0)))
+        ct = _rand(1, *jax.vmap(ref)(batch).shape)
+        _close(jax.vmap(lambda v, c: jax.vjp(ours, v)[1](c)[0])(batch, ct),
+               jax.vmap(lambda v, c: jax.vjp(ref, v)[1](c)[0])(batch, ct))
+
+
 def test_take_rejects_an_index_out_of_range():
     with pytest.raises(IndexError, match=r"index out of range \[0, 4\)"):
         rows.take(jnp.zeros((4, 3)), np.array([0, 4]))

@@ -76,11 +76,44 @@ def _static_product_fn(matrix_bytes: bytes, shape: tuple[int, int]):
 
     @primal.def_vmap
     def batched(axis_size, in_batched, x):  # x (batch, m, ...)
-        if not in_batched[0]:
-            return primal(x), False
+        if not in_batched[0]:  # (not primal: that would re-enter this rule)
+            return _dense_product(matrix, x), False
         return jnp.einsum("nm,bm...->bn...", jnp.asarray(matrix, dtype=x.dtype), x), True
 
     return _dense_tangent(primal, matrix)
+
+
+def _static_rows(x: jax.Array, index: np.ndarray, axis: int) -> jax.Array:
+    """x's rows `index` (static 1-D) along `axis` as static slices of consecutive runs,
+    concatenated: no gather."""
+    if index.size == 0:
+        return jax.lax.slice_in_dim(x, 0, 0, axis=axis)
+    runs, start = [], 0
+    for k in range(1, index.size + 1):
+        if k == index.size or index[k] != index[k - 1] + 1:
+            runs.append((int(index[start]), int(index[k - 1]) + 1))
+            start = k
+    parts = [jax.lax.slice_in_dim(x, a, b, axis=axis) for a, b in runs]
+    return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=axis)
+
+
+def _batch_first(select):
+    """`select(x, 0)` (a static selection along x's leading axes) with a `custom_vmap` rule
+    that applies `select(x, 1)`, the same selection behind one leading batch axis, written
+    with static slices: XLA's CPU compiler rewrites a batched gather to put the gathered rows
+    in front of the batch ((rows, batch, ...)) and transposes them back, a layout change in
+    every kernel that reads them."""
+    @jax.custom_batching.custom_vmap
+    def primal(x):
+        return select(x, 0)
+
+    @primal.def_vmap
+    def batched(axis_size, in_batched, x):  # x (batch, ...)
+        if not in_batched[0]:  # (not primal: that would re-enter this rule)
+            return select(x, 0), False
+        return select(x, 1), True
+
+    return primal
 
 
 def _dense_product(matrix: np.ndarray, t: jax.Array, axis: int = 0) -> jax.Array:
@@ -109,7 +142,12 @@ def _take_fn(index_bytes: bytes, n_rows: int, axis: int):
     if index.size and (index.min() < 0 or index.max() >= n_rows):
         raise IndexError(f"take: index out of range [0, {n_rows}): {index.min()}..{index.max()}")
     matrix = (index[:, None] == np.arange(n_rows)[None, :]).astype(np.float64)
-    return _dense_tangent(lambda x: x[(slice(None),) * axis + (index,)], matrix, axis)
+    def select(x, b):
+        if b:
+            return _static_rows(x, index, b + axis)
+        return x[(slice(None),) * axis + (index,)]
+
+    return _dense_tangent(_batch_first(select), matrix, axis)
 
 
 @functools.lru_cache(maxsize=None)
@@ -122,9 +160,15 @@ def _take_pairs_fn(first_bytes: bytes, second_bytes: bytes, n0: int, n1: int, se
     flat_index = first * n1 + second
     matrix = (flat_index[:, None] == np.arange(n0 * n1)[None, :]).astype(np.float64)
 
-    def primal(x):
-        return x[first, second] if second_axis == 1 else x[first, :, second]
+    def select(x, b):
+        if second_axis == 2:  # x[first, :, second]: the paired axes made adjacent first
+            x = jnp.moveaxis(x, b + 2, b + 1)
+        if b:
+            flat = x.reshape(x.shape[:b] + (n0 * n1,) + x.shape[b + 2:])
+            return _static_rows(flat, flat_index, b)
+        return x[first, second]
 
+    primal = _batch_first(select)
     fn = jax.custom_jvp(primal)
 
     def jvp(primals, tangents):
@@ -147,13 +191,17 @@ def _masked_sum_fn(mask_bytes: bytes, shape: tuple[int, int]):
         cols = np.flatnonzero(mask[i])
         terms[i, : cols.size] = cols
 
-    def primal(x):
+    def select(x, b):
+        lead, rest = x.shape[:b], x.shape[b + 1:]
         if k == 0:
-            return jnp.zeros((n,) + x.shape[1:], dtype=x.dtype)
-        padded = jnp.concatenate([x, jnp.zeros((1,) + x.shape[1:], dtype=x.dtype)])
-        out = padded[terms[:, 0]]
+            return jnp.zeros(lead + (n,) + rest, dtype=x.dtype)
+        padded = jnp.concatenate([x, jnp.zeros(lead + (1,) + rest, dtype=x.dtype)], axis=b)
+        def rows(j):
+            return _static_rows(padded, terms[:, j], b) if b else padded[terms[:, j]]
+
+        out = rows(0)
         for j in range(1, k):
-            out = out + padded[terms[:, j]]
+            out = out + rows(j)
         return out
 
-    return _dense_tangent(primal, mask.astype(np.float64))
+    return _dense_tangent(_batch_first(select), mask.astype(np.float64))
