@@ -170,6 +170,8 @@ def test_row_selections_under_vmap_match_numpy():
         (lambda v: rows.take(v, index), lambda v: v[index]),
         (lambda v: rows.take(v, np.array([3, 0, 0]), axis=1), lambda v: v[:, [3, 0, 0]]),
         (lambda v: rows.take(v, np.zeros(0, dtype=int)), lambda v: v[np.zeros(0, dtype=int)]),
+        (lambda v: rows.take(v, np.arange(200) % 3 * 2 % 5),            # > _MAX_SLICES runs
+         lambda v: v[np.arange(200) % 3 * 2 % 5]),
         (lambda v: rows.take_pairs(v, first, second), lambda v: v[first, second]),
         (lambda v: rows.take_pairs(v, first, second % 3, 2), lambda v: v[first, :, second % 3]),
         (lambda v: rows.masked_sum(mask, v),

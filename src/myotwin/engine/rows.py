@@ -83,9 +83,12 @@ def _static_product_fn(matrix_bytes: bytes, shape: tuple[int, int]):
     return _dense_tangent(primal, matrix)
 
 
+_MAX_SLICES = 64  # above this many runs a gather (slices would each be an HLO op to compile)
+
+
 def _static_rows(x: jax.Array, index: np.ndarray, axis: int) -> jax.Array:
     """x's rows `index` (static 1-D) along `axis` as static slices of consecutive runs,
-    concatenated: no gather."""
+    concatenated: no gather (a gather for more than _MAX_SLICES runs)."""
     if index.size == 0:
         return jax.lax.slice_in_dim(x, 0, 0, axis=axis)
     runs, start = [], 0
@@ -93,6 +96,8 @@ def _static_rows(x: jax.Array, index: np.ndarray, axis: int) -> jax.Array:
         if k == index.size or index[k] != index[k - 1] + 1:
             runs.append((int(index[start]), int(index[k - 1]) + 1))
             start = k
+    if len(runs) > _MAX_SLICES:
+        return x[(slice(None),) * axis + (index,)]
     parts = [jax.lax.slice_in_dim(x, a, b, axis=axis) for a, b in runs]
     return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=axis)
 
