@@ -147,6 +147,7 @@ def _take_fn(index_bytes: bytes, n_rows: int, axis: int):
     if index.size and (index.min() < 0 or index.max() >= n_rows):
         raise IndexError(f"take: index out of range [0, {n_rows}): {index.min()}..{index.max()}")
     matrix = (index[:, None] == np.arange(n_rows)[None, :]).astype(np.float64)
+
     def select(x, b):
         if b:
             return _static_rows(x, index, b + axis)
@@ -201,6 +202,7 @@ def _masked_sum_fn(mask_bytes: bytes, shape: tuple[int, int]):
         if k == 0:
             return jnp.zeros(lead + (n,) + rest, dtype=x.dtype)
         padded = jnp.concatenate([x, jnp.zeros(lead + (1,) + rest, dtype=x.dtype)], axis=b)
+
         def rows(j):
             return _static_rows(padded, terms[:, j], b) if b else padded[terms[:, j]]
 
