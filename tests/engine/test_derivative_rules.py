@@ -290,5 +290,8 @@ def test_computed_once_is_the_identity_with_its_derivatives():
     _close(jax.vjp(f, x)[1](t), jax.vjp(g, x)[1](t))
     _close(jax.vmap(jax.grad(lambda v: jnp.sum(f(v))))(jnp.stack([x, t])),
            jax.vmap(jax.grad(lambda v: jnp.sum(g(v))))(jnp.stack([x, t])))
+    for v in (jnp.arange(4, dtype=jnp.int32), jnp.array([True, False])):  # dtype kept
+        out = computed_once(v)
+        assert out.dtype == v.dtype and np.array_equal(out, v)
     assert "reduce" in jax.jit(f).lower(x).as_text()
     assert "reduce" not in jax.jit(jax.vmap(f)).lower(jnp.stack([x, t])).as_text()

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 
 @jax.custom_batching.custom_vmap
 def _summed_with_zeros(x: jax.Array) -> jax.Array:
-    return jnp.sum(jnp.stack([x, jnp.zeros_like(x)]), axis=0)
+    return jnp.sum(jnp.stack([x, jnp.zeros_like(x)]), axis=0, dtype=x.dtype)
 
 
 @_summed_with_zeros.def_vmap
