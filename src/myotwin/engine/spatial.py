@@ -172,9 +172,10 @@ dot_last.defjvp(_dot_last_jvp, symbolic_zeros=True)
 
 @_bilinear(3, 3)
 def cross(a: jax.Array, b: jax.Array) -> jax.Array:
-    """Cross product a x b of (..., 3) vectors (jnp.cross's value). The three components
-    are joined along the last axis: jnp.cross stacks them in front and moves the axis back,
-    a transposition that under `vmap` each kernel reading the product repeats."""
+    """Cross product a x b of (..., 3) vectors (jnp.cross's value), its three components
+    stacked on the last axis. Under `vmap`, jnp.cross's result came out of XLA as a
+    component-major (..., 3, n) buffer, transposed back in the kernels reading it (the frog's
+    batched trace, engine.md "Performance", eleventh session)."""
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
     return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
