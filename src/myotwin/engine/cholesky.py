@@ -25,7 +25,7 @@ compiled whole and takes 41 us, against mj_step's 41 us, and 30-34 us since the 
 updates only the trailing block (n^3 / 3 multiply-adds rather than n^3). Under `vmap` the
 frog's one-device batch (2.2-2.8e4 steps/s) is now faster than the 1.9e4 measured earlier in
 the session with LAPACK (engine.md "Performance", tenth session); rechecked in the eleventh
-(scratch, 1024 x 50, alternating runs): 4.2-4.5e4 steps/s unrolled, 3.7-4.1e4 with LAPACK for
+(scratch, 1024 x 50, unpinned, alternating runs): 4.2-4.5e4 steps/s unrolled, 3.7-4.1e4 with LAPACK for
 M (SMALL_N = 8), so a batch-only LAPACK rule would not pay. The limit QP factors a
 matrix of one row per limited hinge side: more than 8 limited hinges (over 16 rows) put a
 LAPACK call, and so the per-kernel executor, back into the step. Both routes are
