@@ -47,7 +47,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine import cholesky
-from myotwin.engine.fusion import computed_once
 from myotwin.engine.kinematics import kinematics
 from myotwin.engine.mass import mass_matrix_from_kinematics
 from myotwin.engine.model import JointType, Model
@@ -289,8 +288,7 @@ def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Arr
     def solve(_):
         # J M^-1 J^T = Y^T Y with Y = L^-1 J^T (M = L L^T): one triangular solve, and h is
         # symmetric by construction
-        # (computed once: h reads each column of y n_rows times; engine/fusion.py)
-        y = computed_once(cholesky.solve_lower(mass_factor, rows.jac.T))  # (n_v, n_rows)
+        y = cholesky.solve_lower(mass_factor, rows.jac.T)  # (n_v, n_rows)
         h = mat_mat(y.T, y) + jnp.diag(rows.regularizer)
         g = rows.jac @ qacc_smooth - rows.aref
         free, converged, n_iter = _active_set(h, g, rows.instantiated)
