@@ -1,0 +1,158 @@
+"""Where a step's time goes: the two profiles behind docs/engine.md "Performance", eleventh session.
+
+Not a test; figures go to benchmarks/RESULTS.md, labelled with this command.
+
+  evaluations   Per-evaluation cost of `engine.forward_dynamics` on the models of
+                `benchmarks/inertial.py` (the chain with four tendon-driven paths, massless and
+                with 4 x 20 mass points): N evaluations in one jitted `fori_loop` (compiled
+                whole, as in a rollout), best of --repeats. XLA flags set in the environment
+                are kept (`myotwin.configure_jax` appends to XLA_FLAGS), so flags can be
+                compared: `XLA_FLAGS=--xla_cpu_use_fusion_emitters=false ... evaluations`.
+  trace         The frog's batched RK4 rollout (`benchmarks/engine.py`'s model and states,
+                --batch x --steps, one host device) under `jax.profiler`: total kernel time
+                and the --top kernels with their output shape and source line, read from the
+                optimised HLO that XLA dumps (its stack-frame tables). The profiler inflates
+                every kernel, and the totals move by about 15 % between runs; use the ranking.
+
+Pin to one CPU (`taskset -c 1`) to compare with `benchmarks/engine.py`'s one-device figures:
+unpinned, XLA splits large kernels over its thread pool.
+
+    .venv/bin/python benchmarks/profile_step.py evaluations [--n 4000] [--repeats 5]
+    .venv/bin/python benchmarks/profile_step.py trace [--batch 512] [--steps 50] [--top 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import gzip
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "trace":
+    _DUMP = tempfile.mkdtemp(prefix="myotwin-hlo-")
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" --xla_dump_to={_DUMP}").strip()
+
+import jax  # noqa: E402
+
+from myotwin import configure_jax  # noqa: E402
+
+configure_jax()  # float64, embedded constants (src/myotwin/jax_setup.py)
+
+import jax.numpy as jnp  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from myotwin import engine  # noqa: E402
+
+
+def evaluations(args) -> None:
+    import inertial
+
+    massless, with_mass = inertial.models()
+    q0, qd0 = jnp.array([0.4, -0.3, 0.2]), jnp.array([0.5, 0.0, -0.5])
+    ctrl = jnp.full(massless.n_u, 5.0)
+    print(f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}; load average {os.getloadavg()}")
+    for name, model in (("massless", massless), ("4 x 20 mass points", with_mass)):
+        @jax.jit
+        def run(q, qd, model=model):
+            def body(_, carry):  # each evaluation feeds the next, so none is hoisted
+                q, acc = carry
+                qdd = engine.forward_dynamics(model, q, qd, ctrl)
+                return q + 1e-9 * qdd, acc + jnp.sum(qdd)
+            return jax.lax.fori_loop(0, args.n, body, (q, 0.0))
+
+        jax.block_until_ready(run(q0, qd0))
+        best = float("inf")
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            jax.block_until_ready(run(q0, qd0))
+            best = min(best, time.perf_counter() - start)
+        print(f"forward_dynamics, {name}: {1e6 * best / args.n:.2f} us per evaluation")
+
+
+def _hlo_sources(text: str) -> dict[str, str]:
+    """instruction name -> 'file:function:line' of its innermost stack frame."""
+    def table(header):
+        block = text.split("\n" + header + "\n", 1)[1].split("\n\n", 1)[0]
+        return block.splitlines()
+
+    files = {int(line.split()[0]): line.split()[1].strip('"').rsplit("/", 1)[-1]
+             for line in table("FileNames")}
+    funcs = {int(line.split()[0]): line.split()[1].strip('"') for line in table("FunctionNames")}
+    locs = {}
+    for line in table("FileLocations"):
+        d = dict(re.findall(r"(\w+)=(\d+)", line))
+        locs[int(line.split()[0])] = (f"{files[int(d['file_name_id'])]}:"
+                                      f"{funcs[int(d['function_name_id'])]}:{d['line']}")
+    frames = {int(line.split()[0]): locs[int(dict(re.findall(r"(\w+)=(\d+)", line))
+                                                  ["file_location_id"])]
+              for line in table("StackFrames")}
+    out = {}
+    for m in re.finditer(r"\n\s+(?:ROOT )?%(\S+) = (\S+) .*?stack_frame_id=(\d+)", text):
+        out[m.group(1)] = f"{m.group(2)} {frames.get(int(m.group(3)), '?')}"
+    return out
+
+
+def trace(args) -> None:
+    import mujoco
+
+    import engine as engine_bench
+    from myotwin.engine import compile_model
+    from myotwin.engine.integrators import Integrator
+    from myotwin.engine.simulate import rollout
+
+    m = mujoco.MjModel.from_xml_string(engine_bench.frog_mjcf())
+    model = compile_model(m)
+    q0, qd0, ctrl = engine_bench.initial_state(m)
+    q0s, qd0s = engine_bench.batch_states(m, q0, qd0, args.batch)
+    f = jax.jit(jax.vmap(lambda q, v: rollout(model, q, v, jnp.asarray(ctrl), float(
+        m.opt.timestep), args.steps, Integrator.RK4)))
+    a, b = jnp.asarray(q0s), jnp.asarray(qd0s)
+    jax.block_until_ready(f(a, b))
+    start = time.perf_counter()
+    jax.block_until_ready(f(a, b))
+    print(f"frog batch {args.batch} x {args.steps}: "
+          f"{args.batch * args.steps / (time.perf_counter() - start):.3g} steps/s (untraced)")
+    out_dir = tempfile.mkdtemp(prefix="myotwin-trace-")
+    jax.profiler.start_trace(out_dir)
+    jax.block_until_ready(f(a, b))
+    jax.profiler.stop_trace()
+    events = json.load(gzip.open(sorted(glob.glob(f"{out_dir}/**/*.trace.json.gz",
+                                                  recursive=True))[-1]))["traceEvents"]
+    total, calls = collections.Counter(), collections.Counter()
+    for e in events:
+        if e.get("ph") == "X" and not e["name"].startswith(("ThunkExecutor", "$")):
+            total[e["name"]] += e["dur"]
+            calls[e["name"]] += 1
+    hlo = max(glob.glob(f"{_DUMP}/*jit__lambda.cpu_after_optimizations.txt"),
+              key=os.path.getsize)
+    sources = _hlo_sources(open(hlo).read())
+    kernels = {k: v for k, v in total.items() if not k.startswith("while")}
+    print(f"kernel time {sum(kernels.values()) / 1e3:.1f} ms over {len(kernels)} kernels "
+          f"(traced)")
+    for name, us in collections.Counter(kernels).most_common(args.top):
+        print(f"{us / 1e3:8.1f} ms {calls[name]:6d} calls  {name}  {sources.get(name, '?')}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    ev = sub.add_parser("evaluations")
+    ev.add_argument("--n", type=int, default=4000)
+    ev.add_argument("--repeats", type=int, default=5)
+    tr = sub.add_parser("trace")
+    tr.add_argument("--batch", type=int, default=512)
+    tr.add_argument("--steps", type=int, default=50)
+    tr.add_argument("--top", type=int, default=20)
+    args = parser.parse_args()
+    evaluations(args) if args.what == "evaluations" else trace(args)
+
+
+if __name__ == "__main__":
+    main()
