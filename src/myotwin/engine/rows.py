@@ -4,7 +4,8 @@ The kinematic tree is traversed with gathers along the body and dof axes at indi
 the topology (a body's parent, a dof's joint, a site's body). A gather is one cheap fused
 kernel going forward, but its transpose, which reverse mode needs, is a scatter-add: a separate
 and, on XLA's CPU backend, slow kernel per gather. Each selection here is a linear map
-x -> A x with a constant 0/1 matrix A (n, m). Its value is still computed by gathers. Its
+x -> A x with a constant 0/1 matrix A (n, m). Its value is still computed by gathers (under
+`vmap`, by static slices behind the batch axis: `_batch_first`). Its
 tangent is written as the dense product sum_m A[i, m] t[m], one broadcast multiply-and-sum
 whose transpose is again one, so `jax.grad` through the tree traversal emits no scatter
 (engine.md "Performance"). The dense form costs n * m multiply-adds per row element, nothing
