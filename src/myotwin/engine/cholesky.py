@@ -11,9 +11,14 @@ RESULTS.md, session 9: the benchmark chain's RK4 step 11 -> 3.7 us, the tendon-d
 chain's 23-44 -> 6.7 us).
 
 For n <= `SMALL_N` this module therefore factors and solves with statically unrolled loops
-(right-looking Cholesky: one rank-1 update of the trailing matrix per column; forward and
-back substitution one row at a time): O(n) fused array operations, no custom call, the same
-arithmetic as LAPACK's unblocked algorithm up to the order of the sums. Larger systems use
+on scalars (Cholesky-Banachiewicz, entry by entry; forward and back substitution as sums of
+scalar-times-row products): no custom call, the same arithmetic as LAPACK's unblocked
+algorithm up to the order of the sums. Under `vmap` every scalar operation is one operation
+on a contiguous batch vector; the column-oriented form used until session 12 (a rank-1
+update of the (n, n) trailing block per column) made strided kernels there. Session 12
+(scratch A/B, frog, one CPU): the batched forward dynamics 6.6 -> 5.4 us per state, the
+frog's batched RK4 rollout 3.2 -> 4.0e4 steps/s at 1024 states, the single trajectory's
+step 33 -> 30 us (benchmarks/RESULTS.md). Larger systems use
 LAPACK. The bound is set from measurements (`benchmarks/engine.py`), not derived, and is
 not measured above n = 10, the largest model benchmarked: with n_v = 6 (the
 4-link chain, the free body) and 3 (the inertial chain) the whole-loop rollout was 1.3-3x
@@ -43,7 +48,6 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-from myotwin.engine.spatial import mat_mat
 
 #: Largest n factored by the unrolled loops (measured: module docstring).
 SMALL_N = 16
@@ -57,19 +61,26 @@ class Factor(NamedTuple):
 
 
 def _unrolled_factor(a: jax.Array) -> jax.Array:
-    """(n, n) L with A = L L^T, column by column: l_j = A_j / sqrt(A_jj) on and below the
-    diagonal, then the trailing matrix (rows and columns after j, a static slice) loses
-    l_j l_j^T. About n^3 / 3 multiply-adds; updating the whole (n, n) matrix each column would
-    be n^3, which the per-element cost under `vmap` pays in full."""
+    """(n, n) L with A = L L^T entry by entry (Cholesky-Banachiewicz): L_jj = sqrt(A_jj -
+    sum_k<j L_jk^2), L_ij = (A_ij - sum_k<j L_ik L_jk) / L_jj for i > j. About n^3 / 6
+    multiply-adds on scalars: under `vmap` every one is an operation on a contiguous batch
+    vector, where a column-oriented update on (n, n) slices is a strided kernel per column."""
     n = a.shape[-1]
-    cols = []
-    trailing = a
+    low = [[None] * n for _ in range(n)]
     for j in range(n):
-        col = trailing[:, 0] / jnp.sqrt(trailing[0, 0])           # rows j.. of column j
-        cols.append(jnp.concatenate([jnp.zeros(j, dtype=a.dtype), col]))
-        if j + 1 < n:
-            trailing = trailing[1:, 1:] - col[1:, None] * col[None, 1:]
-    return jnp.stack(cols, axis=1)
+        diag = a[j, j]
+        for k in range(j):
+            diag = diag - low[j][k] * low[j][k]
+        low[j][j] = jnp.sqrt(diag)
+        inv = 1.0 / low[j][j]
+        for i in range(j + 1, n):
+            entry = a[i, j]
+            for k in range(j):
+                entry = entry - low[i][k] * low[j][k]
+            low[i][j] = entry * inv
+    zero = jnp.zeros((), dtype=a.dtype)
+    return jnp.stack([jnp.stack([low[i][j] if j <= i else zero for j in range(n)])
+                      for i in range(n)])
 
 
 def factor(a: jax.Array) -> Factor:
@@ -84,25 +95,26 @@ def factor(a: jax.Array) -> Factor:
 
 
 def _forward(lower: jax.Array, b: jax.Array) -> jax.Array:
-    """y with L y = b (b (n, k)), one row at a time: y_i = (b_i - L_i,<i y_<i) / L_ii."""
+    """y with L y = b (b (n, k)), one row at a time: y_i = (b_i - sum_k<i L_ik y_k) / L_ii,
+    as scalar-times-row products (contiguous under `vmap`, like the factor)."""
     ys = []
     for i in range(lower.shape[0]):
         acc = b[i]
-        if i:
-            acc = acc - mat_mat(lower[i, :i], jnp.stack(ys))
+        for k in range(i):
+            acc = acc - lower[i, k] * ys[k]
         ys.append(acc / lower[i, i])
     return jnp.stack(ys)
 
 
 def _backward(lower: jax.Array, y: jax.Array) -> jax.Array:
-    """x with L^T x = y (y (n, k)), from the last row: x_i = (y_i - L_>i,i^T x_>i) / L_ii."""
+    """x with L^T x = y (y (n, k)), from the last row: x_i = (y_i - sum_k>i L_ki x_k) / L_ii."""
     n = lower.shape[0]
-    xs = []                                   # x_(i+1) .. x_(n-1), in that order
+    xs = [None] * n
     for i in reversed(range(n)):
         acc = y[i]
-        if xs:
-            acc = acc - mat_mat(lower[i + 1:, i], jnp.stack(xs))
-        xs.insert(0, acc / lower[i, i])
+        for k in range(i + 1, n):
+            acc = acc - lower[k, i] * xs[k]
+        xs[i] = acc / lower[i, i]
     return jnp.stack(xs)
 
 
