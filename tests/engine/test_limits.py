@@ -50,17 +50,20 @@ def _solver_options(m, timestep=0.002):
     m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
 
 
-def _random_limited_model(seed: int) -> mujoco.MjModel:
-    """Random tree (every joint type) with most hinges/slides/balls limited: random ranges,
+def _random_limited_model(seed: int, n_bodies: int = 14,
+                          limit_balls: bool = True) -> mujoco.MjModel:
+    """Random tree (every joint type) with most hinges/slides/balls (balls only if
+    `limit_balls`) limited: random ranges,
     margins (half of them zero), solreflimit standard (some below the refsafe floor
     2 timestep = 4 ms) or direct (negative), solimplimit with random width/midpoint/power
     (some linear, some flat), plus joint damping so that aref and qacc_smooth see velocity."""
-    m = mujoco.MjModel.from_xml_string(random_tree_mjcf(seed, n_bodies=14))
+    m = mujoco.MjModel.from_xml_string(random_tree_mjcf(seed, n_bodies=n_bodies))
     _solver_options(m)
     rng = np.random.default_rng(1000 + seed)
+    limitable = (_HINGE, _SLIDE, _BALL) if limit_balls else (_HINGE, _SLIDE)
     for j in range(m.njnt):
         jtype = m.jnt_type[j]
-        if jtype not in (_HINGE, _SLIDE, _BALL) or rng.random() < 0.15:
+        if jtype not in limitable or rng.random() < 0.15:
             continue
         m.jnt_limited[j] = 1
         if jtype == _BALL:
@@ -137,18 +140,22 @@ def _smooth(model, q, qd):
     return cholesky.solve(factor, force), factor
 
 
-@pytest.mark.parametrize("seed", [3])
-def test_rows_forward_and_inverse_match_mujoco(seed):
-    """Ten states of a random forest (seed 3, 14 bodies: 5 trees, 25 joints of every type,
-    multi-joint bodies), evaluated in one jitted, vmapped call: constraint rows vs
-    MuJoCo's efc_* (instantiated rows, MuJoCo's order), qacc_smooth, efc_force,
+@pytest.mark.parametrize("seed, n_bodies, limit_balls", [(3, 14, True), (8, 6, False)])
+def test_rows_forward_and_inverse_match_mujoco(seed, n_bodies, limit_balls):
+    """Ten states of a random forest, evaluated in one jitted, vmapped call: constraint rows
+    vs MuJoCo's efc_* (instantiated rows, MuJoCo's order), qacc_smooth, efc_force,
     qfrc_constraint, qacc (solve_limits and forward_dynamics), qfrc_inverse at a random qacc
     and at MuJoCo's own qacc, and dof_invweight0 recomputed from the model (`invweight0`,
-    as mj_setConst) vs the compiler's."""
-    m = _random_limited_model(seed)
+    as mj_setConst) vs the compiler's. Seed 3 (14 bodies: 5 trees, 25 joints of every type,
+    multi-joint bodies, n_v > 16) limits balls too: the general Delassus matrix Y^T Y. Seed 8
+    (6 bodies, unlimited balls, n_v 12) limits hinges and slides only: the static-row form
+    (limits._hinge_rows_delassus)."""
+    m = _random_limited_model(seed, n_bodies, limit_balls)
     model = engine.compile_model(m)
     assert not model.dynamics_unsupported
-    assert {_BALL, _HINGE, _SLIDE} <= set(m.jnt_type[m.jnt_limited.astype(bool)])
+    kinds = {_BALL, _HINGE, _SLIDE} if limit_balls else {_HINGE, _SLIDE}
+    assert kinds == set(m.jnt_type[m.jnt_limited.astype(bool)])
+    assert limits._hinge_rows_only(model) == (not limit_balls)
 
     def evaluate(q, qd, qdd_random):
         rows = limits.limit_rows(model, q, qd)

@@ -275,6 +275,51 @@ def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
     return free, done, it
 
 
+def _hinge_rows_only(model: Model) -> bool:
+    """Whether every limit row is a hinge/slide side (J = -side e_dof, static) and M is
+    factored by cholesky's unrolled loops (n_v <= SMALL_N), so `_hinge_rows_delassus` applies."""
+    _, side = limit_layout(model)
+    return bool(np.all(side != 0)) and model.n_v <= cholesky.SMALL_N
+
+
+def _hinge_rows_delassus(model: Model, mass_factor) -> jax.Array:
+    """(n_rows, n_rows) J M^-1 J^T for hinge/slide rows only: row r is -side_r e_(d_r), so the
+    entry (r, s) is side_r side_s (M^-1)[d_r, d_s], with (M^-1)[d, e] = z_d . z_e for the
+    columns z_d = L^-1 e_d of the factor's inverse (M = L L^T). z_d is zero above row d, so
+    each is a forward substitution over rows d.. only, on scalars; for the frog (limited
+    hinges on dofs 6-9 of 10) that is a 4 x 4 triangle instead of a (10, 8) solve and an
+    (8, 8) product that XLA fused with it, recomputing the solve for every entry of h
+    (cholesky.py's scalars; engine.md "Performance", twelfth session)."""
+    joint, side = limit_layout(model)
+    dadr = np.asarray(model.joint_dof_adr, dtype=int)[joint]
+    dofs = sorted(set(int(d) for d in dadr))
+    low = mass_factor.lower
+    n = low.shape[0]
+    inv_diag = [1.0 / low[k, k] for k in range(n)]
+    cols = {}
+    for d in dofs:
+        z = {d: inv_diag[d]}
+        for k in range(d + 1, n):
+            acc = low[k, d] * z[d]
+            for j in range(d + 1, k):
+                acc = acc + low[k, j] * z[j]
+            z[k] = -acc * inv_diag[k]
+        cols[d] = z
+    gram = {}
+    for a in dofs:
+        for b in dofs:
+            if b < a:
+                gram[a, b] = gram[b, a]
+                continue
+            acc = cols[a][b] * cols[b][b]
+            for k in range(b + 1, n):
+                acc = acc + cols[a][k] * cols[b][k]
+            gram[a, b] = acc
+    sgn = side.astype(np.float64)
+    return jnp.stack([jnp.stack([float(sgn[r] * sgn[c]) * gram[int(dadr[r]), int(dadr[c])]
+                                 for c in range(joint.size)]) for r in range(joint.size)])
+
+
 def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Array,
                  mass_factor) -> LimitSolution:
     """Exact solution of the limit QP (module docstring) at (q (n_q,), qd (n_v,)) for the
@@ -288,8 +333,11 @@ def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Arr
     def solve(_):
         # J M^-1 J^T = Y^T Y with Y = L^-1 J^T (M = L L^T): one triangular solve, and h is
         # symmetric by construction
-        y = cholesky.solve_lower(mass_factor, rows.jac.T)  # (n_v, n_rows)
-        h = mat_mat(y.T, y) + jnp.diag(rows.regularizer)
+        if _hinge_rows_only(model):
+            h = _hinge_rows_delassus(model, mass_factor) + jnp.diag(rows.regularizer)
+        else:
+            y = cholesky.solve_lower(mass_factor, rows.jac.T)  # (n_v, n_rows)
+            h = mat_mat(y.T, y) + jnp.diag(rows.regularizer)
         g = rows.jac @ qacc_smooth - rows.aref
         free, converged, n_iter = _active_set(h, g, rows.instantiated)
         force = _masked_solve(h, g, free)
