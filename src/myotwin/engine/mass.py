@@ -24,12 +24,6 @@ from myotwin.engine.model import Model
 from myotwin.engine.rows import take
 from myotwin.engine.spatial import cross, dot_last, mat_vec
 
-#: Largest n_v whose mass matrix is assembled entry by entry on scalars (as cholesky.SMALL_N
-#: factors it): the frog's single-trajectory RK4 step 22.8 -> 21.2 us, its batch unchanged
-#: (session 12, A/B in benchmarks/RESULTS.md); above it, the (n_v, n_v) product whose
-#: scalar form would be n_v^2 / 2 unrolled sums to compile.
-SCALAR_ENTRIES_MAX_NV = 16
-
 
 def body_inertia_world(model: Model, kin: Kinematics) -> jax.Array:
     """(n_body, 3, 3) rotational inertia about each body's COM, in world axes (R diag(I) R^T)."""
@@ -78,31 +72,10 @@ def mass_matrix_from_kinematics(model: Model, kin: Kinematics) -> jax.Array:
     lin = mass[:, None] * v + cross(w, moment)
     ang = mat_vec(inertia, w) + cross(moment, v)
     force = jnp.concatenate([ang, lin], axis=-1)  # I^c_{body(d)} S_d
-    lower = _lower_mask(model.body_parent, model.dof_body)
-    if model.n_v <= SCALAR_ENTRIES_MAX_NV:
-        return _assembled_by_entry(lower, force, s, model.dof_armature)
     p = dot_last(force[:, None, :], s[None, :, :])  # [d, e] = S_e . I^c_{body(d)} S_d
+    lower = _lower_mask(model.body_parent, model.dof_body)
     m = jnp.where(lower, p, jnp.where(lower.T, p.T, 0.0))
     return m + jnp.eye(model.n_v, dtype=m.dtype) * model.dof_armature
-
-
-def _assembled_by_entry(lower: np.ndarray, force: jax.Array, s: jax.Array,
-                        armature: jax.Array) -> jax.Array:
-    """M from its structurally nonzero lower entries M[d, e] = S_e . (I^c S)_d, each a
-    6-term scalar sum, mirrored and stacked: no transpose of a (n_v, n_v) product, and the
-    Cholesky factor (cholesky.py), which reads M entry by entry, reads these scalars."""
-    n = lower.shape[0]
-    zero = jnp.zeros((), dtype=s.dtype)
-    entry = {}
-    for d in range(n):
-        for e in range(d + 1):
-            if lower[d, e]:
-                acc = force[d, 0] * s[e, 0]
-                for k in range(1, 6):
-                    acc = acc + force[d, k] * s[e, k]
-                entry[d, e] = acc + armature[d] if d == e else acc
-    return jnp.stack([jnp.stack([entry.get((max(d, e), min(d, e)), zero) for e in range(n)])
-                      for d in range(n)])
 
 
 def mass_matrix(model: Model, q: jax.Array) -> jax.Array:
