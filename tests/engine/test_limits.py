@@ -397,11 +397,16 @@ def test_active_set_qp_matches_brute_force_kkt():
     @jax.jit
     @jax.vmap
     def solve(h, g, eligible):
-        free, converged, n_iter = limits._active_set(h, g, eligible)
-        return limits._masked_solve(h, g, free), converged, n_iter
+        free, converged, n_iter, f = limits._active_set(h, g, eligible)
+        # the minimiser the solver returns is the force (limits._qp_force): it must be the
+        # solution of the equality-constrained problem on its free set, to roundoff
+        residual = jnp.max(jnp.abs(f - limits._masked_solve(h, g, free)))
+        return f, converged, n_iter, residual
 
-    f, converged, n_iter = solve(jnp.array(hs), jnp.array(gs), jnp.array(eligibles))
+    f, converged, n_iter, off = solve(jnp.array(hs), jnp.array(gs), jnp.array(eligibles))
     assert bool(jnp.all(converged)), "active set did not converge"
+    assert float(jnp.max(off)) <= 1e-9 * max(float(jnp.max(jnp.abs(f))), 1.0), \
+        "returned minimiser is not -H_FF^-1 g_F on its free set"
     worst = 0.0
     for k in range(n_trials):
         ref = _brute_force_qp(hs[k], gs[k], eligibles[k])

@@ -219,7 +219,8 @@ def _max_abs(x: jax.Array) -> jax.Array:
 def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
     """Free set of argmin_{f >= 0, f = 0 off `eligible`} 1/2 f^T H f + g^T f by the primal
     active-set method (Nocedal & Wright Alg. 16.3 for bounds), started from the clipped
-    solution on {g < 0}. Returns (free (n,) bool, converged, n_iter); no gradient."""
+    solution on {g < 0}. Returns (free (n,) bool, converged, n_iter, f (n,) the minimiser,
+    -H_FF^-1 g_F on the free set F up to roundoff); no gradient (`_qp_force` adds it)."""
     h, g = jax.lax.stop_gradient(h), jax.lax.stop_gradient(g)
     n = g.shape[0]
     max_iter = 3 * n + 10
@@ -272,7 +273,25 @@ def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
     first = jax.tree_util.tree_map(lambda a, b: jnp.where(at_opt0, a, b), checked, start)
     init = (first, jnp.where(at_opt0, 1, 0))
     (f, free, _, done), it = jax.lax.while_loop(cond, body, init)
-    return free, done, it
+    return free, done, it, f
+
+
+@jax.custom_jvp
+def _qp_force(h: jax.Array, g: jax.Array, free: jax.Array, f: jax.Array) -> jax.Array:
+    """The active-set minimiser f (`_active_set`, computed without gradient) as a
+    differentiable function of (h, g) on its free set F: f_F = -H_FF^-1 g_F, so
+    df_F = -H_FF^-1 (dH_FF f_F + dg_F) (the implicit-function derivative; f is 0 off F).
+    The value is f itself: no factorisation beyond the active set's, only a derivative
+    factors H_FF (it is linear in the tangents, so reverse mode transposes it)."""
+    del h, g, free
+    return f
+
+
+@_qp_force.defjvp
+def _qp_force_jvp(primals, tangents):
+    h, g, free, f = primals
+    dh, dg, _, _ = tangents
+    return f, _masked_solve(h, dh @ f + dg, free)
 
 
 def _hinge_rows_only(model: Model) -> bool:
@@ -339,8 +358,8 @@ def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Arr
             y = cholesky.solve_lower(mass_factor, rows.jac.T)  # (n_v, n_rows)
             h = mat_mat(y.T, y) + jnp.diag(rows.regularizer)
         g = rows.jac @ qacc_smooth - rows.aref
-        free, converged, n_iter = _active_set(h, g, rows.instantiated)
-        force = _masked_solve(h, g, free)
+        free, converged, n_iter, f_star = _active_set(h, g, rows.instantiated)
+        force = _qp_force(h, g, free, f_star)
         force = jnp.where(converged, force, jnp.nan)
         qfrc = rows.jac.T @ force
         return LimitSolution(force, qfrc, qacc_smooth + cholesky.solve(mass_factor, qfrc),
