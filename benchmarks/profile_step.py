@@ -14,11 +14,27 @@ Not a test; figures go to benchmarks/RESULTS.md, labelled with this command.
                 optimised HLO that XLA dumps (its stack-frame tables). The profiler inflates
                 every kernel, and the totals move by about 15 % between runs; use the ranking.
 
+  frog          A quick A/B figure for the frog: the single trajectory's RK4 step (one jitted
+                rollout of --steps) and the one-device batch's throughput (vmapped rollout,
+                --batch x 100 steps), best of --repeats, on one line.
+  gradients     `benchmarks/inertial.py`'s gradient part alone (1 s semi-implicit rollout,
+                reverse mode vs forward) for its inertial, massless and skeleton models.
+
 Pin to one CPU (`taskset -c 1`) to compare with `benchmarks/engine.py`'s one-device figures:
 unpinned, XLA splits large kernels over its thread pool.
 
+A/B of two versions of the code (as in benchmarks/RESULTS.md, session 12): put a second
+checkout's `src` first on the path and alternate, e.g.
+    git worktree add /tmp/base HEAD~1
+    for i in 1 2 3; do
+      PYTHONPATH=/tmp/base/src taskset -c 1 .venv/bin/python benchmarks/profile_step.py frog
+      taskset -c 1 .venv/bin/python benchmarks/profile_step.py frog
+    done
+
     .venv/bin/python benchmarks/profile_step.py evaluations [--n 4000] [--repeats 5]
     .venv/bin/python benchmarks/profile_step.py trace [--batch 512] [--steps 50] [--top 20]
+    .venv/bin/python benchmarks/profile_step.py frog [--steps 2000] [--batch 512] [--repeats 5]
+    .venv/bin/python benchmarks/profile_step.py gradients [--repeats 5]
 """
 
 from __future__ import annotations
@@ -140,6 +156,51 @@ def trace(args) -> None:
         print(f"{us / 1e3:8.1f} ms {calls[name]:6d} calls  {name}  {sources.get(name, '?')}")
 
 
+def frog(args) -> None:
+    import mujoco
+
+    import engine as engine_bench
+    from myotwin.engine import compile_model
+    from myotwin.engine.integrators import Integrator
+    from myotwin.engine.simulate import rollout
+
+    m = mujoco.MjModel.from_xml_string(engine_bench.frog_mjcf())
+    model = compile_model(m)
+    q0, qd0, ctrl = engine_bench.initial_state(m)
+    ctrl, dt = jnp.asarray(ctrl), float(m.opt.timestep)
+
+    def best(f, *a):
+        jax.block_until_ready(f(*a))
+        out = float("inf")
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            jax.block_until_ready(f(*a))
+            out = min(out, time.perf_counter() - start)
+        return out
+
+    one = jax.jit(lambda q, v: rollout(model, q, v, ctrl, dt, args.steps, Integrator.RK4))
+    step_us = 1e6 * best(one, jnp.asarray(q0), jnp.asarray(qd0)) / args.steps
+    q0s, qd0s = engine_bench.batch_states(m, q0, qd0, args.batch)
+    batch = jax.jit(jax.vmap(lambda q, v: rollout(model, q, v, ctrl, dt, 100, Integrator.RK4)))
+    rate = args.batch * 100 / best(batch, jnp.asarray(q0s), jnp.asarray(qd0s))
+    print(f"frog: single RK4 step {step_us:.2f} us | batch {args.batch} x 100: {rate:.4g} "
+          f"steps/s (one device)")
+
+
+def gradients(args) -> None:
+    import inertial
+
+    massless, with_mass = inertial.models()
+    skeleton = inertial.models(actuated=False)[0]
+    parts = []
+    for name, model in (("inertial", with_mass), ("massless", massless),
+                        ("skeleton", skeleton)):
+        g = inertial.gradient_cost(model, args.repeats)
+        parts.append(f"{name}: forward {1e3 * g['forward_wall_s']:.2f} ms, gradient "
+                     f"{1e3 * g['grad_wall_s']:.2f} ms, ratio {g['ratio_wall']:.2f}")
+    print(" | ".join(parts))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -150,8 +211,15 @@ def main() -> None:
     tr.add_argument("--batch", type=int, default=512)
     tr.add_argument("--steps", type=int, default=50)
     tr.add_argument("--top", type=int, default=20)
+    fr = sub.add_parser("frog")
+    fr.add_argument("--steps", type=int, default=2000)
+    fr.add_argument("--batch", type=int, default=512)
+    fr.add_argument("--repeats", type=int, default=5)
+    gr = sub.add_parser("gradients")
+    gr.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    evaluations(args) if args.what == "evaluations" else trace(args)
+    {"evaluations": evaluations, "trace": trace, "frog": frog,
+     "gradients": gradients}[args.what](args)
 
 
 if __name__ == "__main__":

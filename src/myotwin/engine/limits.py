@@ -31,9 +31,12 @@ bound f >= 0: finite termination for a strictly convex QP), so our qacc is MuJoC
 given qacc fixes jar = J qacc - aref and f = max(0, -jar / R) per instantiated row.
 
 Gradients: the active-set iterations run on stop_gradient'ed data inside a lax.while_loop;
-the force is then one differentiable Cholesky solve on the final active set, so jax.grad
-gives the derivative of the piece that holds at the evaluation point (exact away from a
-switch of the active set, of row instantiation r = m, or of the impedance's kinks).
+the force is their minimiser, made differentiable by the implicit-function rule of the final
+active set F (f_F = -H_FF^-1 g_F, `_qp_force`), so jax.grad gives the derivative of the piece
+that holds at the evaluation point (exact away from a switch of the active set, of row
+instantiation r = m, or of the impedance's kinks). When every row is a hinge/slide side
+(J = -side e_dof, static) H = J M^-1 J^T is formed from the columns of L^-1 at the limited
+dofs only (`_hinge_rows_delassus`).
 The QP has one row per limited hinge/slide side and per limited ball (static shape); rows
 that are not instantiated are masked.
 """
