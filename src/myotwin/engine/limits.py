@@ -54,7 +54,7 @@ from myotwin.engine.kinematics import kinematics
 from myotwin.engine.mass import mass_matrix_from_kinematics
 from myotwin.engine.model import JointType, Model
 from myotwin.engine.rows import take, take_pairs
-from myotwin.engine.spatial import mat_mat
+from myotwin.engine.spatial import mat_mat, mat_vec
 
 #: MuJoCo's mjMINVAL, mjMINIMP and mjMAXIMP.
 _MINVAL = 1e-15
@@ -294,7 +294,7 @@ def _qp_force(h: jax.Array, g: jax.Array, free: jax.Array, f: jax.Array) -> jax.
 def _qp_force_jvp(primals, tangents):
     h, g, free, f = primals
     dh, dg, _, _ = tangents
-    return f, _masked_solve(h, dh @ f + dg, free)
+    return f, _masked_solve(h, mat_vec(dh, f) + dg, free)
 
 
 def _hinge_rows_only(model: Model) -> bool:
@@ -353,11 +353,11 @@ def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Arr
         return LimitSolution(zero[:0], zero, qacc_smooth, jnp.array(True), jnp.array(0))
 
     def solve(_):
-        # J M^-1 J^T = Y^T Y with Y = L^-1 J^T (M = L L^T): one triangular solve, and h is
-        # symmetric by construction
-        if _hinge_rows_only(model):
+        if _hinge_rows_only(model):  # static rows: the columns of L^-1 they need
             h = _hinge_rows_delassus(model, mass_factor) + jnp.diag(rows.regularizer)
         else:
+            # J M^-1 J^T = Y^T Y with Y = L^-1 J^T (M = L L^T): one triangular solve, and h
+            # is symmetric by construction
             y = cholesky.solve_lower(mass_factor, rows.jac.T)  # (n_v, n_rows)
             h = mat_mat(y.T, y) + jnp.diag(rows.regularizer)
         g = rows.jac @ qacc_smooth - rows.aref
