@@ -8,8 +8,9 @@ All functions broadcast over leading axes. Small matrix-vector products are writ
 unrolled elementwise products and sums (`dot_last`) rather than `einsum`/`@`/`sum`: XLA fuses
 those into its neighbouring kernels (engine.md "Performance").
 
-The products here (`dot_last`, `cross`, `quat_mul`, `quat_to_mat` and the spatial cross
-products; `apply_inertia` through the `cross` it calls) carry custom JVP rules. Their values
+The products here (`dot_last`, `cross`, `quat_mul`, `quat_to_mat` and `cross_motion`;
+`apply_inertia` through the `cross` it calls) carry custom JVP rules (`cross_force` does not:
+its docstring says why). Their values
 are the unrolled component forms, but their tangents are one broadcast product and sum
 against a constant table of the (bi)linear map, derived from the function itself on basis
 vectors, with no slicing of the tangent. Reverse mode transposes the tangent: through a component form it would spend one
@@ -213,9 +214,12 @@ def cross_motion(v: jax.Array, s: jax.Array) -> jax.Array:
     return jnp.concatenate([jnp.cross(w, a), jnp.cross(w, l0) + jnp.cross(v0, a)], axis=-1)
 
 
-@_bilinear(6, 6)
 def cross_force(v: jax.Array, f: jax.Array) -> jax.Array:
-    """Spatial force cross product v x* f of (..., 6) vectors (mju_crossForce)."""
+    """Spatial force cross product v x* f of (..., 6) vectors (mju_crossForce). Differentiated
+    by JAX through its components, without a table rule: its (6, 6, 6) table is mostly zeros,
+    and the rule's dense products made the bias forces' reverse pass slower (the benchmark
+    chain's forward-dynamics gradient 7.45 -> 6.90 us per evaluation without it; engine.md
+    "Performance", twelfth session)."""
     w, v0 = v[..., :3], v[..., 3:]
     n, f0 = f[..., :3], f[..., 3:]
     return jnp.concatenate([jnp.cross(w, n) + jnp.cross(v0, f0), jnp.cross(w, f0)], axis=-1)
