@@ -160,6 +160,7 @@ def frog(args) -> None:
     import mujoco
 
     import engine as engine_bench
+    import inertial
     from myotwin.engine import compile_model
     from myotwin.engine.integrators import Integrator
     from myotwin.engine.simulate import rollout
@@ -169,14 +170,9 @@ def frog(args) -> None:
     q0, qd0, ctrl = engine_bench.initial_state(m)
     ctrl, dt = jnp.asarray(ctrl), float(m.opt.timestep)
 
-    def best(f, *a):
+    def best(f, *a):  # best wall time after a compiling call
         jax.block_until_ready(f(*a))
-        out = float("inf")
-        for _ in range(args.repeats):
-            start = time.perf_counter()
-            jax.block_until_ready(f(*a))
-            out = min(out, time.perf_counter() - start)
-        return out
+        return inertial.best_of(lambda: f(*a), args.repeats)[0]
 
     one = jax.jit(lambda q, v: rollout(model, q, v, ctrl, dt, args.steps, Integrator.RK4))
     step_us = 1e6 * best(one, jnp.asarray(q0), jnp.asarray(qd0)) / args.steps
