@@ -26,8 +26,9 @@ faster than before (session 9); the frog (n_v = 10, contacts, limits) was first 
 with the unrolled solve (87 -> 188-202 us per RK4 step), because its loop still held
 scatters and YNNPACK dots and so ran on the per-kernel executor, where the unrolled solve is
 many more kernels. Without those (session 10: limits.py's rows, `spatial.mat_mat`) it is
-compiled whole and takes 41 us, against mj_step's 41 us, and 30-34 us since the factor
-updates only the trailing block (n^3 / 3 multiply-adds rather than n^3). Under `vmap` the
+compiled whole and takes 41 us, against mj_step's 41 us, and took 30-34 us once the
+column-oriented factor of that time updated only the trailing block (n^3 / 3 multiply-adds
+rather than n^3; session 11); the scalar form above then took it to 21-23 us. Under `vmap` the
 frog's one-device batch (2.2-2.8e4 steps/s) is now faster than the 1.9e4 measured earlier in
 the session with LAPACK (engine.md "Performance", tenth session); rechecked in the eleventh
 (scratch, 1024 x 50, unpinned, alternating runs): 4.2-4.5e4 steps/s unrolled, 3.7-4.1e4 with LAPACK for
@@ -127,6 +128,30 @@ def solve_lower(fac: Factor, b: jax.Array) -> jax.Array:
     if n == 0:
         return b
     return _forward(fac.lower, b)
+
+
+def lower_inverse_columns(fac: Factor, columns) -> dict[int, dict[int, jax.Array]]:
+    """Columns d of L^-1 (`columns`: static dof indices) for the factor L of A = L L^T
+    (n <= SMALL_N), as {d: {row k: scalar}} over rows k >= d only: L^-1 e_d is zero above row
+    d, so each is a forward substitution over the rows below it, on scalars (no work on the
+    structural zeros, which `solve_lower` with a unit right-hand side would do).
+    (A^-1)[d, e] = sum_k z_d[k] z_e[k] (limits.py's hinge rows)."""
+    low = fac.lower
+    n = low.shape[-1]
+    if n > SMALL_N:
+        raise ValueError(f"lower_inverse_columns: n = {n} > SMALL_N = {SMALL_N} (unrolled "
+                         "scalars only)")
+    inv_diag = [1.0 / low[k, k] for k in range(n)]
+    out = {}
+    for d in sorted(set(int(c) for c in columns)):
+        z = {d: inv_diag[d]}
+        for k in range(d + 1, n):
+            acc = low[k, d] * z[d]
+            for j in range(d + 1, k):
+                acc = acc + low[k, j] * z[j]
+            z[k] = -acc * inv_diag[k]
+        out[d] = z
+    return out
 
 
 def solve(fac: Factor, b: jax.Array) -> jax.Array:

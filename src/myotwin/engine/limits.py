@@ -315,18 +315,8 @@ def _hinge_rows_delassus(model: Model, mass_factor) -> jax.Array:
     joint, side = limit_layout(model)
     dadr = np.asarray(model.joint_dof_adr, dtype=int)[joint]
     dofs = sorted(set(int(d) for d in dadr))
-    low = mass_factor.lower
-    n = low.shape[0]
-    inv_diag = [1.0 / low[k, k] for k in range(n)]
-    cols = {}
-    for d in dofs:
-        z = {d: inv_diag[d]}
-        for k in range(d + 1, n):
-            acc = low[k, d] * z[d]
-            for j in range(d + 1, k):
-                acc = acc + low[k, j] * z[j]
-            z[k] = -acc * inv_diag[k]
-        cols[d] = z
+    n = mass_factor.lower.shape[0]
+    cols = cholesky.lower_inverse_columns(mass_factor, dofs)   # z_d[k], k >= d
     gram = {}
     for a in dofs:
         for b in dofs:

@@ -217,9 +217,10 @@ def cross_motion(v: jax.Array, s: jax.Array) -> jax.Array:
 def cross_force(v: jax.Array, f: jax.Array) -> jax.Array:
     """Spatial force cross product v x* f of (..., 6) vectors (mju_crossForce). Differentiated
     by JAX through its components, without a table rule: its (6, 6, 6) table is mostly zeros,
-    and the rule's dense products made the bias forces' reverse pass slower (the benchmark
-    chain's forward-dynamics gradient 7.45 -> 6.90 us per evaluation without it; engine.md
-    "Performance", twelfth session)."""
+    and the rule's dense products made the bias forces' reverse pass slower (without it the
+    1 s rollout gradient of `benchmarks/inertial.py`'s skeleton took 5.0-5.2 ms instead of
+    5.4-5.6 ms, `benchmarks/profile_step.py gradients`; engine.md "Performance", twelfth
+    session)."""
     w, v0 = v[..., :3], v[..., 3:]
     n, f0 = f[..., :3], f[..., 3:]
     return jnp.concatenate([jnp.cross(w, n) + jnp.cross(v0, f0), jnp.cross(w, f0)], axis=-1)
