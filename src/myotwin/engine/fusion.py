@@ -2,9 +2,10 @@
 
 XLA fuses cheap elementwise producers (products, sums, selects, slices, concatenations) into
 every consumer that reads them. When a consumer reads each element of a producer several
-times -- a Gram product J^T J reads every column n times, a (n_c, 6) wrench reads each
-contact's force law once per component, a per-dof row reads its joint's quaternion once per
-dof -- the producer's whole expression is evaluated again for each read. On a single
+times -- a Gram product J^T J reads every column n times, three mass moments read which
+points each piece holds three times -- the producer's whole expression is evaluated again
+for each read. (Other cases were removed by reformulating instead: one quaternion log per
+joint, not per dof, in passive.py; the limit QP's H from static rows, limits.py.) On a single
 trajectory that multiplies the arithmetic of small kernels; under `vmap` (one kernel per
 fusion, a batch of elements each) it multiplies the per-element cost.
 
