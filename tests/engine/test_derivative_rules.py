@@ -19,7 +19,7 @@ from myotwin.engine import rows, spatial
 jax.config.update("jax_enable_x64", True)
 
 TOL = 1e-13
-BILINEAR = [("quat_mul", 4, 4), ("cross", 3, 3), ("cross_motion", 6, 6)]
+BILINEAR = [("quat_mul", 4, 4), ("cross", 3, 3), ("cross_motion", 6, 6), ("cross_force", 6, 6)]
 
 
 def _rand(key, *shape):

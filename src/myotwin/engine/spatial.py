@@ -8,14 +8,22 @@ All functions broadcast over leading axes. Small matrix-vector products are writ
 unrolled elementwise products and sums (`dot_last`) rather than `einsum`/`@`/`sum`: XLA fuses
 those into its neighbouring kernels (engine.md "Performance").
 
-The products here (`dot_last`, `cross`, `quat_mul`, `quat_to_mat` and `cross_motion`;
-`apply_inertia` through the `cross` it calls) carry custom JVP rules (`cross_force` does not:
-its docstring says why). Their values
-are the unrolled component forms, but their tangents are one broadcast product and sum
-against a constant table of the (bi)linear map, derived from the function itself on basis
-vectors, with no slicing of the tangent. Reverse mode transposes the tangent: through a component form it would spend one
-pad kernel per component slice, through the table one fused multiply-and-sum per product
-(engine.md "Performance").
+The products here (`dot_last`, `cross`, `quat_mul`, `quat_to_mat`, `cross_motion` and
+`cross_force`; `apply_inertia` through the `cross` it calls) carry custom JVP rules. Their
+values are the unrolled component forms. Their tangents never slice the tangent: for a
+bilinear f(a, b) the tangent f(ta, b) + f(a, tb) is written as A(b) ta + B(a) tb with the
+partner matrices A(b)[..., i, j] = sum_k T[i, j, k] b_k and B(a) likewise, where T is the
+map's constant table (derived from the function itself on basis vectors). The partner
+matrices are products of the table with the *primal* (`_partner_matrix`), which reverse mode
+never transposes; each product with a tangent is one broadcast multiply-and-sum
+(`_apply_partner`), n_out n_a terms, and so is its transpose. A quadratic form is treated the
+same way with its polarised table. Through the component form, reverse mode would spend one
+pad kernel per component slice. Until the thirteenth session the rule multiplied tangent and
+primal against the whole table inside the tangent (n_out n_a n_b terms, in the transposed
+pass too); the partner form cut the reverse-mode gradient of `benchmarks/inertial.py`'s 1 s
+rollout from 17.3-18.3 to 15.1-15.3 ms, and `jax.jacfwd` of its forward dynamics (the
+implicit integrators' Newton Jacobians) got faster too (engine.md "Performance", thirteenth
+session).
 """
 
 from __future__ import annotations
@@ -38,11 +46,16 @@ def _basis_table(evaluate) -> np.ndarray:
         return np.asarray(evaluate(), dtype=np.float64)
 
 
-def _table_product(table: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
-    """sum_jk table[out..., j, k] x[..., j] y[..., k]: one broadcast product and sum."""
-    extra = (None,) * (table.ndim - 2)               # the output's own axes
-    return jnp.sum(table * x[(..., *extra, slice(None), None)]
-                   * y[(..., *extra, None, slice(None))], axis=(-2, -1))
+def _partner_matrix(table: np.ndarray, x: jax.Array) -> jax.Array:
+    """(..., out..., n_j) sum_k table[out..., j, k] x[..., k] for a constant table."""
+    extra = (None,) * (table.ndim - 1)
+    return jnp.sum(jnp.asarray(table, x.dtype) * x[(..., *extra, slice(None))], axis=-1)
+
+
+def _apply_partner(mat: jax.Array, t: jax.Array, n_out: int) -> jax.Array:
+    """sum_j mat[..., out..., j] t[..., j] (the tangent's linear map; transposes to one
+    multiply-and-sum)."""
+    return jnp.sum(mat * t[(..., *((None,) * n_out), slice(None))], axis=-1)
 
 
 def _with_rule(fn, jvp, table):
@@ -66,12 +79,13 @@ def _bilinear(n_a: int, n_b: int):
         def jvp(primals, tangents):
             (a, b), (ta, tb) = primals, tangents
             out = fn(a, b)
-            t_ab = jnp.asarray(table(), dtype=out.dtype)
+            tab = table()
+            n_out = tab.ndim - 2
             t = jnp.zeros(out.shape, out.dtype)
             if not _is_zero(ta):
-                t = t + _table_product(t_ab, ta, b)
+                t = t + _apply_partner(_partner_matrix(tab, b), ta, n_out)
             if not _is_zero(tb):
-                t = t + _table_product(t_ab, a, tb)
+                t = t + _apply_partner(_partner_matrix(np.swapaxes(tab, -1, -2), a), tb, n_out)
             return out, t
 
         return _with_rule(fn, jvp, table)
@@ -97,7 +111,8 @@ def _quadratic(n: int):
             out = fn(q)
             if _is_zero(tq):
                 return out, jnp.zeros(out.shape, out.dtype)
-            return out, _table_product(jnp.asarray(2.0 * table(), dtype=out.dtype), tq, q)
+            tab = 2.0 * table()
+            return out, _apply_partner(_partner_matrix(tab, q), tq, tab.ndim - 2)
 
         return _with_rule(fn, jvp, table)
 
@@ -214,13 +229,9 @@ def cross_motion(v: jax.Array, s: jax.Array) -> jax.Array:
     return jnp.concatenate([jnp.cross(w, a), jnp.cross(w, l0) + jnp.cross(v0, a)], axis=-1)
 
 
+@_bilinear(6, 6)
 def cross_force(v: jax.Array, f: jax.Array) -> jax.Array:
-    """Spatial force cross product v x* f of (..., 6) vectors (mju_crossForce). Differentiated
-    by JAX through its components, without a table rule: its (6, 6, 6) table is mostly zeros,
-    and the rule's dense products made the bias forces' reverse pass slower (without it the
-    1 s rollout gradient of `benchmarks/inertial.py`'s skeleton took 5.0-5.2 ms instead of
-    5.4-5.6 ms, `benchmarks/profile_step.py gradients`; engine.md "Performance", twelfth
-    session)."""
+    """Spatial force cross product v x* f of (..., 6) vectors (mju_crossForce)."""
     w, v0 = v[..., :3], v[..., 3:]
     n, f0 = f[..., :3], f[..., 3:]
     return jnp.concatenate([jnp.cross(w, n) + jnp.cross(v0, f0), jnp.cross(w, f0)], axis=-1)
