@@ -122,12 +122,15 @@ def _path_sums(tables: PolylineTables, l: jax.Array):
     (E of the path's last piece), as running additions along each path: a few additions per
     piece, where a product with a (n_pieces, n_pieces) table costs n_pieces per piece."""
     ends, before = [], []
-    for j in range(tables.piece_start.size):            # piece_prev[j] < j: already summed
-        col, k = l[..., j], int(tables.piece_prev[j])
+    # the columns by one split (its transpose is one concatenation; a slice per column would
+    # transpose to a pad kernel each in reverse mode)
+    cols = jax.lax.split(l, (1,) * tables.piece_start.size, axis=l.ndim - 1)
+    for j, col in enumerate(cols):                      # piece_prev[j] < j: already summed
+        k = int(tables.piece_prev[j])
         before.append(jnp.zeros_like(col) if k < 0 else ends[k])
         ends.append(col if k < 0 else ends[k] + col)
-    return (jnp.stack(ends, axis=-1), jnp.stack(before, axis=-1),
-            jnp.stack([ends[int(k)] for k in tables.piece_last], axis=-1))
+    return (jnp.concatenate(ends, axis=-1), jnp.concatenate(before, axis=-1),
+            jnp.concatenate([ends[int(k)] for k in tables.piece_last], axis=-1))
 
 
 class PieceMotion(NamedTuple):
