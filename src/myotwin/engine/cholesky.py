@@ -61,25 +61,38 @@ class Factor(NamedTuple):
     lower: jax.Array
 
 
+def _rows(x: jax.Array) -> list[jax.Array]:
+    """x's rows x[0], x[1], ... by one `lax.split`: its transpose is one concatenation, where
+    reverse mode turns each indexed row x[i] of a differentiated x into a pad kernel."""
+    return [r.reshape(x.shape[1:]) for r in jax.lax.split(x, (1,) * x.shape[0])]
+
+
+def _entries(x: jax.Array) -> list[list[jax.Array]]:
+    """x[i, j] of an (n, m, ...) array as nested lists, by splits (`_rows`) of x and of its
+    rows (splitting a reshaped (n m, ...) x instead made the frog's batch slower)."""
+    return [_rows(r) for r in _rows(x)]
+
+
 def _unrolled_factor(a: jax.Array) -> jax.Array:
     """(n, n) L with A = L L^T entry by entry (Cholesky-Banachiewicz): L_jj = sqrt(A_jj -
     sum_k<j L_jk^2), L_ij = (A_ij - sum_k<j L_ik L_jk) / L_jj for i > j. About n^3 / 6
     multiply-adds on scalars: under `vmap` every one is an operation on a contiguous batch
     vector, where a column-oriented update on (n, n) slices is a strided kernel per column."""
     n = a.shape[-1]
+    a = _entries(a)
     low = [[None] * n for _ in range(n)]
     for j in range(n):
-        diag = a[j, j]
+        diag = a[j][j]
         for k in range(j):
             diag = diag - low[j][k] * low[j][k]
         low[j][j] = jnp.sqrt(diag)
         inv = 1.0 / low[j][j]
         for i in range(j + 1, n):
-            entry = a[i, j]
+            entry = a[i][j]
             for k in range(j):
                 entry = entry - low[i][k] * low[j][k]
             low[i][j] = entry * inv
-    zero = jnp.zeros((), dtype=a.dtype)
+    zero = jnp.zeros((), dtype=low[0][0].dtype)
     return jnp.stack([jnp.stack([low[i][j] if j <= i else zero for j in range(n)])
                       for i in range(n)])
 
@@ -98,24 +111,26 @@ def factor(a: jax.Array) -> Factor:
 def _forward(lower: jax.Array, b: jax.Array) -> jax.Array:
     """y with L y = b (b (n, k)), one row at a time: y_i = (b_i - sum_k<i L_ik y_k) / L_ii,
     as scalar-times-row products (contiguous under `vmap`, like the factor)."""
+    low, rows = _entries(lower), _rows(b)
     ys = []
-    for i in range(lower.shape[0]):
-        acc = b[i]
+    for i in range(len(rows)):
+        acc = rows[i]
         for k in range(i):
-            acc = acc - lower[i, k] * ys[k]
-        ys.append(acc / lower[i, i])
+            acc = acc - low[i][k] * ys[k]
+        ys.append(acc / low[i][i])
     return jnp.stack(ys)
 
 
 def _backward(lower: jax.Array, y: jax.Array) -> jax.Array:
     """x with L^T x = y (y (n, k)), from the last row: x_i = (y_i - sum_k>i L_ki x_k) / L_ii."""
     n = lower.shape[0]
+    low, rows = _entries(lower), _rows(y)
     xs = [None] * n
     for i in reversed(range(n)):
-        acc = y[i]
+        acc = rows[i]
         for k in range(i + 1, n):
-            acc = acc - lower[k, i] * xs[k]
-        xs[i] = acc / lower[i, i]
+            acc = acc - low[k][i] * xs[k]
+        xs[i] = acc / low[i][i]
     return jnp.stack(xs)
 
 
@@ -141,14 +156,15 @@ def lower_inverse_columns(fac: Factor, columns) -> dict[int, dict[int, jax.Array
     if n > SMALL_N:
         raise ValueError(f"lower_inverse_columns: n = {n} > SMALL_N = {SMALL_N} (unrolled "
                          "scalars only)")
-    inv_diag = [1.0 / low[k, k] for k in range(n)]
+    low = _entries(low)
+    inv_diag = [1.0 / low[k][k] for k in range(n)]
     out = {}
     for d in sorted(set(int(c) for c in columns)):
         z = {d: inv_diag[d]}
         for k in range(d + 1, n):
-            acc = low[k, d] * z[d]
+            acc = low[k][d] * z[d]
             for j in range(d + 1, k):
-                acc = acc + low[k, j] * z[j]
+                acc = acc + low[k][j] * z[j]
             z[k] = -acc * inv_diag[k]
         out[d] = z
     return out
