@@ -3,9 +3,10 @@
 Not a test; figures go to benchmarks/RESULTS.md, labelled with this command.
 
   evaluations   Per-evaluation cost of `engine.forward_dynamics` on the models of
-                `benchmarks/inertial.py` (the chain with four tendon-driven paths, massless and
+                `benchmarks/inertial.py` (the chain alone, with four tendon-driven paths, and
                 with 4 x 20 mass points): N evaluations in one jitted `fori_loop` (compiled
-                whole, as in a rollout), best of --repeats. XLA flags set in the environment
+                whole, as in a rollout), best of --repeats; with --modes also its jvp, vjp
+                and jacfwd (w.r.t. q and qd), each in its own loop. XLA flags set in the environment
                 are kept (`myotwin.configure_jax` appends to XLA_FLAGS), so flags can be
                 compared: `XLA_FLAGS=--xla_cpu_use_fusion_emitters=false ... evaluations`.
   trace         The frog's batched RK4 rollout (`benchmarks/engine.py`'s model and states,
@@ -32,6 +33,7 @@ checkout's `src` first on the path and alternate, e.g.
     done
 
     .venv/bin/python benchmarks/profile_step.py evaluations [--n 4000] [--repeats 5]
+                                                            [--modes forward,jvp,vjp,jacfwd]
     .venv/bin/python benchmarks/profile_step.py trace [--batch 512] [--steps 50] [--top 20]
     .venv/bin/python benchmarks/profile_step.py frog [--steps 2000] [--batch 512] [--repeats 5]
     .venv/bin/python benchmarks/profile_step.py gradients [--repeats 5]
@@ -67,29 +69,53 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from myotwin import engine  # noqa: E402
 
 
+def _derivative(mode: str, fd, q, qd, t):
+    """One evaluation of forward dynamics `fd(q, qd)` (n_v,) in `mode`, reduced to an (n_v,)
+    vector that depends on the whole result: the value; its jvp along (t, t); its vjp
+    pulled back from t (both cotangents summed); its jacfwd w.r.t. (q, qd) times t."""
+    if mode == "forward":
+        return fd(q, qd)
+    if mode == "jvp":
+        return jax.jvp(fd, (q, qd), (t, t))[1]
+    if mode == "vjp":
+        ct_q, ct_qd = jax.vjp(fd, q, qd)[1](t)
+        return ct_q + ct_qd
+    jac_q, jac_qd = jax.jacfwd(fd, argnums=(0, 1))(q, qd)
+    return jac_q @ t + jac_qd @ t
+
+
 def evaluations(args) -> None:
     import inertial
 
     massless, with_mass = inertial.models()
+    skeleton = inertial.models(actuated=False)[0]
     q0, qd0 = jnp.array([0.4, -0.3, 0.2]), jnp.array([0.5, 0.0, -0.5])
-    ctrl = jnp.full(massless.n_u, 5.0)
+    modes = args.modes.split(",")
     print(f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}; load average {os.getloadavg()}")
-    for name, model in (("massless", massless), ("4 x 20 mass points", with_mass)):
-        @jax.jit
-        def run(q, qd, model=model):
-            def body(_, carry):  # each evaluation feeds the next, so none is hoisted
-                q, acc = carry
-                qdd = engine.forward_dynamics(model, q, qd, ctrl)
-                return q + 1e-9 * qdd, acc + jnp.sum(qdd)
-            return jax.lax.fori_loop(0, args.n, body, (q, 0.0))
+    for name, model in (("skeleton", skeleton), ("massless", massless),
+                        ("4 x 20 mass points", with_mass)):
+        ctrl = jnp.full(model.n_u, 5.0)
+        times = []
+        for mode in modes:
+            @jax.jit
+            def run(q, qd, model=model, ctrl=ctrl, mode=mode):
+                def fd(a, b):
+                    return engine.forward_dynamics(model, a, b, ctrl)
 
-        jax.block_until_ready(run(q0, qd0))
-        best = float("inf")
-        for _ in range(args.repeats):
-            start = time.perf_counter()
+                def body(_, carry):  # each evaluation feeds the next, so none is hoisted
+                    q, t = carry
+                    out = _derivative(mode, fd, q, qd, t)
+                    return q + 1e-9 * out, t + 1e-9 * out
+                return jax.lax.fori_loop(0, args.n, body, (q, jnp.ones_like(qd)))
+
             jax.block_until_ready(run(q0, qd0))
-            best = min(best, time.perf_counter() - start)
-        print(f"forward_dynamics, {name}: {1e6 * best / args.n:.2f} us per evaluation")
+            best = float("inf")
+            for _ in range(args.repeats):
+                start = time.perf_counter()
+                jax.block_until_ready(run(q0, qd0))
+                best = min(best, time.perf_counter() - start)
+            times.append(f"{mode} {1e6 * best / args.n:.2f}")
+        print(f"forward_dynamics, {name}: " + " | ".join(times) + " us per evaluation")
 
 
 def _hlo_sources(text: str) -> dict[str, str]:
@@ -203,6 +229,8 @@ def main() -> None:
     ev = sub.add_parser("evaluations")
     ev.add_argument("--n", type=int, default=4000)
     ev.add_argument("--repeats", type=int, default=5)
+    ev.add_argument("--modes", default="forward",
+                    help="comma-separated: forward, jvp, vjp, jacfwd (w.r.t. q and qd)")
     tr = sub.add_parser("trace")
     tr.add_argument("--batch", type=int, default=512)
     tr.add_argument("--steps", type=int, default=50)
