@@ -17,6 +17,12 @@ angular velocity (mju_quatIntegrate).
                         what MuJoCo 4.0.0's RK4 computes (see `rk4_step`).      order 4
   BDF1, SDIRK2:         implicit, Newton on velocity unknowns (implicit.py)    order 1, 2
 
+The explicit steps also come in a form that carries extra states along (`*_step_with`:
+`rates(q, qd, extra) -> (qdd, d extra / dt)`; the extra states follow the same tableau in
+their vector space), used by `myotwin.musculoskeletal` for muscle activations and tendon
+states; the skeleton-only steps call them with no extra state (compiled programs identical
+to the former skeleton-only code, checked on the inertial benchmark chain).
+
 Every step takes MuJoCo's applied forces as optional keywords, qfrc_applied (n_v,) and
 xfrc_applied (n_body, 6), held constant over the step (as MuJoCo holds them over mj_step) and
 passed to every `forward_dynamics` evaluation of the step; None (default) applies nothing.
@@ -129,17 +135,50 @@ def normalize_quaternions(model: Model, q: jax.Array) -> jax.Array:
 
 def explicit_euler_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None, xfrc_applied=None):
     """One forward-Euler step; returns (q', qd')."""
-    qdd = forward_dynamics(model, q, qd, ctrl, qfrc_applied=qfrc_applied,
-                           xfrc_applied=xfrc_applied)
-    return integrate_pos(model, q, qd, dt), qd + dt * qdd
+    q, qd, _ = explicit_euler_step_with(model, q, qd, None, _skeleton_rates(
+        model, ctrl, qfrc_applied, xfrc_applied), dt)
+    return q, qd
 
 
 def semi_implicit_euler_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None,
                              xfrc_applied=None):
     """One symplectic-Euler step (velocity first, then position with the new velocity)."""
-    qd_new = qd + dt * forward_dynamics(model, q, qd, ctrl, qfrc_applied=qfrc_applied,
-                                        xfrc_applied=xfrc_applied)
-    return integrate_pos(model, q, qd_new, dt), qd_new
+    q, qd, _ = semi_implicit_euler_step_with(model, q, qd, None, _skeleton_rates(
+        model, ctrl, qfrc_applied, xfrc_applied), dt)
+    return q, qd
+
+
+def _skeleton_rates(model: Model, ctrl, qfrc_applied, xfrc_applied):
+    """The `rates` of the *_with steps for the skeleton alone (no extra state)."""
+    def rates(q, qd, extra):
+        return forward_dynamics(model, q, qd, ctrl, qfrc_applied=qfrc_applied,
+                                xfrc_applied=xfrc_applied), None
+    return rates
+
+
+def _axpy(x, dt, rate):
+    """x + dt * rate over a pytree of extra states (None stays None)."""
+    return jax.tree_util.tree_map(lambda a, b: a + dt * b, x, rate)
+
+
+# Steps of (q, qd, extra): `extra` is any pytree of states that evolve with the skeleton (for
+# example muscle activations and tendon states, myotwin.musculoskeletal) and
+# rates(q, qd, extra) -> (qdd (n_v,), d extra / dt) their joint right-hand side. The extra
+# states live in a vector space (plain additions); the skeleton's positions move on the
+# configuration manifold as in the steps above.
+
+def explicit_euler_step_with(model: Model, q, qd, extra, rates, dt):
+    """Forward Euler on (q, qd, extra); returns (q', qd', extra')."""
+    qdd, extra_rate = rates(q, qd, extra)
+    return integrate_pos(model, q, qd, dt), qd + dt * qdd, _axpy(extra, dt, extra_rate)
+
+
+def semi_implicit_euler_step_with(model: Model, q, qd, extra, rates, dt):
+    """Symplectic Euler on (q, qd) (velocity first, then position with the new velocity),
+    forward Euler on `extra`; returns (q', qd', extra')."""
+    qdd, extra_rate = rates(q, qd, extra)
+    qd_new = qd + dt * qdd
+    return integrate_pos(model, q, qd_new, dt), qd_new, _axpy(extra, dt, extra_rate)
 
 
 # The classic tableau: a_ij = 0 except a_i,i-1 = c_i (so each stage needs only the previous
@@ -192,30 +231,36 @@ def rk4_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None, xfrc_applied=None
     |w| ~ 1 rad/s, with a spring of natural frequency 24 rad/s), which accumulated to
     3.7e-8 over 1 s in a ball-spring rollout.
     """
-    def qacc_at(q_i, qd_i):
-        return forward_dynamics(model, q_i, qd_i, ctrl, qfrc_applied=qfrc_applied,
-                                xfrc_applied=xfrc_applied)
+    q, qd, _ = rk4_step_with(model, q, qd, None,
+                             _skeleton_rates(model, ctrl, qfrc_applied, xfrc_applied), dt)
+    return q, qd
 
+
+def rk4_step_with(model: Model, q, qd, extra, rates, dt):
+    """One classic RK4 step of (q, qd, extra) (`rk4_step` for the skeleton; the extra states
+    follow the same tableau in their vector space); returns (q', qd', extra')."""
     q = normalize_quaternions(model, q)
+    zero_extra = jax.tree_util.tree_map(jnp.zeros_like, extra)
 
     def stage(i, carry):
         # stage i from stage i - 1 (the classic tableau's only nonzero a_ij is a_i,i-1 = c_i):
         # Theta_i = dt c_i k_(i-1), qd_i = qd + dt c_i f_(i-1); stage 0 is (q, qd) itself
-        k_prev, acc_prev, k_sum, acc_sum = carry
+        k_prev, acc_prev, k_sum, acc_sum, x_prev, x_sum = carry
         c, b = jnp.asarray(_RK4_C, qd.dtype)[i], jnp.asarray(_RK4_B, qd.dtype)[i]
         dk = c * k_prev
         qd_i = qd + dt * (c * acc_prev)
         q_i = jnp.where(i == 0, q, integrate_pos(model, q, dk, dt))
         k = _dexpinv(model, dt * dk, qd_i)
-        acc = qacc_at(q_i, qd_i)
-        return k, acc, k_sum + b * k, acc_sum + b * acc
+        acc, x_rate = rates(q_i, qd_i, _axpy(extra, dt * c, x_prev))
+        return (k, acc, k_sum + b * k, acc_sum + b * acc, x_rate, _axpy(x_sum, b, x_rate))
 
-    # One evaluation of forward dynamics in a loop over the four stages, not four inlined
-    # copies: a quarter of the code for XLA to compile (the small-loop compilation of a
-    # whole rollout, jax_setup.py, made compile time grow with the step's size).
+    # One evaluation of the rates in a loop over the four stages, not four inlined copies: a
+    # quarter of the code for XLA to compile (the small-loop compilation of a whole rollout,
+    # jax_setup.py, made compile time grow with the step's size).
     zero = jnp.zeros_like(qd)
-    _, _, dk, dv = jax.lax.fori_loop(0, 4, stage, (qd, zero, zero, zero))
-    return integrate_pos(model, q, dk, dt), qd + dt * dv
+    _, _, dk, dv, _, dx = jax.lax.fori_loop(
+        0, 4, stage, (qd, zero, zero, zero, zero_extra, zero_extra))
+    return integrate_pos(model, q, dk, dt), qd + dt * dv, _axpy(extra, dt, dx)
 
 
 # implicit.py needs integrate_pos (defined above); the package __init__ imports this module
