@@ -1,0 +1,35 @@
+"""A skeleton driven by Hill-type muscles (seed 003 §4.6): Hill-type musculotendons
+(`myotwin.muscle`) pulling along an engine model's paths (`myotwin.paths`), with or without
+muscle mass points (`myotwin.inertia`), simulated as one system.
+
+  msm = musculoskeletal_model(skeleton, muscles)         # muscle i on the path of its name
+  x0 = equilibrium_state(msm, q0, qd0, activation=0.05)  # tendons in equilibrium
+  states, t = simulate(msm, x0, excitation, duration_s=0.5, dt_s=1e-3)
+
+Modules: `model` (the pytree and its validated builder), `paths` (l_MT, v_MT, moment arms),
+`state` (state and equilibrium), `dynamics` (right-hand side), `simulate` (fixed-step
+integration), `energy` (power balance). docs/muscle.md, "Driving the skeleton".
+"""
+
+from myotwin.musculoskeletal.dynamics import muscle_drive, rates, state_derivative
+from myotwin.musculoskeletal.energy import elastic_energy, mechanical_energy, muscle_input_power
+from myotwin.musculoskeletal.model import MusculoskeletalModel, musculoskeletal_model
+from myotwin.musculoskeletal.paths import path_state
+from myotwin.musculoskeletal.simulate import rollout, simulate
+from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
+
+__all__ = [
+    "MusculoskeletalModel",
+    "MusculoskeletalState",
+    "elastic_energy",
+    "equilibrium_state",
+    "mechanical_energy",
+    "muscle_drive",
+    "muscle_input_power",
+    "musculoskeletal_model",
+    "path_state",
+    "rates",
+    "rollout",
+    "simulate",
+    "state_derivative",
+]

@@ -1,0 +1,58 @@
+"""Right-hand side of a skeleton driven by Hill-type muscles.
+
+With the muscles' paths at (q, qd) (`paths.path_state`: l_MT, v_MT, r) and their states
+(activation a, tendon state s), `myotwin.muscle.dynamics` gives each muscle's tendon force F
+(N, tension), da/dt (from the excitation u) and ds/dt; the muscles act on the skeleton as the
+generalized force r F (the muscle enters the skeleton as -(dL/dq)^T F, docs/conventions.md),
+added to the skeleton's own forces (actuators with ctrl, passive, contact, limits, muscle mass
+points) in `engine.forward_dynamics`:
+
+  d/dt (q, qd, a, s) = (qd, forward_dynamics(q, qd, ctrl, qfrc_applied + r F), da/dt, ds/dt)
+
+(the q rate is the velocity qd in velocity coordinates; the integrators move q on its
+manifold, `engine.integrators`).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from myotwin.engine.dynamics import forward_dynamics
+from myotwin.muscle.musculotendon import MuscleDynamics, dynamics
+from myotwin.musculoskeletal.model import MusculoskeletalModel
+from myotwin.musculoskeletal.paths import path_state
+from myotwin.musculoskeletal.state import MusculoskeletalState
+
+
+def muscle_drive(msm: MusculoskeletalModel, state: MusculoskeletalState,
+                 excitation) -> tuple[MuscleDynamics, jax.Array]:
+    """(the muscles' `MuscleDynamics` (forces, energies, powers, state rates), their
+    generalized force r F (n_v,)) at `state` for excitation u (scalar or (n_muscles,))."""
+    length, speed, arms = path_state(msm, state.q, state.qd)
+    dyn = dynamics(msm.muscles, excitation, state.activation, length, speed, state.tendon_state)
+    return dyn, arms @ dyn.outputs.tendon_force_N
+
+
+def _skeleton_ctrl(msm: MusculoskeletalModel, ctrl, dtype):
+    return jnp.zeros(msm.skeleton.n_u, dtype) if ctrl is None else ctrl
+
+
+def rates(msm: MusculoskeletalModel, state: MusculoskeletalState, excitation, ctrl=None,
+          qfrc_applied=None, xfrc_applied=None) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """(qdd (n_v,), da/dt, ds/dt (n_muscles,) each) at `state` (module docstring); ctrl (n_u,)
+    drives the skeleton's own actuators (zeros if None), qfrc_applied / xfrc_applied as in
+    `engine.forward_dynamics`."""
+    dyn, qfrc = muscle_drive(msm, state, excitation)
+    applied = qfrc if qfrc_applied is None else qfrc + qfrc_applied
+    qdd = forward_dynamics(msm.skeleton, state.q, state.qd,
+                           _skeleton_ctrl(msm, ctrl, state.qd.dtype),
+                           qfrc_applied=applied, xfrc_applied=xfrc_applied)
+    return qdd, dyn.activation_rate, dyn.tendon_state_rate
+
+
+def state_derivative(msm: MusculoskeletalModel, state: MusculoskeletalState, excitation,
+                     ctrl=None, qfrc_applied=None, xfrc_applied=None) -> MusculoskeletalState:
+    """d state / dt as a `MusculoskeletalState` whose q field is the velocity qd (n_v,)."""
+    qdd, da, ds = rates(msm, state, excitation, ctrl, qfrc_applied, xfrc_applied)
+    return MusculoskeletalState(state.qd, qdd, da, ds)

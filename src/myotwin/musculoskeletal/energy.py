@@ -1,0 +1,46 @@
+"""Energy bookkeeping of a skeleton driven by Hill-type muscles (the power-balance oracle).
+
+  E = T + V + E_el:  T, V the skeleton's kinetic and potential energy with the muscle mass
+  points (`engine.kinetic_energy`, `engine.potential_energy`), E_el the muscles' stored
+  elastic energy (passive fiber and tendon, `MuscleOutputs`).
+
+Each musculotendon obeys dE_el/dt = P_active + P_damping - P_MT (`myotwin.muscle`, OpenSim's
+power definitions: each the power *delivered* by the element, P_MT = -F v_MT to the
+skeleton), and the skeleton d(T + V)/dt = P_MT plus the power of its other non-conservative
+forces (joint damping, its own actuators, contact, limits, applied forces). Without those,
+
+  dE/dt = P_active + P_damping                     (`muscle_input_power`),
+
+which `tests/musculoskeletal` checks along simulated trajectories: it holds only if the
+coupling sign, the moment arms, the path speeds, the mass matrix with the mass points and the
+muscle state equations agree with each other.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from myotwin.engine.dynamics import kinetic_energy, potential_energy
+from myotwin.musculoskeletal.dynamics import muscle_drive
+from myotwin.musculoskeletal.model import MusculoskeletalModel
+from myotwin.musculoskeletal.state import MusculoskeletalState
+
+
+def elastic_energy(msm: MusculoskeletalModel, state: MusculoskeletalState) -> jax.Array:
+    """Scalar elastic energy stored in the muscles' passive fibers and tendons (J)."""
+    out = muscle_drive(msm, state, 0.0)[0].outputs
+    return jnp.sum(out.fiber_potential_energy_J + out.tendon_potential_energy_J)
+
+
+def mechanical_energy(msm: MusculoskeletalModel, state: MusculoskeletalState) -> jax.Array:
+    """Scalar T + V + E_el (J) (module docstring)."""
+    return (kinetic_energy(msm.skeleton, state.q, state.qd)
+            + potential_energy(msm.skeleton, state.q) + elastic_energy(msm, state))
+
+
+def muscle_input_power(msm: MusculoskeletalModel, state: MusculoskeletalState,
+                       excitation) -> jax.Array:
+    """Scalar power delivered by the muscles' active elements and fiber dampers (W)."""
+    out = muscle_drive(msm, state, excitation)[0].outputs
+    return jnp.sum(out.fiber_active_power_W + out.fiber_damping_power_W)

@@ -1,0 +1,125 @@
+"""Fixed-step simulation of a skeleton driven by Hill-type muscles.
+
+The state (q, qd, activation, tendon state) advances with the engine's explicit integrators
+(`engine.integrators`, the *_with steps): the skeleton on its configuration manifold exactly
+as `engine.simulate` moves it (RK4 as MuJoCo 4.0.0's, Runge-Kutta-Munthe-Kaas on
+quaternions), the muscle states with the same tableau. Inputs held over each step:
+excitation u (n_muscles,) and the skeleton's own ctrl (n_u,), each constant or one row per
+step. The implicit integrators (BDF1, SDIRK2) of the engine solve for the skeleton's
+velocities only and are not offered here (ValueError).
+
+Like `engine.simulate`, `simulate` raises FloatingPointError naming the first step whose state
+is not finite (outside a trace), and the rollout is differentiable end to end (reverse mode
+through the scan, w.r.t. the initial state, the excitations and every model leaf).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from myotwin.engine.integrators import (Integrator, explicit_euler_step_with, rk4_step_with,
+                                        semi_implicit_euler_step_with)
+from myotwin.engine.simulate import n_steps_for
+from myotwin.musculoskeletal.dynamics import rates
+from myotwin.musculoskeletal.model import MusculoskeletalModel
+from myotwin.musculoskeletal.state import MusculoskeletalState
+
+_STEPS = {
+    Integrator.EXPLICIT_EULER: explicit_euler_step_with,
+    Integrator.SEMI_IMPLICIT_EULER: semi_implicit_euler_step_with,
+    Integrator.RK4: rk4_step_with,
+}
+
+
+def _integrator(integrator) -> Integrator:
+    integrator = Integrator(integrator)
+    if integrator not in _STEPS:
+        raise ValueError(f"integrator '{integrator.value}' is not available for a "
+                         "musculoskeletal model (the engine's implicit steps solve for the "
+                         f"skeleton's velocities only); use one of "
+                         f"{[i.value for i in _STEPS]}")
+    return integrator
+
+
+def _per_step(x, n_steps: int, width: int, what: str):
+    x = jnp.asarray(x, dtype=float)
+    if x.ndim == 0:
+        x = jnp.broadcast_to(x, (width,))
+    if x.shape == (width,):
+        return jnp.broadcast_to(x, (n_steps, width))
+    if x.shape == (n_steps, width):
+        return x
+    raise ValueError(f"{what} has shape {x.shape}, expected ({width},) or ({n_steps}, {width})")
+
+
+@functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
+def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation, dt_s,
+            n_steps: int, integrator: Integrator = Integrator.RK4,
+            ctrl=None) -> MusculoskeletalState:
+    """The states at steps 0..n_steps (each field with a leading n_steps + 1 axis) from
+    state0; excitation (n_muscles,) or (n_steps, n_muscles); ctrl None (zeros), (n_u,) or
+    (n_steps, n_u) for the skeleton's own actuators."""
+    step = _STEPS[_integrator(integrator)]
+    model = msm.skeleton
+    u_steps = _per_step(excitation, n_steps, msm.n_muscles, "excitation")
+    c_steps = _per_step(jnp.zeros(model.n_u) if ctrl is None else ctrl, n_steps, model.n_u,
+                        "ctrl")
+
+    # rematerialised, as engine.rollout: reverse mode keeps each step's state only
+    @functools.partial(jax.checkpoint, prevent_cse=False)
+    def body(state, x):
+        u, c = x
+
+        def step_rates(q, qd, extra):
+            qdd, da, ds = rates(msm, MusculoskeletalState(q, qd, *extra), u, c)
+            return qdd, (da, ds)
+
+        q, qd, (a, s) = step(model, state.q, state.qd, (state.activation, state.tendon_state),
+                             step_rates, dt_s)
+        new = MusculoskeletalState(q, qd, a, s)
+        return new, new
+
+    _, states = jax.lax.scan(body, state0, (u_steps, c_steps))
+    return jax.tree_util.tree_map(lambda x0, xs: jnp.concatenate([x0[None], xs]), state0,
+                                  states)
+
+
+def _first_bad_step(states: MusculoskeletalState) -> int:
+    bad = np.zeros(states.q.shape[0], dtype=bool)
+    for x in states:
+        x = np.asarray(x)
+        bad |= ~np.all(np.isfinite(x.reshape(x.shape[0], -1)), axis=1)
+    return int(np.argmax(bad)) if bad.any() else -1
+
+
+def simulate(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation,
+             duration_s: float, dt_s: float, integrator: Integrator | str = Integrator.RK4,
+             ctrl=None) -> tuple[MusculoskeletalState, jax.Array]:
+    """Fixed-step simulation: (states (n + 1 rows per field), t (n + 1,)), n = duration / dt.
+
+    excitation: scalar, (n_muscles,) or per step (n, n_muscles), in [0, 1]; ctrl: None, (n_u,)
+    or (n, n_u). ValueError for a bad shape, a non-finite excitation or one outside [0, 1] (when
+    concrete); FloatingPointError naming the first step whose state is not finite."""
+    n = n_steps_for(duration_s, dt_s)
+    integrator = _integrator(integrator)
+    u = jnp.asarray(excitation, dtype=float)
+    if not isinstance(u, jax.core.Tracer):
+        values = np.asarray(u)
+        if not np.all(np.isfinite(values)) or values.min(initial=0.0) < 0.0 or \
+                values.max(initial=0.0) > 1.0:
+            where = np.argwhere(~(np.isfinite(values) & (values >= 0.0) & (values <= 1.0)))
+            raise ValueError(f"excitation must be finite and in [0, 1]; entry "
+                             f"{tuple(int(i) for i in where[0])} is "
+                             f"{float(values[tuple(where[0])])!r}")
+    state0 = MusculoskeletalState(*(jnp.asarray(x, dtype=float) for x in state0))
+    states = rollout(msm, state0, u, dt_s, n, integrator, ctrl)
+    if not isinstance(states.q, jax.core.Tracer):
+        k = _first_bad_step(states)
+        if k >= 0:
+            raise FloatingPointError(f"simulation diverged: the state is not finite at step "
+                                     f"{k} (t = {k * dt_s:.6g} s)")
+    return states, jnp.arange(n + 1) * dt_s

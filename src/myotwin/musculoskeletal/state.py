@@ -1,0 +1,52 @@
+"""State of a musculoskeletal model and its equilibrium initialisation.
+
+`MusculoskeletalState`: the skeleton's (q (n_q,), qd (n_v,)) in MuJoCo's qpos/qvel layout,
+each muscle's activation (n_muscles,) and tendon state (n_muscles,): the normalized tendon
+force for `TendonModel.EXPLICIT_FORCE`, the fiber length (m) for DAMPED_FIBER_LENGTH, unused
+(zeros) for RIGID.
+
+`equilibrium_state` starts a simulation as OpenSim's `equilibrateMuscles` does: each
+compliant musculotendon at the fiber length where fiber and tendon forces balance at the
+current path length, with zero tendon velocity (`myotwin.muscle.equilibrium`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from myotwin.muscle.model import TendonModel
+from myotwin.muscle.musculotendon import equilibrium
+from myotwin.musculoskeletal.model import MusculoskeletalModel
+from myotwin.musculoskeletal.paths import path_state
+
+
+class MusculoskeletalState(NamedTuple):
+    """q (n_q,), qd (n_v,), activation (n_muscles,), tendon_state (n_muscles,)."""
+
+    q: jax.Array
+    qd: jax.Array
+    activation: jax.Array
+    tendon_state: jax.Array
+
+
+def equilibrium_state(msm: MusculoskeletalModel, q, qd, activation) -> MusculoskeletalState:
+    """The state at (q, qd) with the given activation (scalar or (n_muscles,)) and every
+    compliant tendon in equilibrium (module docstring). ValueError naming the muscles whose
+    equilibrium has no solution (for example a slack musculotendon), when not traced."""
+    q = jnp.asarray(q, dtype=float)
+    qd = jnp.asarray(qd, dtype=float)
+    a = jnp.broadcast_to(jnp.asarray(activation, dtype=float), (msm.n_muscles,))
+    m = msm.muscles
+    if m.tendon is TendonModel.RIGID:
+        return MusculoskeletalState(q, qd, a, jnp.zeros(msm.n_muscles))
+    length, speed, _ = path_state(msm, q, qd)
+    eq = equilibrium(m, a, length, speed)
+    if not isinstance(eq.converged, jax.core.Tracer) and not bool(jnp.all(eq.converged)):
+        bad = [n for n, ok in zip(m.names, eq.converged.tolist()) if not ok]
+        raise ValueError(f"equilibrium_state: no fiber equilibrium for muscles {bad} at path "
+                         f"lengths {[round(float(x), 6) for x in length]} m (slack, or "
+                         "outside the curves' range)")
+    return MusculoskeletalState(q, qd, a, eq.tendon_state)
