@@ -20,6 +20,9 @@ Measured (not a test; numbers go to benchmarks/RESULTS.md):
      Jacobian, `engine.simulate(..., "bdf1")`), massless and inertial: forward mode under
      `vmap` is where the reverse-mode rules of engine/rows.py and engine/spatial.py (dense
      tangents, table products) cost something, so it is timed next to the gradient.
+  4. with `--hill`: the RK4 step with four De Groote 2016 Hill-type muscles on the paths
+     instead of the tendon motors (`myotwin.musculoskeletal`, rigid and explicit-force
+     tendons), massless vs inertial: the same step ratio with muscle models in both.
 Wrapped paths (Type III) are left out of part 2: reverse mode through their mass points
 (second derivatives of the wrap geometry, differentiated once more) did not compile within
 10 minutes on this machine (see docs/inertia.md, "reaching"); part 1 can include one with
@@ -29,6 +32,7 @@ Timings: best of `--repeats`, wall and process CPU time (the machine is shared; 
 leaves out waiting for a core), after one warm-up call (compilation reported separately).
 
     .venv/bin/python benchmarks/inertial.py [--steps 1000] [--repeats 5] [--wrap] [--implicit]
+                                            [--hill]
 """
 
 from __future__ import annotations
@@ -139,6 +143,35 @@ def step_cost(model, n_steps: int, repeats: int) -> dict:
             "cpu_us": 1e6 * cpu / n_steps}
 
 
+def hill_step_cost(skeleton, tendon: str, n_steps: int, repeats: int) -> dict:
+    """Per-step RK4 cost of the chain driven by four De Groote 2016 muscles on its paths
+    (`myotwin.musculoskeletal`; 2 kN, l_opt 0.55 and l_ts 0.5 of each path's length at q0,
+    pennation 0.1 rad, excitations 0.2-0.4), from tendon equilibrium at activation 0.2."""
+    from myotwin import muscle as mu
+    from myotwin import musculoskeletal as ms
+    from myotwin.paths.on_model import muscle_lengths
+
+    q0 = jnp.array([0.4, -0.3, 0.2])
+    qd0 = jnp.array([0.5, 0.0, -0.5])
+    length = muscle_lengths(skeleton, q0)
+    muscles = mu.build_muscles(CHAIN_MUSCLES, curves="degroote2016", tendon=tendon,
+                               max_isometric_force_N=2000.0,
+                               optimal_fiber_length_m=[float(x) for x in 0.55 * length],
+                               tendon_slack_length_m=[float(x) for x in 0.5 * length],
+                               pennation_at_optimal_rad=0.1)
+    msm = ms.musculoskeletal_model(skeleton, muscles)
+    x0 = ms.equilibrium_state(msm, q0, qd0, 0.2)
+    u = jnp.array([0.3, 0.2, 0.4, 0.25])
+
+    def call():
+        return ms.rollout(msm, x0, u, 1e-4, n_steps)   # 0.1 ms steps: no slack tendon
+
+    compile_s = timed_compile(call)
+    wall, cpu = best_of(call, repeats)
+    return {"compile_s": compile_s, "wall_us": 1e6 * wall / n_steps,
+            "cpu_us": 1e6 * cpu / n_steps}
+
+
 def gradient_cost(model, repeats: int) -> dict:
     """Reverse-mode gradient of a 1 s semi-implicit rollout vs the rollout alone: w.r.t. q0,
     qd0 and, if the model has muscle mass, the point masses."""
@@ -188,6 +221,9 @@ def main() -> None:
                         help="step cost with a fifth, cylinder-wrapped inertial path")
     parser.add_argument("--implicit", action="store_true",
                         help="also time 200 BDF1 steps (forward-mode Newton Jacobians)")
+    parser.add_argument("--hill", action="store_true",
+                        help="also time the RK4 step with four De Groote muscles driving the "
+                             "chain (myotwin.musculoskeletal), massless vs inertial")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}")
     bare = step_cost(models(actuated=False)[0], args.steps, args.repeats)
@@ -225,6 +261,14 @@ def main() -> None:
         print(f"  the same for the {label} model (w.r.t. q0, qd0): forward "
               f"{h['forward_wall_s']:.4f} s, gradient {h['grad_wall_s']:.4f} s wall, ratio "
               f"{h['ratio_wall']:.2f} wall, {h['ratio_cpu']:.2f} CPU")
+    if args.hill:
+        for tendon in ("rigid", "explicit_force"):
+            h0, h1 = (hill_step_cost(m, tendon, args.steps, args.repeats)
+                      for m in models(actuated=False))
+            print(f"RK4 step with 4 De Groote muscles ({tendon} tendon): massless "
+                  f"{h0['wall_us']:.1f} us, 4 x {N_POINTS} points {h1['wall_us']:.1f} us wall, "
+                  f"ratio {h1['wall_us'] / h0['wall_us']:.2f} (CPU "
+                  f"{h1['cpu_us'] / h0['cpu_us']:.2f})")
     if args.implicit:
         t0, t1 = implicit_cost(massless, args.repeats), implicit_cost(inertial, args.repeats)
         print(f"200 BDF1 steps (Newton, forward-mode Jacobian): massless {t0:.4f} s, inertial "

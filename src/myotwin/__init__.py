@@ -11,6 +11,12 @@ engine
     `myotwin.bias_forces`), so `import myotwin` does not import JAX. Configure JAX in your
     entry point first: `myotwin.configure_jax()` (float64 and embedded small constants, see
     myotwin/jax_setup.py; at least `jax.config.update("jax_enable_x64", True)`).
+paths, muscle, inertia
+    Musculotendon paths, Hill-type muscle models, and muscles with mass (mass points).
+musculoskeletal
+    Hill-type muscles driving the skeleton along its paths, simulated as one system.
+fiber
+    Fiber (cable) muscles coupled to the skeleton.
 """
 
 from importlib import import_module
