@@ -109,9 +109,8 @@ def simulate(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation
     u = jnp.asarray(excitation, dtype=float)
     if not isinstance(u, jax.core.Tracer):
         values = np.asarray(u)
-        if not np.all(np.isfinite(values)) or values.min(initial=0.0) < 0.0 or \
-                values.max(initial=0.0) > 1.0:
-            where = np.argwhere(~(np.isfinite(values) & (values >= 0.0) & (values <= 1.0)))
+        where = np.argwhere(~(np.isfinite(values) & (values >= 0.0) & (values <= 1.0)))
+        if where.size:
             raise ValueError(f"excitation must be finite and in [0, 1]; entry "
                              f"{tuple(int(i) for i in where[0])} is "
                              f"{float(values[tuple(where[0])])!r}")
