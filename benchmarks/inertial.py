@@ -53,52 +53,17 @@ import mujoco  # noqa: E402
 
 from myotwin import engine, inertia  # noqa: E402
 from myotwin.engine.integrators import Integrator  # noqa: E402
+from myotwin.models import chain  # noqa: E402
 
 N_POINTS = 20
 MUSCLE_MASS_KG = 0.2
-CHAIN_MUSCLES = ("straight", "via1", "via2", "via3")
+CHAIN_MUSCLES = chain.MUSCLES
 
 
 def chain_mjcf(wrap: bool = False, actuated: bool = True) -> str:
-    """The 3-hinge chain with four paths (and a fifth, cylinder-wrapped one if `wrap`); with
-    `actuated`, a tendon motor (gear -1: ctrl = tension N) on every path."""
-    names = CHAIN_MUSCLES + (("wrapped",) if wrap else ())
-    actuators = ("<actuator>" + "".join(f'<motor tendon="{n}" gear="-1"/>' for n in names)
-                 + "</actuator>") if actuated else ""
-    extra_geom = ('<geom name="cyl" type="cylinder" pos="0 0 -0.3" size="0.03 0.03" '
-                  'quat="0.70710678118654757 -0.70710678118654757 0 0" contype="0" '
-                  'conaffinity="0"/><site name="cyl_side" pos="0.1 0 -0.3"/>'
-                  '<site name="cyl_o" pos="-0.05 0 -0.1"/>') if wrap else ""
-    extra_site = '<site name="cyl_i" pos="-0.12 0 -0.15"/>' if wrap else ""
-    extra_tendon = ('<spatial name="wrapped"><site site="cyl_o"/><geom geom="cyl" '
-                    'sidesite="cyl_side"/><site site="cyl_i"/></spatial>') if wrap else ""
-    return f"""
-<mujoco model="inertial_chain"><option timestep="0.001"><flag contact="disable"/></option>
-<worldbody>
-  <site name="o1" pos="0.03 0 0.05"/><site name="o2" pos="-0.03 0 0.05"/>
-  <body name="b1" pos="0 0 0"><joint type="hinge" axis="0 1 0" damping="0.01"/>
-    <inertial pos="0 0 -0.15" mass="0.5" diaginertia="0.004 0.004 0.0002"/>
-    <site name="v1" pos="0.03 0 -0.2"/><site name="v1b" pos="-0.03 0 -0.2"/>{extra_geom}
-    <body name="b2" pos="0 0 -0.3"><joint type="hinge" axis="0 1 0"/>
-      <inertial pos="0 0 -0.15" mass="0.4" diaginertia="0.003 0.003 0.0002"/>
-      <site name="v2" pos="0.03 0 -0.15"/><site name="v2b" pos="-0.03 0 -0.15"/>{extra_site}
-      <body name="b3" pos="0 0 -0.3"><joint type="hinge" axis="1 0 0"/>
-        <inertial pos="0 0 -0.15" mass="0.3" diaginertia="0.002 0.002 0.0001"/>
-        <site name="i3" pos="0.02 0 -0.1"/><site name="i3b" pos="-0.02 0.01 -0.1"/>
-      </body></body></body>
-</worldbody>
-<tendon>
-  <spatial name="straight"><site site="o1"/><site site="i3"/></spatial>
-  <spatial name="via1"><site site="o1"/><site site="v1"/><site site="v2"/><site site="i3"/>
-  </spatial>
-  <spatial name="via2"><site site="o2"/><site site="v1b"/><site site="v2b"/><site site="i3b"/>
-  </spatial>
-  <spatial name="via3"><site site="o2"/><site site="v1"/><site site="v2b"/><site site="i3"/>
-  </spatial>
-  {extra_tendon}
-</tendon>
-{actuators}
-</mujoco>"""
+    """The chain (`myotwin.models.chain`): four paths (a fifth, cylinder-wrapped one if
+    `wrap`), a tendon motor on each if `actuated`."""
+    return chain.mjcf(wrap, actuated)
 
 
 def models(wrap: bool = False, actuated: bool = True):

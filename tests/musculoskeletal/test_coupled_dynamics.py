@@ -23,47 +23,23 @@ from scipy.integrate import solve_ivp
 from myotwin import engine, inertia
 from myotwin import muscle as mu
 from myotwin import musculoskeletal as ms
+from myotwin.models import chain
 from myotwin.paths.on_model import muscle_lengths
 
-NAMES = ("straight", "via1", "via2", "via3")
+NAMES = chain.MUSCLES
 EXCITATION = jnp.array([0.3, 0.2, 0.4, 0.25])
 Q0 = jnp.array([0.4, -0.3, 0.2])
 QD0 = jnp.array([0.3, -0.5, 0.8])
-
-# The chain of benchmarks/inertial.py (three hinges, one straight and three via-point paths),
-# written out here with a tendon motor per path (for the MuJoCo comparison) and, for the
-# energy test, without the joint damping.
-CHAIN = """
-<mujoco><option timestep="0.001"><flag contact="disable"/></option>
-<worldbody>
-  <site name="o1" pos="0.03 0 0.05"/><site name="o2" pos="-0.03 0 0.05"/>
-  <body name="b1"><joint type="hinge" axis="0 1 0" damping="{damping}"/>
-    <inertial pos="0 0 -0.15" mass="0.5" diaginertia="0.004 0.004 0.0002"/>
-    <site name="v1" pos="0.03 0 -0.2"/><site name="v1b" pos="-0.03 0 -0.2"/>
-    <body name="b2" pos="0 0 -0.3"><joint type="hinge" axis="0 1 0"/>
-      <inertial pos="0 0 -0.15" mass="0.4" diaginertia="0.003 0.003 0.0002"/>
-      <site name="v2" pos="0.03 0 -0.15"/><site name="v2b" pos="-0.03 0 -0.15"/>
-      <body name="b3" pos="0 0 -0.3"><joint type="hinge" axis="1 0 0"/>
-        <inertial pos="0 0 -0.15" mass="0.3" diaginertia="0.002 0.002 0.0001"/>
-        <site name="i3" pos="0.02 0 -0.1"/><site name="i3b" pos="-0.02 0.01 -0.1"/>
-      </body></body></body>
-</worldbody>
-<tendon>
-  <spatial name="straight"><site site="o1"/><site site="i3"/></spatial>
-  <spatial name="via1"><site site="o1"/><site site="v1"/><site site="v2"/><site site="i3"/></spatial>
-  <spatial name="via2"><site site="o2"/><site site="v1b"/><site site="v2b"/><site site="i3b"/></spatial>
-  <spatial name="via3"><site site="o2"/><site site="v1"/><site site="v2b"/><site site="i3"/></spatial>
-</tendon>
-<actuator>{motors}</actuator>
-</mujoco>"""
 
 TENDONS = {"explicit_force": "degroote2016", "damped_fiber_length": "millard2012",
            "rigid": "degroote2016"}
 
 
 def _xml(damping=0.01):
-    motors = "".join(f'<motor tendon="{n}" gear="-1"/>' for n in NAMES)
-    return CHAIN.format(damping=damping, motors=motors)
+    """The chain of benchmarks/inertial.py (`myotwin.models.chain`: three hinges, one straight
+    and three via-point paths) with a tendon motor per path (idle unless the MuJoCo comparison
+    drives them); damping on the first hinge."""
+    return chain.mjcf(actuated=True, damping=damping)
 
 
 def _muscles(skeleton, tendon):

@@ -6,11 +6,14 @@ arm26
 finger
     Index finger (MCP, PIP, DIP hinges) with FDS and FDP as inertial Type II paths, after the
     seed's §4.4 (dimensions from Buryanov & Kotiuk 2010, de Leva 1996): `finger.build()`.
+chain
+    A three-hinge chain with one straight and three via-point paths (the inertial benchmark's
+    and the musculoskeletal tests' test bed): `chain.mjcf()`.
 arm_reaching
     Right arm (3 shoulder hinges + elbow, de Leva 1996 segments) with three deltoid and three
     triceps heads as inertial Type III paths, after the seed's §4.7: `arm_reaching.build()`.
 """
 
-from myotwin.models import arm26, arm_reaching, finger
+from myotwin.models import arm26, arm_reaching, chain, finger
 
-__all__ = ["arm26", "arm_reaching", "finger"]
+__all__ = ["arm26", "arm_reaching", "chain", "finger"]
