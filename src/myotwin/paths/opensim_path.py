@@ -221,7 +221,7 @@ def _insert(seq, count, at, slot):
     return out.astype(seq.dtype), (count + 2).astype(count.dtype)
 
 
-def _apply_wraps(pts, active, tab, cyl, max_reps: int):
+def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False):
     """Steps 2-3 for one path (vmapped over paths). pts (P, 3) world points, active (P,);
     tab: this path's rows of `_Tables` (as arrays); cyl: (center (n_cyl, 3), rot (n_cyl, 3, 3),
     radius, length, axis, sign) of all cylinders. Returns (seq, count, wrap_pos (2W, 3),
@@ -231,8 +231,9 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int):
     center, rot, radius, length, axis, sign, kind, hand, kinds = cyl
     idx = jnp.arange(n_pt)
     seq, count = compact(active, n_slot)
-    # static when no path has two wraps: then the tangency loop is not even compiled
-    single = True if n_w == 1 else tab.n_wraps == 1
+    # static when no path of this call has two wraps (`single_wrap`, `current_paths`): then
+    # the tangency loop is not even compiled
+    single = True if (n_w == 1 or single_wrap) else tab.n_wraps == 1
 
     def apply_wrap(i, carry):
         seq, count, wpos, wlen, order, result, aborted = carry
@@ -328,8 +329,24 @@ def current_paths(ps: OpenSimPathSet, kin: Kinematics, q: jax.Array) -> CurrentP
            frozenset(ps.cyl_kind))
     reps = MAX_WRAP_REPETITIONS if n_w > 1 else 1
     tab_j = jax.tree_util.tree_map(jnp.asarray, tab)
-    seq, count, wrap_pos, wrap_len = jax.vmap(
-        lambda p, a, t: _apply_wraps(p, a, t, cyl, reps))(pts, active, tab_j)
+    # Two static groups: paths with at most one wrap object, whose tangency adjustment OpenSim
+    # skips (so it is not compiled for them), and the others. One vmapped call over all paths
+    # ran the 100-trip adjustment loop for every path's candidates as soon as one path had two
+    # wraps (arm26: lengths 8.3 -> 2.7 ms, docs/models.md). Same results either way.
+    multi = np.asarray(tab.n_wraps) >= 2
+    parts = []
+    for rows, single in ((np.flatnonzero(~multi), True), (np.flatnonzero(multi), False)):
+        if rows.size:
+            sub = jax.tree_util.tree_map(lambda x, r=rows: x[r], tab_j)
+            parts.append((rows, jax.vmap(
+                lambda p, a, t, one=single: _apply_wraps(p, a, t, cyl, reps, one))(
+                    pts[rows], active[rows], sub)))
+    if len(parts) == 1:
+        seq, count, wrap_pos, wrap_len = parts[0][1]
+    else:
+        back = np.argsort(np.concatenate([rows for rows, _ in parts]))
+        seq, count, wrap_pos, wrap_len = (
+            jnp.concatenate([out[k] for _, out in parts])[back] for k in range(4))
     return CurrentPath(seq, count, jnp.concatenate([pts, wrap_pos], axis=1), wrap_len)
 
 
