@@ -1,0 +1,82 @@
+"""Speed of OpenSim's arm26 (`myotwin.models.arm26`): path lengths, moment arms, and an RK4 step
+of the arm driven by its six muscles (not a test; numbers go to benchmarks/RESULTS.md).
+
+Measured, jitted, best of --repeats, at q = (0, 1) rad:
+  * `myotwin.muscle_lengths` and `myotwin.moment_arms` per call;
+  * the RK4 step of `myotwin.musculoskeletal.rollout` (six De Groote 2016 muscles, rigid
+    tendons, with the .osim's forces, fiber and tendon lengths and pennation; excitation 0.5;
+    --steps steps of 0.1 ms from rest), per step.
+The peer is OpenSim 4.6 itself: the reference file's `realizeAcceleration` time (measured when
+the reference was made, on another run of this machine; OpenSim is not installed here), read
+from shared/reference/opensim/arm26_reference.json when present.
+
+    taskset -c 1 .venv/bin/python benchmarks/arm26.py [--steps 100] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import time
+
+from myotwin import configure_jax
+
+configure_jax()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+import myotwin  # noqa: E402
+from myotwin import muscle as mu  # noqa: E402
+from myotwin import musculoskeletal as ms  # noqa: E402
+from myotwin.models import arm26  # noqa: E402
+
+REFERENCE = (pathlib.Path(__file__).resolve().parents[2] / "shared" / "reference" / "opensim"
+             / "arm26_reference.json")
+
+
+def best_of(fn, repeats: int) -> float:
+    jax.block_until_ready(fn())
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        jax.block_until_ready(fn())
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def musculoskeletal_arm26():
+    params, names = arm26.MUSCLES, arm26.MUSCLE_NAMES
+    muscles = mu.build_muscles(
+        names, curves="degroote2016", tendon="rigid",
+        max_isometric_force_N=[params[n]["max_isometric_force_N"] for n in names],
+        optimal_fiber_length_m=[params[n]["optimal_fiber_length_m"] for n in names],
+        tendon_slack_length_m=[params[n]["tendon_slack_length_m"] for n in names],
+        pennation_at_optimal_rad=[params[n]["pennation_angle_at_optimal_rad"] for n in names])
+    return ms.musculoskeletal_model(arm26.build(), muscles)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    msm = musculoskeletal_arm26()
+    q = jnp.array([0.0, 1.0])
+    lengths = jax.jit(lambda x: myotwin.muscle_lengths(msm.skeleton, x))
+    arms = jax.jit(lambda x: myotwin.moment_arms(msm.skeleton, x))
+    print(f"muscle_lengths: {1e3 * best_of(lambda: lengths(q), args.repeats):.2f} ms per call")
+    print(f"moment_arms: {1e3 * best_of(lambda: arms(q), args.repeats):.2f} ms per call")
+    x0 = ms.equilibrium_state(msm, q, jnp.zeros(2), 0.5)
+    u = jnp.full(6, 0.5)
+    step = best_of(lambda: ms.rollout(msm, x0, u, 1e-4, args.steps), args.repeats) / args.steps
+    print(f"RK4 step, six De Groote muscles: {1e3 * step:.1f} ms")
+    if REFERENCE.exists():
+        peer = json.loads(REFERENCE.read_text())["timing"]["realizeAcceleration_s"]
+        print(f"OpenSim 4.6 realizeAcceleration (reference file): {1e6 * peer:.0f} us; one RK4 "
+              f"step is 4 such evaluations: ours / OpenSim = {step / (4 * peer):.0f}x")
+
+
+if __name__ == "__main__":
+    main()
