@@ -75,7 +75,7 @@ def test_power_balance_of_the_coupled_system(tendon, with_mass):
     def balance(x):
         rate = ms.state_derivative(msm, x, EXCITATION)  # hinges: the q rate is qd itself
         de_dt = jax.jvp(lambda y: ms.mechanical_energy(msm, y), (x,), (rate,))[1]
-        return de_dt, ms.muscle_input_power(msm, x, EXCITATION)
+        return de_dt, ms.muscle_input_power(msm, x)
 
     de_dt, power = balance(x0)
     assert abs(float(power)) > 1.0
@@ -161,7 +161,7 @@ def test_gradient_of_a_rollout_matches_central_differences():
     np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-9 * np.max(np.abs(fd)))
 
 
-def test_simulate_returns_times_and_holds_the_equilibrium_of_a_rigid_tendon_model():
+def test_simulate_returns_every_step_and_the_activation_follows_its_excitation():
     """`simulate` with constant excitation returns n + 1 states and times; the activation of a
     De Groote muscle approaches its excitation (first-order law, tau_act 15 ms: after 0.2 s
     within 1 % of the step u - a0)."""

@@ -22,14 +22,20 @@ import jax
 import jax.numpy as jnp
 
 from myotwin.engine.dynamics import kinetic_energy, potential_energy
-from myotwin.musculoskeletal.dynamics import muscle_drive
+from myotwin.muscle.musculotendon import MuscleOutputs, muscle_outputs
 from myotwin.musculoskeletal.model import MusculoskeletalModel
+from myotwin.musculoskeletal.paths import path_state
 from myotwin.musculoskeletal.state import MusculoskeletalState
+
+
+def _outputs(msm: MusculoskeletalModel, state: MusculoskeletalState) -> MuscleOutputs:
+    length, speed, _ = path_state(msm, state.q, state.qd)
+    return muscle_outputs(msm.muscles, state.activation, length, speed, state.tendon_state)
 
 
 def elastic_energy(msm: MusculoskeletalModel, state: MusculoskeletalState) -> jax.Array:
     """Scalar elastic energy stored in the muscles' passive fibers and tendons (J)."""
-    out = muscle_drive(msm, state, 0.0)[0].outputs
+    out = _outputs(msm, state)
     return jnp.sum(out.fiber_potential_energy_J + out.tendon_potential_energy_J)
 
 
@@ -39,8 +45,8 @@ def mechanical_energy(msm: MusculoskeletalModel, state: MusculoskeletalState) ->
             + potential_energy(msm.skeleton, state.q) + elastic_energy(msm, state))
 
 
-def muscle_input_power(msm: MusculoskeletalModel, state: MusculoskeletalState,
-                       excitation) -> jax.Array:
-    """Scalar power delivered by the muscles' active elements and fiber dampers (W)."""
-    out = muscle_drive(msm, state, excitation)[0].outputs
+def muscle_input_power(msm: MusculoskeletalModel, state: MusculoskeletalState) -> jax.Array:
+    """Scalar power delivered by the muscles' active elements and fiber dampers (W); it
+    depends on the state only (the excitation sets the activation's rate, not the force)."""
+    out = _outputs(msm, state)
     return jnp.sum(out.fiber_active_power_W + out.fiber_damping_power_W)

@@ -13,13 +13,13 @@ import numpy as np
 
 from myotwin.engine.rows import take
 from myotwin.musculoskeletal.model import MusculoskeletalModel
-from myotwin.paths.on_model import moment_arms, muscle_lengths
+from myotwin.paths.on_model import lengths_and_moment_arms
 
 
 def path_state(msm: MusculoskeletalModel, q: jax.Array,
                qd: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     """(l_MT (n_muscles,) m, v_MT (n_muscles,) m/s, r (n_v, n_muscles) m or m/rad)."""
     index = np.asarray(msm.muscle_path, dtype=np.int64)
-    length = take(muscle_lengths(msm.skeleton, q), index)
-    arms = take(moment_arms(msm.skeleton, q), index, axis=1)
+    lengths, arms = lengths_and_moment_arms(msm.skeleton, q)
+    length, arms = take(lengths, index), take(arms, index, axis=1)
     return length, -(qd @ arms), arms

@@ -45,3 +45,14 @@ def lengthening_speeds(model, q: jax.Array, qd: jax.Array) -> jax.Array:
     if not isinstance(paths, PathSet):  # CompositePaths (paths built with paths.builder)
         return paths.lengthening_speeds(model, q, qd)
     return _speeds(paths, model, q, qd)
+
+
+def lengths_and_moment_arms(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """((n_paths,) lengths (m), (n_v, n_paths) moment arms r = -dL/dq) at q, the two together:
+    for paths built with OpenSim parts one forward-mode pass gives both
+    (`CompositePaths.lengths_and_moment_arms`); for MJCF paths the two stages share their
+    kinematics and XLA computes those once."""
+    paths = _paths_of(model)
+    if not isinstance(paths, PathSet):
+        return paths.lengths_and_moment_arms(model, q)
+    return _lengths(paths, model, q), _moment_arms(paths, model, q)
