@@ -74,10 +74,13 @@ def test_killed_emulator_process_is_reported_as_a_disconnect(tmp_path, monkeypat
     assert time.monotonic() - t_start < 5.0, "trial with a killed emulator took too long"
     assert procs[0].returncode == -9, f"emulator exit status {procs[0].returncode}"
 
-    # The host noticed: EOF/EIO on the pty is a disconnect (a watchdog trip first would be
-    # acceptable on a loaded machine; the link closing is then reported when writing).
+    # The host noticed: EOF/EIO on the pty is a disconnect. On a loaded machine a trip may come
+    # first and is acceptable: the host's watchdog (no sample for 5 ms), or the device's own
+    # (the emulator process descheduled for >= 20 ms runs its queued catch-up ticks with no new
+    # command; seen once in CI at load 2 on 2 CPUs). The link closing is then reported when
+    # writing the ramp's commands.
     assert result.ended == "disconnected", f"{result.ended}: {result.message}"
-    assert result.trip.kind in ("disconnect", "watchdog"), result.trip
+    assert result.trip.kind in ("disconnect", "watchdog", "device_tripped"), result.trip
     assert "link closed" in result.message and link.transport.name in result.message, \
         result.message
     # it stopped mid-trial, after (at least) every sample it had answered before the kill
