@@ -294,3 +294,39 @@ def test_computed_once_is_the_identity_with_its_derivatives():
         assert out.dtype == v.dtype and np.array_equal(out, v)
     assert "reduce" in jax.jit(f).lower(x).as_text()
     assert "reduce" not in jax.jit(jax.vmap(f)).lower(jnp.stack([x, t])).as_text()
+
+
+@pytest.mark.parametrize("name", ["take", "take_pairs", "masked_sum", "static_product"])
+def test_reverse_over_forward_second_derivatives_of_the_row_maps(name):
+    """jax.grad of a forward-mode derivative (a Hessian-vector product, what a gradient through
+    moment arms from jacfwd needs) through each row map. These failed before their JVP rules
+    returned their value through themselves: JAX cannot linearize the custom_vmap primal.
+    Reference: phi(x) = sum w (A x)^3 for the map's 0/1 matrix A has the Hessian
+    A^T diag(6 w A x) A, so grad_x <grad phi(x), v> = A^T (6 w (A x)(A v)), in NumPy; 1e-12."""
+    x, v = _rand(0, 4, 5), _rand(1, 4, 5)
+    first, second = np.array([1, 3, 0, 3]), np.array([0, 4, 4, 4])
+    mask = np.array([[1, 0, 1, 1], [0, 0, 0, 0], [0, 1, 0, 0]], dtype=bool)
+    index = np.array([3, 0, 0, 2])
+    maps = {"take": (lambda y: rows.take(y, index), np.eye(4)[index]),
+            "masked_sum": (lambda y: rows.masked_sum(mask, y), mask.astype(float)),
+            "static_product": (lambda y: rows.static_product(mask, y), mask.astype(float))}
+    if name == "take_pairs":
+        flat = np.eye(20)[first * 5 + second]                       # on x.ravel()
+        fn = rows.take_pairs
+        phi_map = (lambda y: fn(y, first, second)), flat
+    else:
+        phi_map = maps[name]
+    fmap, a = phi_map
+    w = np.asarray(_rand(2, a.shape[0], *([] if name == "take_pairs" else [5])))
+
+    def phi(y):
+        return jnp.sum(w * fmap(y) ** 3)
+
+    hvp = jax.grad(lambda y: jax.jvp(phi, (y,), (v,))[1])(x)
+    if name == "take_pairs":
+        ax, av = a @ np.asarray(x).ravel(), a @ np.asarray(v).ravel()
+        want = (a.T @ (6 * w * ax * av)).reshape(4, 5)
+    else:
+        ax, av = a @ np.asarray(x), a @ np.asarray(v)
+        want = a.T @ (6 * w * ax * av)
+    _close_fd(hvp, want)

@@ -135,8 +135,11 @@ def _dense_tangent(primal, matrix: np.ndarray, axis: int = 0):
     fn = jax.custom_jvp(primal)
 
     def jvp(primals, tangents):
+        # the value through `fn` itself, so that derivatives of this rule (reverse over
+        # forward: jax.grad of a jacfwd) use the rule again instead of linearizing the
+        # custom_vmap primal, which JAX cannot do
         (x,), (t,) = primals, tangents
-        return primal(x), _dense_product(matrix, t, axis)
+        return fn(x), _dense_product(matrix, t, axis)
 
     fn.defjvp(jvp)
     return fn
@@ -181,7 +184,8 @@ def _take_pairs_fn(first_bytes: bytes, second_bytes: bytes, n0: int, n1: int, se
     def jvp(primals, tangents):
         (x,), (t,) = primals, tangents
         t2 = jnp.moveaxis(t, second_axis, 1)                   # (n0, n1, ...)
-        return primal(x), _dense_product(matrix, t2.reshape((n0 * n1,) + t2.shape[2:]))
+        # `fn` for the value: higher derivatives use this rule again (`_dense_tangent`)
+        return fn(x), _dense_product(matrix, t2.reshape((n0 * n1,) + t2.shape[2:]))
 
     fn.defjvp(jvp)
     return fn
