@@ -5,12 +5,14 @@ Measured, jitted, best of --repeats, at q = (0, 1) rad:
   * `myotwin.muscle_lengths` and `myotwin.moment_arms` per call;
   * the RK4 step of `myotwin.musculoskeletal.rollout` (six De Groote 2016 muscles, rigid
     tendons, with the .osim's forces, fiber and tendon lengths and pennation; excitation 0.5;
-    --steps steps of 0.1 ms from rest), per step.
+    --steps steps of 0.1 ms from rest), per step;
+  * with --gradient, the reverse-mode gradient of that rollout (sum of the final angles
+    squared, with respect to the six excitations), per step.
 The peer is OpenSim 4.6 itself: the reference file's `realizeAcceleration` time (measured when
 the reference was made, on another run of this machine; OpenSim is not installed here), read
 from shared/reference/opensim/arm26_reference.json when present.
 
-    taskset -c 1 .venv/bin/python benchmarks/arm26.py [--steps 100] [--repeats 5]
+    taskset -c 1 .venv/bin/python benchmarks/arm26.py [--steps 100] [--repeats 5] [--gradient]
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--gradient", action="store_true",
+                        help="also time the reverse-mode gradient of the rollout's final angles "
+                             "with respect to the excitations (compiles for minutes)")
     args = parser.parse_args()
     msm = musculoskeletal_arm26()
     q = jnp.array([0.0, 1.0])
@@ -72,6 +77,17 @@ def main() -> None:
     u = jnp.full(6, 0.5)
     step = best_of(lambda: ms.rollout(msm, x0, u, 1e-4, args.steps), args.repeats) / args.steps
     print(f"RK4 step, six De Groote muscles: {1e3 * step:.1f} ms")
+    if args.gradient:
+        def final_angles(excitation):
+            return jnp.sum(ms.rollout(msm, x0, excitation, 1e-4, args.steps).q[-1] ** 2)
+
+        grad = jax.jit(jax.grad(final_angles))
+        t = time.perf_counter()
+        jax.block_until_ready(grad(u))
+        print(f"gradient of the rollout: compiled and run once in {time.perf_counter() - t:.0f} s")
+        g_step = best_of(lambda: grad(u), args.repeats) / args.steps
+        print(f"gradient of the rollout (reverse mode), per step: {1e3 * g_step:.1f} ms "
+              f"({g_step / step:.1f}x the forward step)")
     if REFERENCE.exists():
         peer = json.loads(REFERENCE.read_text())["timing"]["realizeAcceleration_s"]
         print(f"OpenSim 4.6 realizeAcceleration (reference file): {1e6 * peer:.0f} us; one RK4 "

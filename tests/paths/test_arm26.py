@@ -11,6 +11,9 @@ What is compared, and why the tolerances:
   in another order), so the residual is roundoff; observed <= 2e-16 m.
 * -dL/dq (forward-mode autodiff) vs `moment_arm_fd`, 1e-9 m: the reference's central difference
   carries rounding eps L / h ~ 3e-11 m and truncation h^2 L'''/6 ~ 1e-13 m; observed <= 1.6e-10 m.
+  The same for -dL/dq by reverse mode (`jax.jacrev`), which goes through the transposed
+  derivative of the early-exit tangency loop (`opensim_cylinder._adjusted`; TRIlong has two
+  wrap objects, so the loop runs).
 * OpenSim's computeMomentArm vs our `generalized_force_moment_arms` (tension along the current
   path, tangent points fixed on their bodies), 1e-9 m; observed <= 3e-16 m. Where a cylinder
   wraps, this differs from -dL/dq by up to 0.2 mm (OpenSim's cylinder tangent points are a
@@ -58,7 +61,10 @@ def _evaluate(model, q):
     for kind, index, name in zip(paths.path_kind, paths.path_index, paths.path_names):
         counts.append(cur.count[index] if kind == 1 else jnp.asarray(len(arm26.PATHS[name][0])))
     lengths, arms = paths.lengths_and_moment_arms(model, q)   # = myotwin.muscle_lengths/-
-    return lengths, arms, paths.generalized_force_moment_arms(model, q), jnp.stack(counts)
+    # hinges only: velocity coordinates are q itself
+    arms_rev = -jax.jacrev(lambda x: paths.lengths_and_moment_arms(model, x)[0])(q).T
+    return (lengths, arms, paths.generalized_force_moment_arms(model, q), jnp.stack(counts),
+            arms_rev)
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +99,8 @@ def test_model_structure(results):
 
 
 def test_lengths_and_moment_arms_vs_opensim(results, reference):
-    _, states, (length, arm, arm_gf, count) = results
-    excluded, worst = set(), {"length": 0.0, "fd": 0.0, "gf": 0.0}
+    _, states, (length, arm, arm_gf, count, arm_rev) = results
+    excluded, worst = set(), {"length": 0.0, "fd": 0.0, "fd_reverse": 0.0, "gf": 0.0}
     for i, sample in enumerate(reference["samples"]):
         pose = (float(states[i, 0]), float(states[i, 1]))
         for k, muscle in enumerate(arm26.MUSCLE_NAMES):
@@ -104,9 +110,11 @@ def test_lengths_and_moment_arms_vs_opensim(results, reference):
             # arm: (n_states, n_v, n_muscles); the reference lists (shoulder, elbow) = qvel order
             errs = {"length": abs(length[i, k] - _ref(sample, muscle, "mtu_length")),
                     "fd": np.abs(arm[i, :, k] - _ref(sample, muscle, "moment_arm_fd")).max(),
+                    "fd_reverse": np.abs(arm_rev[i, :, k]
+                                         - _ref(sample, muscle, "moment_arm_fd")).max(),
                     "gf": np.abs(arm_gf[i, :, k] - _ref(sample, muscle, "moment_arm")).max()}
             for key, tol in (("length", TOL_LENGTH_M), ("fd", TOL_MOMENT_ARM_M),
-                             ("gf", TOL_MOMENT_ARM_M)):
+                             ("fd_reverse", TOL_MOMENT_ARM_M), ("gf", TOL_MOMENT_ARM_M)):
                 assert errs[key] <= tol, (f"{muscle} at {pose}: {key} error {errs[key]:.3e} m "
                                           f"> {tol:g}")
                 worst[key] = max(worst[key], errs[key])
@@ -117,7 +125,7 @@ def test_lengths_and_moment_arms_vs_opensim(results, reference):
 def test_wrapped_states_are_covered(results, reference):
     """The comparison includes wrapped paths: every cylinder muscle wraps at some compared
     state, and there the two moment-arm definitions differ (so both were really tested)."""
-    _, states, (_, arm, arm_gf, count) = results
+    _, states, (_, arm, arm_gf, count, _) = results
     for k, muscle in enumerate(arm26.MUSCLE_NAMES):
         n_points = len(arm26.PATHS[muscle][0])
         wrapped = [i for i in range(len(states)) if count[i, k] > n_points
@@ -139,3 +147,4 @@ def test_ellipsoid_states_differ_as_documented(results, reference):
             if (muscle, (float(states[i, 0]), float(states[i, 1]))) in ELLIPSOID_PAIRS:
                 gap = _ref(sample, muscle, "mtu_length") - length[i, k]
                 assert 1e-3 < gap < 1e-2, f"{muscle}: ellipsoid gap {gap:.3e} m"
+
