@@ -24,6 +24,7 @@ import pytest
 from inertia_models import CHAIN_XML, chain_states
 from myotwin import engine, inertia
 from myotwin.inertia import path_anchors, path_pieces, piece_layout
+from myotwin.models import arm26
 from myotwin.paths import obstacle_wrap
 
 #: Mass points per path in the chain model (straight, via, cyl, sph).
@@ -502,6 +503,12 @@ def test_specification_and_validation(chain):
     pm = engine.compile_model(mujoco.MjModel.from_xml_string(pulley))
     with pytest.raises(ValueError, match="has pulleys"):
         inertia.with_muscle_mass(pm, "via", 1.0, 3)
+    # a model with OpenSim-semantics paths (arm26, built in Python), even on its MJCF path
+    arm = arm26.build()
+    for name in ("TRIlong", "BIClong"):
+        with pytest.raises(ValueError, match=f"'{name}': mass points need a model whose paths "
+                                             "are all MuJoCo spatial tendons"):
+            inertia.with_muscle_mass(arm, name, 0.1, 5)
 
 
 def _re(text: str) -> str:

@@ -127,6 +127,16 @@ def _label(paths, p: int) -> str:
     return f"path #{p}" + (f" '{paths.path_names[p]}'" if paths.path_names[p] else "")
 
 
+def _check_mjcf_paths(paths, p: int) -> None:
+    """ValueError unless the model's paths are all MJCF spatial tendons (a PathSet)."""
+    if not hasattr(paths, "unit_path"):
+        raise ValueError(
+            f"{_label(paths, p)}: mass points need a model whose paths are all MuJoCo spatial "
+            f"tendons; this model also has OpenSim-semantics paths ({type(paths).__name__} from "
+            "paths.builder: conditional via points or OpenSim cylinders), for which mass points "
+            "are not implemented")
+
+
 def _check_single_strand(paths, p: int) -> None:
     branches = {b for u, b in zip(paths.unit_path, paths.unit_branch) if u == p}
     if len(branches) > 1:
@@ -238,6 +248,7 @@ def with_muscle_mass(model, path: int | str, mass_kg, n_points: int | None = Non
     """
     paths = getattr(model, "paths", None)
     p = path_index(paths, path)
+    _check_mjcf_paths(paths, p)
     what = f"muscle mass of {_label(paths, p)}"
     _check_single_strand(paths, p)
     if not _is_traced(mass_kg):
