@@ -359,12 +359,13 @@ def _construct(p1, p2, radius, length_m, wrap_axis, wrap_sign):
     return status, r1, r2, long_wrap
 
 
-def _adjusted_flat(z, wrap_axis, wrap_sign):
+def _adjusted_flat(z, wrap_axis, wrap_sign, single_wrap):
     """(6,) the adjusted tangent points (r1, r2) from z (8,) = (p1, p2, radius, length_m),
-    adjusting only segments that wrap (the others' tangent points are not used)."""
+    adjusting only segments that wrap (the others' tangent points are not used), and none if
+    `single_wrap` (a traced bool)."""
     p1, p2, radius, length_m = z[0:3], z[3:6], z[6], z[7]
     status, r1, r2, long_wrap = _construct(p1, p2, radius, length_m, wrap_axis, wrap_sign)
-    r1, r2 = _adjust_loop(p1, p2, r1, r2, radius, long_wrap, status < WRAPPED)
+    r1, r2 = _adjust_loop(p1, p2, r1, r2, radius, long_wrap, single_wrap | (status < WRAPPED))
     return jnp.concatenate([r1, r2])
 
 
@@ -372,13 +373,13 @@ def _adjusted_flat(z, wrap_axis, wrap_sign):
 _CUSTOM_ORDERS = 2
 
 
-def _nested_jacfwd(order: int, z, wrap_axis, wrap_sign):
+def _nested_jacfwd(order: int, z, wrap_axis, wrap_sign, single_wrap):
     """The order-th derivative tensor of `_adjusted_flat` at z, (6,) + (8,) * order, by nested
     forward mode (JAX differentiates a while_loop in forward mode only)."""
     fn = _adjusted_flat
     for _ in range(order):
         fn = jax.jacfwd(fn)
-    return fn(z, wrap_axis, wrap_sign)
+    return fn(z, wrap_axis, wrap_sign, single_wrap)
 
 
 @functools.lru_cache(maxsize=None)
@@ -389,8 +390,8 @@ def _derivative_tensor(order: int):
     map JAX can transpose. The loop's derivative is that of its trips composed, exactly as in
     a fixed-trip loop (the trip count is piecewise constant). Beyond `_CUSTOM_ORDERS`: forward
     mode only."""
-    def value(z, wrap_axis, wrap_sign):
-        return _nested_jacfwd(order, z, wrap_axis, wrap_sign)
+    def value(z, wrap_axis, wrap_sign, single_wrap):
+        return _nested_jacfwd(order, z, wrap_axis, wrap_sign, single_wrap)
 
     if order >= _CUSTOM_ORDERS:
         return value
@@ -398,9 +399,8 @@ def _derivative_tensor(order: int):
 
     @fn.defjvp
     def _jvp(primals, tangents):
-        z, wrap_axis, wrap_sign = primals
-        nxt = _derivative_tensor(order + 1)(z, wrap_axis, wrap_sign)
-        return fn(z, wrap_axis, wrap_sign), jnp.tensordot(nxt, tangents[0], axes=1)
+        nxt = _derivative_tensor(order + 1)(*primals)
+        return fn(*primals), jnp.tensordot(nxt, tangents[0], axes=1)
 
     return fn
 
@@ -418,9 +418,8 @@ def opensim_cylinder_wrap(p1, p2, radius, length_m, wrap_axis, wrap_sign,
     if single_wrap is not True:
         dtype = jnp.result_type(p1, p2, radius, length_m)
         z = jnp.concatenate([p1, p2, jnp.stack([radius, length_m])]).astype(dtype)
-        adjusted = _derivative_tensor(0)(z, wrap_axis, wrap_sign)
-        keep = jnp.asarray(single_wrap, bool)
-        r1 = jnp.where(keep, r1, adjusted[:3])
-        r2 = jnp.where(keep, r2, adjusted[3:])
+        adjusted = _derivative_tensor(0)(z, wrap_axis, wrap_sign,
+                                         jnp.asarray(single_wrap, bool))
+        r1, r2 = adjusted[:3], adjusted[3:]
     wrap_len = _spiral(r1, r2, radius, long_wrap)[-1]
     return CylinderWrap(status.astype(jnp.int32), r1, r2, wrap_len)
