@@ -62,7 +62,7 @@ def _evaluate(model, q):
         counts.append(cur.count[index] if kind == 1 else jnp.asarray(len(arm26.PATHS[name][0])))
     lengths, arms = paths.lengths_and_moment_arms(model, q)   # = myotwin.muscle_lengths/-
     # hinges only: velocity coordinates are q itself
-    arms_rev = -jax.jacrev(lambda x: paths.lengths_and_moment_arms(model, x)[0])(q).T
+    arms_rev = -jax.jacrev(lambda x: paths.muscle_lengths(model, x))(q).T
     return (lengths, arms, paths.generalized_force_moment_arms(model, q), jnp.stack(counts),
             arms_rev)
 
