@@ -8,7 +8,7 @@ the loop moves the tangent points by 0.3-0.4 mm, so the derivative runs through 
 
 Function: the path length over the cylinder, L(p1, p2) = |r1 - p1| + spiral + |p2 - r2| (m).
 Reference: central differences, h = 1e-6 m. For L ~ 0.2 m: rounding eps L / h ~ 1e-11 and
-truncation h^2 L'''/6 ~ 1e-12 * (1 / r^2 ~ 2500) ~ 3e-9 (L''' ~ 1/r^2 at the tangent points);
+truncation h^2 L'''/6 ~ 1e-12 * 2500 / 6 ~ 4e-10 (L''' ~ 1/r^2 = 2500 /m^2 near the wrap);
 for the first derivatives (~1), whose third derivative is ~1/r^3 ~ 1e5: h^2 * 1e5 / 6 ~ 2e-8.
 Tolerances 1e-7 (first derivatives) and 1e-6 relative to the largest second derivative;
 observed <= 1e-10 and <= 3e-10.

@@ -330,9 +330,10 @@ def current_paths(ps: OpenSimPathSet, kin: Kinematics, q: jax.Array) -> CurrentP
     reps = MAX_WRAP_REPETITIONS if n_w > 1 else 1
     tab_j = jax.tree_util.tree_map(jnp.asarray, tab)
     # Two static groups: paths with at most one wrap object, whose tangency adjustment OpenSim
-    # skips (so it is not compiled for them), and the others. One vmapped call over all paths
-    # ran the 100-trip adjustment loop for every path's candidates as soon as one path had two
-    # wraps (arm26: lengths 8.3 -> 2.7 ms, docs/models.md). Same results either way.
+    # skips (so neither the loop nor its derivative tensors are compiled for them), and the
+    # others. In one vmapped call over all paths the single-wrap lanes would skip the loop but
+    # still ride along in its batched trips while any multi-wrap lane adjusts (with the former
+    # fixed-trip loop: arm26 lengths 8.3 -> 2.7 ms, docs/models.md). Same results either way.
     multi = np.asarray(tab.n_wraps) >= 2
     parts = []
     for rows, single in ((np.flatnonzero(~multi), True), (np.flatnonzero(multi), False)):
