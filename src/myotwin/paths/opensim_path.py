@@ -339,8 +339,10 @@ def current_paths(ps: OpenSimPathSet, kin: Kinematics, q: jax.Array) -> CurrentP
     for rows, single in ((np.flatnonzero(~multi), True), (np.flatnonzero(multi), False)):
         if rows.size:
             sub = jax.tree_util.tree_map(lambda x, r=rows: x[r], tab_j)
+            # a single wrap is applied once (`repetition` marks it converged): one trip
+            n_reps = 1 if single else reps
             parts.append((rows, jax.vmap(
-                lambda p, a, t, one=single: _apply_wraps(p, a, t, cyl, reps, one))(
+                lambda p, a, t, one=single, k=n_reps: _apply_wraps(p, a, t, cyl, k, one))(
                     pts[rows], active[rows], sub)))
     if len(parts) == 1:
         seq, count, wrap_pos, wrap_len = parts[0][1]
