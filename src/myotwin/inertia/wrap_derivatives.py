@@ -43,7 +43,8 @@ import jax
 import jax.numpy as jnp
 
 from myotwin.paths.circle import _inside_newton, _tangent_solutions, circle_wrap, wrap_2d
-from myotwin.paths.safe import MINVAL, cross2, norm, normalize_mj, safe_acos, safe_div
+from myotwin.paths.safe import (MINVAL, cross2, norm, normalize_mj, safe_acos, safe_atan2,
+                                safe_div)
 from myotwin.paths.sphere import sphere_plane
 
 _sg = jax.lax.stop_gradient
@@ -52,12 +53,6 @@ _sg = jax.lax.stop_gradient
 def straight_through(value: jax.Array, smooth: jax.Array) -> jax.Array:
     """`value` with the derivatives of `smooth` (value + smooth - stop_gradient(smooth))."""
     return _sg(value) + (smooth - _sg(smooth))
-
-
-def safe_atan2(y: jax.Array, x: jax.Array) -> jax.Array:
-    """atan2(y, x) with a finite derivative at (0, 0) (where it is undefined; value 0)."""
-    ok = x * x + y * y > 1e-300
-    return jnp.where(ok, jnp.arctan2(jnp.where(ok, y, 0.0), jnp.where(ok, x, 1.0)), 0.0)
 
 
 class Arc2D(NamedTuple):

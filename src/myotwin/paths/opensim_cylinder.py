@@ -77,7 +77,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from myotwin.paths.safe import safe_acos, safe_div, safe_sqrt
+from myotwin.paths.safe import safe_acos, safe_atan2, safe_div, safe_sqrt
 
 NO_WRAP, INSIDE_RADIUS, WRAPPED, MANDATORY_WRAP = 0, 1, 2, 3
 #: OpenSim WrapCylinder.cpp: MAX_ITERATIONS and TANGENCY_THRESHOLD (0.1 degree).
@@ -98,12 +98,16 @@ class CylinderWrap(NamedTuple):
 
     status () int: 0 noWrap, 1 insideRadius, 2 wrapped, 3 mandatoryWrap.
     r1, r2 (3,): tangent points (valid for status >= 2). length (): spiral length.
+    turn (): signed rotation (rad) about the cylinder's axis (+z, right-handed) that carries r1
+      to r2 along the wrap: the spiral's point at fraction t is r1 rotated by t turn and raised
+      by t (r2 - r1)_z (used to place muscle mass points on the wrap, `myotwin.inertia`).
     """
 
     status: jax.Array
     r1: jax.Array
     r2: jax.Array
     length: jax.Array
+    turn: jax.Array
 
 
 # ------------------------------------------------------------------ OpenSim's WrapMath, in JAX
@@ -256,12 +260,6 @@ def _slide_to_plane(p1, p2, r1, r2, p11, p22, d1, d2, radius, far):
     return r1_new, r2_new
 
 
-def _atan2(y, x):
-    """atan2 with a finite derivative at (0, 0) (where the value is 0)."""
-    ok = (x != 0.0) | (y != 0.0)
-    return jnp.where(ok, jnp.arctan2(jnp.where(ok, y, 0.0), jnp.where(ok, x, 1.0)), 0.0)
-
-
 def _spiral(r1, r2, radius, long_wrap):
     """Signed angle about the axis from r1 to r2 (2 pi - angle for a long wrap), signed axial
     distance and length of the spiral (OpenSim 4.6 _make_spiral_path)."""
@@ -269,7 +267,7 @@ def _spiral(r1, r2, radius, long_wrap):
     r2a = _closest_on_line(r2, _P0, _DN)
     axial = jnp.dot(r2a - r1a, _DN)
     uu, vv = r1 - r1a, r2 - r2a
-    theta = _atan2(jnp.dot(jnp.cross(uu, vv), _DN), jnp.dot(uu, vv))
+    theta = safe_atan2(jnp.dot(jnp.cross(uu, vv), _DN), jnp.dot(uu, vv))
     theta = jnp.where(long_wrap, 2.0 * jnp.pi - theta, theta)
     length = safe_sqrt((radius * theta) ** 2 + axial * axial)
     return theta, axial, length
@@ -421,5 +419,6 @@ def opensim_cylinder_wrap(p1, p2, radius, length_m, wrap_axis, wrap_sign,
         adjusted = _derivative_tensor(0)(z, wrap_axis, wrap_sign,
                                          jnp.asarray(single_wrap, bool))
         r1, r2 = adjusted[:3], adjusted[3:]
-    wrap_len = _spiral(r1, r2, radius, long_wrap)[-1]
-    return CylinderWrap(status.astype(jnp.int32), r1, r2, wrap_len)
+    theta, _, wrap_len = _spiral(r1, r2, radius, long_wrap)
+    turn = jnp.where(long_wrap, -1.0, 1.0) * theta   # the sense of `_spiral_point`
+    return CylinderWrap(status.astype(jnp.int32), r1, r2, wrap_len, turn)

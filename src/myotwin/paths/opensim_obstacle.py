@@ -27,7 +27,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from myotwin.paths.opensim_cylinder import INSIDE_RADIUS, NO_WRAP, WRAPPED, CylinderWrap
-from myotwin.paths.safe import safe_acos, safe_div, safe_sqrt
+from myotwin.paths.safe import safe_acos, safe_atan2, safe_div, safe_sqrt
 
 #: OpenSim WrapCylinderObst wraps at this fraction of the declared radius.
 RADIUS_FACTOR = 0.8
@@ -37,7 +37,8 @@ def opensim_obstacle_wrap(p1, p2, radius, handedness) -> CylinderWrap:
     """WrapCylinderObst::wrapLine for the segment p1-p2 (cylinder frame, (3,) each).
 
     radius (m): the declared radius (wrapping uses 0.8 of it); handedness: +1 right-handed,
-    -1 left-handed (may be traced). Returns status, tangent points Q, T and the arc length."""
+    -1 left-handed (may be traced). Returns status, tangent points Q, T, the arc length and
+    the arc's turn about +z."""
     r = RADIUS_FACTOR * radius * handedness
     d_p = p1[0] ** 2 + p1[1] ** 2
     d_s = p2[0] ** 2 + p2[1] ** 2
@@ -54,5 +55,7 @@ def opensim_obstacle_wrap(p1, p2, radius, handedness) -> CylinderWrap:
     qz = p1[2] + (p2[2] - p1[2]) * safe_div(pq, total)
     tz = p2[2] + (p1[2] - p2[2]) * safe_div(ts, total)
     status = jnp.where(inside, INSIDE_RADIUS, jnp.where(too_far, NO_WRAP, WRAPPED))
+    # the arc's signed rotation about +z from Q to T (at most half a turn, so the short way)
+    turn = safe_atan2(q_xy[0] * t_xy[1] - q_xy[1] * t_xy[0], jnp.dot(q_xy, t_xy))
     return CylinderWrap(status.astype(jnp.int32), jnp.concatenate([q_xy, qz[None]]),
-                        jnp.concatenate([t_xy, tz[None]]), arc)
+                        jnp.concatenate([t_xy, tz[None]]), arc, turn)

@@ -119,12 +119,30 @@ class CurrentPath(NamedTuple):
       P + 2 w and P + 2 w + 1 the tangent points of wrap w. count () int.
     pos_world (S, 3): world position of every slot (tangent points valid only if in seq).
     wrap_length (W,): spiral length of each wrap (valid only if its points are in seq).
+    wrap_turn (W,): signed rotation (rad) about its cylinder's axis (local +z) carrying the
+      wrap's first tangent point to its second along the wrap (`CylinderWrap.turn`).
     """
 
     seq: jax.Array
     count: jax.Array
     pos_world: jax.Array
     wrap_length: jax.Array
+    wrap_turn: jax.Array
+
+
+class OpenSimAnchors(NamedTuple):
+    """What the paths depend on, each fixed to a body (world frame, metres): point_world
+    (n_points, 3) every path point of the set; cyl_center (n_cyl, 3), cyl_rot (n_cyl, 3, 3)
+    the cylinder frames (columns = local axes; the axis is local z). Tangents and rates of
+    the anchors (`myotwin.inertia`) use the same structure."""
+
+    point_world: jax.Array
+    cyl_center: jax.Array
+    cyl_rot: jax.Array
+
+    def scaled_add(self, other: "OpenSimAnchors", t) -> "OpenSimAnchors":
+        """self + t * other, field by field."""
+        return OpenSimAnchors(*(a + t * b for a, b in zip(self, other)))
 
 
 def check_model(ps: OpenSimPathSet, model) -> None:
@@ -134,14 +152,17 @@ def check_model(ps: OpenSimPathSet, model) -> None:
                          f"{ps.n_q}, the model has {model.n_body} bodies and n_q = {model.n_q}")
 
 
-def _frames(ps: OpenSimPathSet, kin: Kinematics):
+def opensim_anchors(ps: OpenSimPathSet, kin: Kinematics) -> OpenSimAnchors:
+    """The path points and cylinder frames in the world at the kinematics `kin`."""
+    pb = np.asarray(ps.point_body, np.int64)
+    points = kin.body_pos_world[pb] + quat_rotate(kin.body_quat_world[pb], ps.point_pos)
     body = np.asarray(ps.cyl_body, dtype=np.int64)
     center = kin.body_pos_world[body] + quat_rotate(kin.body_quat_world[body], ps.cyl_pos)
     rot = quat_to_mat(quat_mul(kin.body_quat_world[body], ps.cyl_quat))
-    return center, rot
+    return OpenSimAnchors(points, center, rot)
 
 
-class _Tables(NamedTuple):
+class PathTables(NamedTuple):
     """Static per-path tables, every path padded to P points and W wraps (NumPy arrays with a
     leading n_paths axis): point index into `point_pos`, body and qpos address (-1 fixed,
     -2 padding); per wrap its cylinder, 0-based point range and whether it exists; per slot its
@@ -159,11 +180,11 @@ class _Tables(NamedTuple):
     n_wraps: np.ndarray
 
 
-def _tables(ps: OpenSimPathSet) -> _Tables:
+def path_tables(ps: OpenSimPathSet) -> PathTables:
     n_p = ps.n_paths
     n_pt, n_w = max(ps.path_point_num), max(ps.path_wrap_num)
     n_slot = n_pt + 2 * n_w
-    tab = _Tables(np.zeros((n_p, n_pt), np.int64), np.zeros((n_p, n_pt), np.int64),
+    tab = PathTables(np.zeros((n_p, n_pt), np.int64), np.zeros((n_p, n_pt), np.int64),
                   np.full((n_p, n_pt), -2, np.int64), np.zeros((n_p, n_w), np.int64),
                   np.zeros((n_p, n_w), np.int64), np.zeros((n_p, n_w), np.int64),
                   np.zeros((n_p, n_w), bool), np.full((n_p, n_slot), -1, np.int64),
@@ -223,9 +244,9 @@ def _insert(seq, count, at, slot):
 
 def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False):
     """Steps 2-3 for one path (vmapped over paths). pts (P, 3) world points, active (P,);
-    tab: this path's rows of `_Tables` (as arrays); cyl: (center (n_cyl, 3), rot (n_cyl, 3, 3),
+    tab: this path's rows of `PathTables` (as arrays); cyl: (center (n_cyl, 3), rot (n_cyl, 3, 3),
     radius, length, axis, sign) of all cylinders. Returns (seq, count, wrap_pos (2W, 3),
-    wrap_len (W,))."""
+    wrap_len (W,), wrap_turn (W,))."""
     n_pt, n_w = pts.shape[0], tab.wrap_cyl.shape[0]
     n_slot = n_pt + 2 * n_w
     center, rot, radius, length, axis, sign, kind, hand, kinds = cyl
@@ -236,7 +257,7 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
     single = True if (n_w == 1 or single_wrap) else tab.n_wraps == 1
 
     def apply_wrap(i, carry):
-        seq, count, wpos, wlen, order, result, aborted = carry
+        seq, count, wpos, wlen, wturn, order, result, aborted = carry
         w = order[i]
         c = tab.wrap_cyl[w]
         seq, count = _remove(seq, count, n_pt + 2 * w)
@@ -282,15 +303,16 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
                jnp.where(take, wpos.at[2 * w].set(r1w[best]).at[2 * w + 1].set(r2w[best]),
                          wpos),
                jnp.where(take, wlen.at[w].set(res.length[best]), wlen),
+               jnp.where(take, wturn.at[w].set(res.turn[best]), wturn),
                order, result.at[i].set(jnp.where(has, status, result[i])), aborted | ~has)
-        old = (seq, count, wpos, wlen, order, result, aborted)
+        old = (seq, count, wpos, wlen, wturn, order, result, aborted)
         return jax.tree_util.tree_map(lambda n, o: jnp.where(aborted, o, n), new, old)
 
     def repetition(kk, carry):
-        seq, count, wpos, wlen, order, last_len, done, aborted = carry
-        s, n, wp, wl, od, res, ab = jax.lax.fori_loop(
+        seq, count, wpos, wlen, wturn, order, last_len, done, aborted = carry
+        s, n, wp, wl, wt, od, res, ab = jax.lax.fori_loop(
             0, n_w, apply_wrap,
-            (seq, count, wpos, wlen, order, jnp.zeros(n_w, jnp.int32), aborted))
+            (seq, count, wpos, wlen, wturn, order, jnp.zeros(n_w, jnp.int32), aborted))
         path_len = _length(s, n, jnp.concatenate([pts, wp]), wl, tab.slot_obj)
         converged = (jnp.abs(path_len - last_len) < WRAP_LENGTH_TOLERANCE_M) | ab
         converged = converged | (tab.n_wraps < 2)  # a single wrap is applied once
@@ -300,30 +322,36 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
             s2, n2 = _remove(s, n, n_pt)
             s, n = jnp.where(swap, s2, s), jnp.where(swap, n2, n)
             od = jnp.where(swap, od.at[0].set(1).at[1].set(0), od)
-        new = (s, n, wp, wl, od, path_len, converged, ab)
+        new = (s, n, wp, wl, wt, od, path_len, converged, ab)
         return jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), carry, new)
 
     init = (seq, count, jnp.zeros((2 * n_w, 3), pts.dtype), jnp.zeros((n_w,), pts.dtype),
-            jnp.arange(n_w, dtype=jnp.int32), jnp.asarray(jnp.inf, pts.dtype),
-            jnp.array(False), jnp.array(False))
-    seq, count, wrap_pos, wrap_len, *_ = jax.lax.fori_loop(0, max_reps, repetition, init)
-    return seq, count, wrap_pos, wrap_len
+            jnp.zeros((n_w,), pts.dtype), jnp.arange(n_w, dtype=jnp.int32),
+            jnp.asarray(jnp.inf, pts.dtype), jnp.array(False), jnp.array(False))
+    seq, count, wrap_pos, wrap_len, wrap_turn, *_ = jax.lax.fori_loop(0, max_reps, repetition,
+                                                                      init)
+    return seq, count, wrap_pos, wrap_len, wrap_turn
 
 
 def current_paths(ps: OpenSimPathSet, kin: Kinematics, q: jax.Array) -> CurrentPath:
     """OpenSim's current path of every path (steps 1-3), fields with a leading n_paths axis
     (all paths padded to the longest)."""
-    tab = _tables(ps)
-    pts_all = (kin.body_pos_world[np.asarray(ps.point_body, np.int64)]
-               + quat_rotate(kin.body_quat_world[np.asarray(ps.point_body, np.int64)],
-                             ps.point_pos))
-    pts = pts_all[tab.pt_index]                                        # (n_paths, P, 3)
+    return current_paths_from_anchors(ps, opensim_anchors(ps, kin), q)
+
+
+def current_paths_from_anchors(ps: OpenSimPathSet, anchors: OpenSimAnchors,
+                               q: jax.Array) -> CurrentPath:
+    """`current_paths` from the anchors (q decides only which conditional points are active,
+    a piecewise-constant dependence)."""
+    tab = path_tables(ps)
+    pts = anchors.point_world[tab.pt_index]                            # (n_paths, P, 3)
     active = point_active(ps.point_range[tab.pt_index], tab.pt_qpos, q)  # (n_paths, P)
     n_w = tab.wrap_cyl.shape[1]
     if n_w == 0:
         seq, count = jax.vmap(lambda a: compact(a, a.shape[0]))(active)
-        return CurrentPath(seq, count, pts, jnp.zeros((ps.n_paths, 0), pts.dtype))
-    center, rot = _frames(ps, kin)
+        empty = jnp.zeros((ps.n_paths, 0), pts.dtype)
+        return CurrentPath(seq, count, pts, empty, empty)
+    center, rot = anchors.cyl_center, anchors.cyl_rot
     cyl = (center, rot, ps.cyl_radius, ps.cyl_length, jnp.asarray(ps.cyl_axis),
            jnp.asarray(ps.cyl_sign), jnp.asarray(ps.cyl_kind), jnp.asarray(ps.cyl_hand),
            frozenset(ps.cyl_kind))
@@ -345,16 +373,17 @@ def current_paths(ps: OpenSimPathSet, kin: Kinematics, q: jax.Array) -> CurrentP
                 lambda p, a, t, one=single, k=n_reps: _apply_wraps(p, a, t, cyl, k, one))(
                     pts[rows], active[rows], sub)))
     if len(parts) == 1:
-        seq, count, wrap_pos, wrap_len = parts[0][1]
+        seq, count, wrap_pos, wrap_len, wrap_turn = parts[0][1]
     else:
         back = np.argsort(np.concatenate([rows for rows, _ in parts]))
-        seq, count, wrap_pos, wrap_len = (
-            jnp.concatenate([out[k] for _, out in parts])[back] for k in range(4))
-    return CurrentPath(seq, count, jnp.concatenate([pts, wrap_pos], axis=1), wrap_len)
+        seq, count, wrap_pos, wrap_len, wrap_turn = (
+            jnp.concatenate([out[k] for _, out in parts])[back] for k in range(5))
+    return CurrentPath(seq, count, jnp.concatenate([pts, wrap_pos], axis=1), wrap_len,
+                       wrap_turn)
 
 
 def _lengths(ps: OpenSimPathSet, cur: CurrentPath) -> jax.Array:
-    obj = jnp.asarray(_tables(ps).slot_obj)
+    obj = jnp.asarray(path_tables(ps).slot_obj)
     return jax.vmap(_length)(cur.seq, cur.count, cur.pos_world, cur.wrap_length, obj)
 
 
@@ -408,7 +437,7 @@ def generalized_force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array) -> ja
     derivative ignores how the tangent points and the spiral move with q)."""
     check_model(ps, model)
     cur = jax.lax.stop_gradient(current_paths(ps, kinematics(model, q), q))
-    body = _tables(ps).slot_body                                        # (n_paths, S)
+    body = path_tables(ps).slot_body                                        # (n_paths, S)
     kin = kinematics(model, q)
     local = jnp.einsum("psji,psj->psi", kin.body_rot_world[body],
                        cur.pos_world - kin.body_pos_world[body])

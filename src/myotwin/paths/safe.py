@@ -64,3 +64,9 @@ def safe_asin(x: jax.Array) -> jax.Array:
 def cross2(a: jax.Array, b: jax.Array) -> jax.Array:
     """z component of the 2-D cross product a x b, over the last axis."""
     return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+
+
+def safe_atan2(y: jax.Array, x: jax.Array) -> jax.Array:
+    """atan2(y, x) with a finite derivative at (0, 0) (where it is undefined; value 0)."""
+    ok = x * x + y * y > 1e-300
+    return jnp.where(ok, jnp.arctan2(jnp.where(ok, y, 0.0), jnp.where(ok, x, 1.0)), 0.0)
