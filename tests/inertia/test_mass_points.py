@@ -503,12 +503,11 @@ def test_specification_and_validation(chain):
     pm = engine.compile_model(mujoco.MjModel.from_xml_string(pulley))
     with pytest.raises(ValueError, match="has pulleys"):
         inertia.with_muscle_mass(pm, "via", 1.0, 3)
-    # a model with OpenSim-semantics paths (arm26, built in Python), even on its MJCF path
+    # OpenSim-semantics paths (arm26, built in Python) take library positions only
     arm = arm26.build()
-    for name in ("TRIlong", "BIClong"):
-        with pytest.raises(ValueError, match=f"'{name}': mass points need a model whose paths "
-                                             "are all MuJoCo spatial tendons"):
-            inertia.with_muscle_mass(arm, name, 0.1, 5)
+    with pytest.raises(ValueError, match="'TRIlong': the network position model needs a "
+                                         "MuJoCo cylinder wrap"):
+        inertia.with_muscle_mass(arm, "TRIlong", 0.1, 5, position_model="network")
 
 
 def _re(text: str) -> str:

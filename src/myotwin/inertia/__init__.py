@@ -6,7 +6,9 @@ A path given a mass carries m mass points at fixed fractions alpha of its length
 path (`path_fraction.py`: x_alpha(q) for straight, via-point and wrapped paths); their inertia
 and weight enter the skeleton's equations of motion by the seed's Eq. 7 (`dynamics.py`), which
 `engine.forward_dynamics`, `inverse_dynamics`, `kinetic_energy` and `potential_energy` include
-whenever the model carries muscle mass. Float64 expected (enable x64 in the entry point).
+whenever the model carries muscle mass. Models with OpenSim-semantics paths (`paths.builder`,
+e.g. arm26) place their points on OpenSim's current path (`opensim_points.py`, `composite.py`).
+Float64 expected (enable x64 in the entry point).
 See docs/inertia.md.
 """
 

@@ -22,7 +22,7 @@ kinematics (Wang et al. 2022 Eqs. 2-5, 8, 11; MuJoCo mj_comVel / mj_rne):
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -70,13 +70,46 @@ def _cross_columns(w: jax.Array, rot: jax.Array) -> jax.Array:
 
 
 class AnchorMotion(NamedTuple):
-    """tangents: PathAnchors with a leading n_v axis, column d = d anchors / d qd_d (J_mr
-    chained to the anchors); velocity: PathAnchors, the anchors' time derivatives at qd;
-    bias_acceleration: PathAnchors, their second derivatives at qd and qdd = 0."""
+    """tangents: anchors (`PathAnchors`, or another anchor tuple with `scaled_add`) with a
+    leading n_v axis, column d = d anchors / d qd_d (J_mr chained to the anchors); velocity:
+    the anchors' time derivatives at qd; bias_acceleration: their second derivatives at qd and
+    qdd = 0 (both None without qd)."""
 
-    tangents: PathAnchors
-    velocity: PathAnchors | None
-    bias_acceleration: PathAnchors | None
+    tangents: Any
+    velocity: Any
+    bias_acceleration: Any
+
+
+def frame_tangents(model, kin: Kinematics, rot: jax.Array, body: np.ndarray) -> jax.Array:
+    """(n_v, n, 3, 3) d R / d qd_d = [S_d,ang]x R of frames R (n, 3, 3) fixed to bodies (n,)
+    (static), 0 where dof d does not move the body."""
+    s = dof_motion(model, kin)                                   # (n_v, 6)
+    moves = np.asarray(model.dof_ancestor_mask())                # (n_body, n_v)
+    b = np.asarray(body, dtype=np.int64).reshape(-1)
+    w = s[:, None, :3] * jnp.asarray(moves[b].T[:, :, None], rot.dtype)
+    return _cross_columns(w, rot[None])
+
+
+def point_rates(model, kin: Kinematics, bodies: BodyMotion, points: jax.Array,
+                body: np.ndarray) -> tuple[jax.Array, jax.Array]:
+    """(pdot, pddot at qdd = 0), each (n, 3), of world points (n, 3) fixed to bodies (n,)
+    (static), from the engine's velocity stage `bodies` (module docstring)."""
+    motion = jnp.concatenate([bodies.velocity, bodies.bias_acceleration], axis=1)  # (n_body, 12)
+    b = np.asarray(body, dtype=np.int64).reshape(-1)
+    r = points - take(body_reference_point(model, kin), b)
+    m = take(motion, b)        # rows.take: no scatter in reverse mode (polyline.py)
+    w, v_o, alpha, a_o = m[:, 0:3], m[:, 3:6], m[:, 6:9], m[:, 9:12]
+    pdot = v_o + cross(w, r)
+    return pdot, a_o + cross(alpha, r) + cross(w, pdot)
+
+
+def frame_rates(bodies: BodyMotion, rot: jax.Array,
+                body: np.ndarray) -> tuple[jax.Array, jax.Array]:
+    """(Rdot, Rddot at qdd = 0), each (n, 3, 3), of frames R (n, 3, 3) fixed to bodies (n,)."""
+    b = np.asarray(body, dtype=np.int64).reshape(-1)
+    w, alpha = bodies.velocity[b, :3], bodies.bias_acceleration[b, :3]
+    rdot = _cross_columns(w, rot)
+    return rdot, _cross_columns(alpha, rot) + _cross_columns(w, rdot)
 
 
 def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tuple[int, ...],
@@ -84,44 +117,18 @@ def anchor_motion(model, paths, kin: Kinematics, anchors: PathAnchors, wraps: tu
     """Per-dof tangents of the anchors and, if qd (n_v,) is given, their velocity and bias
     acceleration (module docstring; `bodies`: the engine's velocity stage at qd, if the caller
     has it)."""
-    s = dof_motion(model, kin)                                   # (n_v, 6)
-    ref = body_reference_point(model, kin)                       # (n_body, 3)
-    moves = np.asarray(model.dof_ancestor_mask())                # (n_body, n_v)
     site_body = np.asarray(model.site_body, dtype=np.int64).reshape(-1)
     wrap_body = np.asarray([paths.wrap_body[w] for w in wraps], dtype=np.int64).reshape(-1)
-    dtype = anchors.site_pos_world.dtype
-
-    def rot_cols(rot, b):
-        w = s[:, None, :3] * jnp.asarray(moves[b].T[:, :, None], dtype)
-        return _cross_columns(w, rot[None])
-
     # the sites' tangents as the paths' length Jacobians compute them (anchors.site_pos_world
     # is kin.site_pos_world, `path_anchors`), so XLA evaluates them once
     tangents = PathAnchors(site_tangents(model, kin),
                            point_tangents(model, kin, anchors.wrap_center, wrap_body),
-                           rot_cols(anchors.wrap_rot, wrap_body))
+                           frame_tangents(model, kin, anchors.wrap_rot, wrap_body))
     if qd is None:
         return AnchorMotion(tangents, None, None)
     if bodies is None:
         bodies = body_motion_from_kinematics(model, kin, qd)  # the engine's velocity stage
-    # (n_body, 6) each: (w, v_O) and (alpha, a_O)
-    v_body, a_body = bodies.velocity, bodies.bias_acceleration
-
-    motion = jnp.concatenate([v_body, a_body], axis=1)           # (n_body, 12)
-
-    def point_motion(p, b):
-        r = p - take(ref, b)
-        m = take(motion, b)        # rows.take: no scatter in reverse mode (polyline.py)
-        w, v_o, alpha, a_o = m[:, 0:3], m[:, 3:6], m[:, 6:9], m[:, 9:12]
-        pdot = v_o + cross(w, r)
-        return pdot, a_o + cross(alpha, r) + cross(w, pdot)
-
-    def rot_motion(rot, b):
-        w, alpha = v_body[b, :3], a_body[b, :3]
-        rdot = _cross_columns(w, rot)
-        return rdot, _cross_columns(alpha, rot) + _cross_columns(w, rdot)
-
-    site_v, site_a = point_motion(anchors.site_pos_world, site_body)
-    c_v, c_a = point_motion(anchors.wrap_center, wrap_body)
-    r_v, r_a = rot_motion(anchors.wrap_rot, wrap_body)
+    site_v, site_a = point_rates(model, kin, bodies, anchors.site_pos_world, site_body)
+    c_v, c_a = point_rates(model, kin, bodies, anchors.wrap_center, wrap_body)
+    r_v, r_a = frame_rates(bodies, anchors.wrap_rot, wrap_body)
     return AnchorMotion(tangents, PathAnchors(site_v, c_v, r_v), PathAnchors(site_a, c_a, r_a))

@@ -44,11 +44,13 @@ import numpy as np
 from myotwin.engine.integrators import qpos_derivative
 from myotwin.engine.kinematics import kinematics
 from myotwin.engine.rows import take
+from myotwin.inertia import composite, opensim_points
 from myotwin.inertia.anchors import AnchorMotion, PathAnchors, anchor_motion, path_anchors
 from myotwin.inertia.muscle_mass import PositionModel
 from myotwin.inertia.path_fraction import (mass_point_layout, mass_point_positions_from_anchors,
                                            mass_point_positions_from_kinematics)
 from myotwin.inertia.polyline import polyline_mass_terms, polyline_point_motion, polyline_tables
+from myotwin.paths.opensim_path import opensim_anchors
 
 
 def _require(model):
@@ -91,7 +93,7 @@ def _bias(f, y, motion) -> jax.Array:
     def rate(t):
         return jax.jvp(curve, (t,), (jnp.ones_like(t),))[1]
 
-    zero = jnp.zeros((), dtype=y.site_pos_world.dtype)
+    zero = jnp.zeros((), dtype=jax.tree_util.tree_leaves(y)[0].dtype)
     return jax.jvp(rate, (zero,), (jnp.ones_like(zero),))[1]
 
 
@@ -137,9 +139,46 @@ def _other_motion(model, st: _Stage):
     return jac, (_bias(f, st.anchors, st.motion) if st.with_bias else None)
 
 
+def _opensim_motion(model, sp: composite.CompositeSplit, q, qd, kin, with_bias, bodies=None):
+    """(J, Jdot qd or None) of the points on OpenSim paths (`composite.split`) by forward-mode
+    derivatives of F (`opensim_points.point_positions`) along the anchors' motion."""
+    ps = model.paths.opensim
+    kin = kinematics(model, q) if kin is None else kin
+    y = opensim_anchors(ps, kin)
+    with_bias = with_bias and qd is not None
+    motion = opensim_points.anchor_motion(model, ps, kin, y, qd if with_bias else None,
+                                          bodies if with_bias else None)
+    alpha = take(model.muscle_mass.point_alpha, sp.opensim_points)
+
+    def f(anchors):
+        return opensim_points.point_positions(ps, anchors, q, sp.opensim_path, alpha)
+
+    jac = _jacobians(f, y, motion.tangents)
+    return jac, (_bias(f, y, motion) if with_bias else None)
+
+
+def _composite_point_motion(model, q, qd, kin, with_bias):
+    """`_point_motion` of a model with MJCF and OpenSim paths (`inertia.composite`)."""
+    sp = composite.split(model)
+    kin = kinematics(model, q) if kin is None else kin
+    jacs, accs = [], []
+    if sp.mjcf_model is not None:
+        j, a = _point_motion(sp.mjcf_model, q, qd, kin, with_bias)
+        jacs.append((sp.mjcf_points, j))
+        accs.append((sp.mjcf_points, a))
+    if sp.opensim_points.size:
+        j, a = _opensim_motion(model, sp, q, qd, kin, with_bias)
+        jacs.append((sp.opensim_points, j))
+        accs.append((sp.opensim_points, a))
+    acc = None if accs[0][1] is None else composite.merge_points(accs)
+    return composite.merge_points(jacs), acc
+
+
 def _point_motion(model, q, qd=None, kin=None, with_bias=True):
     """(J (n_points, 3, n_v), Jdot qd (n_points, 3) or None): closed form on site-only paths,
     forward-mode derivatives of F on the others; Jdot qd only if qd is given and with_bias."""
+    if composite.is_composite(model):
+        return _composite_point_motion(model, q, qd, kin, with_bias)
     mm = model.muscle_mass
     st = _stage(model, q, qd, kin, with_bias)
     parts = []
@@ -173,7 +212,8 @@ def jacobians_by_autodiff(model, q: jax.Array) -> jax.Array:
     _require(model)
 
     def positions(v):
-        return mass_point_positions_from_kinematics(model, kinematics(model, retract(model, q, v)))
+        qv = retract(model, q, v)
+        return mass_point_positions_from_kinematics(model, kinematics(model, qv), qv)
 
     return jax.jacfwd(positions)(jnp.zeros(model.n_v, dtype=q.dtype))
 
@@ -208,6 +248,8 @@ def _mass_terms(model, q, qd, kin, with_bias, bodies=None) -> tuple[jax.Array, j
     given and with_bias. Points on site-only paths enter through their pieces' mass moments
     (`polyline.polyline_mass_terms`), the others through their Jacobians."""
     mm = _require(model)
+    if composite.is_composite(model):
+        return _composite_mass_terms(model, q, qd, kin, with_bias, bodies)
     st = _stage(model, q, qd, kin, with_bias, bodies)
     m_mus = jnp.zeros((model.n_v, model.n_v), dtype=st.anchors.site_pos_world.dtype)
     c_mus = jnp.zeros(model.n_v, dtype=m_mus.dtype)
@@ -218,10 +260,35 @@ def _mass_terms(model, q, qd, kin, with_bias, bodies=None) -> tuple[jax.Array, j
                                            model.gravity, *sites[2:])
     if st.other.size:
         jac, acc = _other_motion(model, st)
-        acc = -model.gravity if acc is None else acc - model.gravity
-        weighted = take(mm.point_mass, st.other)[:, None, None] * jac
-        m_mus = m_mus + jnp.einsum("kia,kib->ab", weighted, jac)
-        c_mus = c_mus + jnp.einsum("kia,ki->a", weighted, jnp.broadcast_to(acc, jac.shape[:2]))
+        m_mus, c_mus = _add_point_terms(model, m_mus, c_mus, take(mm.point_mass, st.other),
+                                        jac, acc)
+    return m_mus, c_mus
+
+
+def _add_point_terms(model, m_mus, c_mus, mass, jac, acc):
+    """Eq. 7's sums over points with masses (n,), Jacobians (n, 3, n_v) and Jdot qd (n, 3)
+    (or None: left out) added to (m_mus, c_mus)."""
+    acc = -model.gravity if acc is None else acc - model.gravity
+    weighted = mass[:, None, None] * jac
+    return (m_mus + jnp.einsum("kia,kib->ab", weighted, jac),
+            c_mus + jnp.einsum("kia,ki->a", weighted, jnp.broadcast_to(acc, jac.shape[:2])))
+
+
+def _composite_mass_terms(model, q, qd, kin, with_bias, bodies):
+    """`_mass_terms` of a model with MJCF and OpenSim paths (`inertia.composite`): the MJCF
+    points as on an all-MJCF model, the OpenSim points through their Jacobians."""
+    sp = composite.split(model)
+    kin = kinematics(model, q) if kin is None else kin
+    dtype = kin.body_pos_world.dtype
+    m_mus = jnp.zeros((model.n_v, model.n_v), dtype=dtype)
+    c_mus = jnp.zeros(model.n_v, dtype=dtype)
+    if sp.mjcf_model is not None:
+        m_mus, c_mus = _mass_terms(sp.mjcf_model, q, qd, kin, with_bias, bodies)
+    if sp.opensim_points.size:
+        jac, acc = _opensim_motion(model, sp, q, qd, kin, with_bias, bodies)
+        m_mus, c_mus = _add_point_terms(model, m_mus, c_mus,
+                                        take(model.muscle_mass.point_mass, sp.opensim_points),
+                                        jac, acc)
     return m_mus, c_mus
 
 
@@ -265,5 +332,5 @@ def muscle_kinetic_energy(model, q: jax.Array, qd: jax.Array) -> jax.Array:
 def muscle_potential_energy(model, q: jax.Array) -> jax.Array:
     """Scalar gravitational energy -sum_k m_k g . x_k (J), same reference as the engine's."""
     mm = _require(model)
-    x = mass_point_positions_from_kinematics(model, kinematics(model, q))
+    x = mass_point_positions_from_kinematics(model, kinematics(model, q), q)
     return -jnp.sum(mm.point_mass * (x @ model.gravity))

@@ -26,7 +26,8 @@ Validation (ValueError naming the path and the field): no paths in the model, un
 a path with pulleys (its branches are separate strands: a fraction of "the" path length is
 undefined), negative or non-finite mass, n_points not a positive integer, alpha outside
 [0, 1], a belly with a >= b or outside [0, 1], negative or all-zero weights, an unknown rule or
-position model, the network position model on a path that is not one cylinder-wrap unit.
+position model, the network position model on a path that is not one cylinder-wrap unit
+(or on an OpenSim-semantics path: those take library positions, `opensim_points.py`).
 """
 
 from __future__ import annotations
@@ -127,14 +128,14 @@ def _label(paths, p: int) -> str:
     return f"path #{p}" + (f" '{paths.path_names[p]}'" if paths.path_names[p] else "")
 
 
-def _check_mjcf_paths(paths, p: int) -> None:
-    """ValueError unless the model's paths are all MJCF spatial tendons (a PathSet)."""
-    if not hasattr(paths, "unit_path"):
-        raise ValueError(
-            f"{_label(paths, p)}: mass points need a model whose paths are all MuJoCo spatial "
-            f"tendons; this model also has OpenSim-semantics paths ({type(paths).__name__} from "
-            "paths.builder: conditional via points or OpenSim cylinders), for which mass points "
-            "are not implemented")
+def _mjcf_part(paths, p: int):
+    """(PathSet, index in it) of path p if it is a MuJoCo spatial tendon, or None if it is an
+    OpenSim-semantics path (`paths.opensim_composite.CompositePaths`, from paths.builder)."""
+    if hasattr(paths, "unit_path"):
+        return paths, p
+    if paths.path_kind[p] == 0:
+        return paths.mjcf, paths.path_index[p]
+    return None
 
 
 def _check_single_strand(paths, p: int) -> None:
@@ -248,9 +249,10 @@ def with_muscle_mass(model, path: int | str, mass_kg, n_points: int | None = Non
     """
     paths = getattr(model, "paths", None)
     p = path_index(paths, path)
-    _check_mjcf_paths(paths, p)
     what = f"muscle mass of {_label(paths, p)}"
-    _check_single_strand(paths, p)
+    mjcf = _mjcf_part(paths, p)
+    if mjcf is not None:
+        _check_single_strand(*mjcf)
     if not _is_traced(mass_kg):
         m = np.asarray(mass_kg, dtype=np.float64)
         if m.shape != () or not np.isfinite(m) or m < 0.0:
@@ -269,7 +271,11 @@ def with_muscle_mass(model, path: int | str, mass_kg, n_points: int | None = Non
                          f"has {paths.n_paths}")
     params = None if old is None else old.network_params
     if pm is PositionModel.NETWORK:
-        _check_network_path(paths, p)
+        if mjcf is None:
+            raise ValueError(f"{what}: the network position model needs a MuJoCo cylinder "
+                             "wrap; this is an OpenSim-semantics path, use "
+                             "position_model='library'")
+        _check_network_path(*mjcf)
         net = _load_network()
         params = network_params if network_params is not None else (
             params if params is not None else net.load_params())

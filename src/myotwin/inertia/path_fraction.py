@@ -233,12 +233,25 @@ def mass_point_positions_from_anchors(model, anchors: PathAnchors,
     return x
 
 
-def mass_point_positions_from_kinematics(model, kin: Kinematics) -> jax.Array:
-    """(n_points, 3) world positions of the model's muscle mass points (`Model.muscle_mass`)."""
+def mass_point_positions_from_kinematics(model, kin: Kinematics,
+                                         q: jax.Array | None = None) -> jax.Array:
+    """(n_points, 3) world positions of the model's muscle mass points (`Model.muscle_mass`)
+    at the kinematics `kin`. A model with OpenSim-semantics paths (`inertia.composite`) also
+    needs the configuration q that `kin` was computed at (its conditional points)."""
+    from myotwin.inertia import composite  # it builds on this module
+
+    if model.paths is not None and composite.is_composite(model):
+        if model.muscle_mass is None:
+            raise ValueError("the model has no muscle mass (see "
+                             "myotwin.inertia.with_muscle_mass)")
+        if q is None:
+            raise ValueError("mass points on OpenSim-semantics paths need q as well as the "
+                             "kinematics (conditional path points depend on it)")
+        return composite.positions(model, kin, q)
     layout = mass_point_layout(model)
     return mass_point_positions_from_anchors(model, path_anchors(model.paths, kin, layout.wraps))
 
 
 def mass_point_positions(model, q: jax.Array) -> jax.Array:
     """(n_points, 3) world positions x_alpha(q) of the muscle mass points at q (n_q,)."""
-    return mass_point_positions_from_kinematics(model, kinematics(model, q))
+    return mass_point_positions_from_kinematics(model, kinematics(model, q), q)
