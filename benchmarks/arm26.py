@@ -7,12 +7,16 @@ Measured, jitted, best of --repeats, at q = (0, 1) rad:
     tendons, with the .osim's forces, fiber and tendon lengths and pennation; excitation 0.5;
     --steps steps of 0.1 ms from rest), per step;
   * with --gradient, the reverse-mode gradient of that rollout (sum of the final angles
-    squared, with respect to the six excitations), per step.
+    squared, with respect to the six excitations), per step;
+  * with --muscle-mass KG, the same RK4 step with every muscle carrying KG in --points mass
+    points (`myotwin.inertia`: on OpenSim's current path for TRI*/BRA, on the MJCF tendons for
+    BIC*), against the massless step above.
 The peer is OpenSim 4.6 itself: the reference file's `realizeAcceleration` time (measured when
 the reference was made, on another run of this machine; OpenSim is not installed here), read
 from shared/reference/opensim/arm26_reference.json when present.
 
     taskset -c 1 .venv/bin/python benchmarks/arm26.py [--steps 100] [--repeats 5] [--gradient]
+        [--muscle-mass 0.1 [--points 20]]
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import myotwin  # noqa: E402
+from myotwin import inertia  # noqa: E402
 from myotwin import muscle as mu  # noqa: E402
 from myotwin import musculoskeletal as ms  # noqa: E402
 from myotwin.models import arm26  # noqa: E402
@@ -48,15 +53,19 @@ def best_of(fn, repeats: int) -> float:
     return best
 
 
-def musculoskeletal_arm26():
+def musculoskeletal_arm26(mass_kg: float = 0.0, n_points: int = 20):
     params, names = arm26.MUSCLES, arm26.MUSCLE_NAMES
+    skeleton = arm26.build()
+    if mass_kg > 0.0:
+        for name in names:
+            skeleton = inertia.with_muscle_mass(skeleton, name, mass_kg, n_points)
     muscles = mu.build_muscles(
         names, curves="degroote2016", tendon="rigid",
         max_isometric_force_N=[params[n]["max_isometric_force_N"] for n in names],
         optimal_fiber_length_m=[params[n]["optimal_fiber_length_m"] for n in names],
         tendon_slack_length_m=[params[n]["tendon_slack_length_m"] for n in names],
         pennation_at_optimal_rad=[params[n]["pennation_angle_at_optimal_rad"] for n in names])
-    return ms.musculoskeletal_model(arm26.build(), muscles)
+    return ms.musculoskeletal_model(skeleton, muscles)
 
 
 def main() -> None:
@@ -66,6 +75,9 @@ def main() -> None:
     parser.add_argument("--gradient", action="store_true",
                         help="also time the reverse-mode gradient of the rollout's final angles "
                              "with respect to the excitations (compiles for minutes)")
+    parser.add_argument("--muscle-mass", type=float, default=0.0, metavar="KG",
+                        help="also time the RK4 step with KG of mass points on every muscle")
+    parser.add_argument("--points", type=int, default=20, help="mass points per muscle")
     args = parser.parse_args()
     msm = musculoskeletal_arm26()
     q = jnp.array([0.0, 1.0])
@@ -88,6 +100,15 @@ def main() -> None:
         g_step = best_of(lambda: grad(u), args.repeats) / args.steps
         print(f"gradient of the rollout (reverse mode), per step: {1e3 * g_step:.1f} ms "
               f"({g_step / step:.1f}x the forward step)")
+    if args.muscle_mass > 0.0:
+        heavy = musculoskeletal_arm26(args.muscle_mass, args.points)
+        run = jax.jit(lambda x, e: ms.rollout(heavy, x, e, 1e-4, args.steps))
+        t = time.perf_counter()
+        jax.block_until_ready(run(x0, u))
+        print(f"with muscle mass: compiled and run once in {time.perf_counter() - t:.0f} s")
+        m_step = best_of(lambda: run(x0, u), args.repeats) / args.steps
+        print(f"RK4 step, {args.muscle_mass} kg in {args.points} points on each muscle: "
+              f"{1e3 * m_step:.1f} ms ({m_step / step:.2f}x massless)")
     if REFERENCE.exists():
         peer = json.loads(REFERENCE.read_text())["timing"]["realizeAcceleration_s"]
         print(f"OpenSim 4.6 realizeAcceleration (reference file): {1e6 * peer:.0f} us; one RK4 "

@@ -51,19 +51,19 @@ def arm():
 
 
 def test_points_are_equally_spaced_along_opensims_path():
-    """2001 points at equal steps of alpha on each OpenSim path: the first and last are the
-    path's origin and insertion, and consecutive points are h = L / 2000 apart along a curve of
+    """1001 points at equal steps of alpha on each OpenSim path: the first and last are the
+    path's origin and insertion, and consecutive points are h = L / 1000 apart along a curve of
     OpenSim's length L. Chords never exceed the arc between them (1e-12 m); a chord is shorter
-    than h by more than 2e-4 h only where it cuts a corner of the path (at a path point: at most
+    than h by more than 1e-3 h only where it cuts a corner of the path (at a path point: at most
     one chord per interior point). On a spiral of radius r the chords fall short by
-    h^2 / (24 r^2) of h: 4e-6 on the 16-mm TRI cylinder, 1.23e-4 on the 3-mm TRIlongglen (what
-    is observed there: the points lie on a helix of that radius). The chords' sum is L to within
-    the corners' cut (< 2e-5 m; observed <= 8e-6 m)."""
+    h^2 / (24 r^2) of h: 1.6e-5 on the 16-mm TRI cylinder, 4.9e-4 on the 3-mm TRIlongglen (the
+    points lie on a helix of that radius: with 2001 points the shortfall observed there is
+    1.23e-4, as predicted). The chords' sum is L to within the corners' cut (< 4e-5 m)."""
     if not REFERENCE.exists():
         pytest.skip(f"OpenSim reference {REFERENCE} is absent")
     samples = json.loads(REFERENCE.read_text())["samples"]
     model = arm26.build()
-    alphas = np.linspace(0.0, 1.0, 2001)
+    alphas = np.linspace(0.0, 1.0, 1001)
     names = [n for n, k in zip(model.paths.path_names, model.paths.path_kind) if k == 1]
     with_points = model
     for name in names:
@@ -84,12 +84,12 @@ def test_points_are_equally_spaced_along_opensims_path():
             np.testing.assert_allclose(x[0], path[0], atol=1e-12)
             np.testing.assert_allclose(x[-1], path[-1], atol=1e-12)
             chords = np.linalg.norm(np.diff(x, axis=0), axis=1)
-            h = length / 2000
+            h = length / 1000
             assert chords.max() <= h + 1e-12, (name, st, chords.max() - h)
-            short = int(np.sum(chords < h * (1.0 - 2e-4)))
+            short = int(np.sum(chords < h * (1.0 - 1e-3)))
             interior = len(path) - 2   # path points and tangent points between the ends
             assert short <= interior, (name, st, short, interior)
-            assert -1e-12 <= length - chords.sum() < 2e-5, (name, st, length - chords.sum())
+            assert -1e-12 <= length - chords.sum() < 4e-5, (name, st, length - chords.sum())
             checked += 1
     assert checked >= 9
 

@@ -1,8 +1,8 @@
 """Derivatives through OpenSim's tangency loop (`paths/opensim_cylinder.py`), in every mode.
 
 The loop is an early-exit `while_loop`, which JAX differentiates in forward mode only; its
-derivatives are supplied by `_derivative_tensor` (the Jacobian and second-derivative tensor of
-the loop taken in forward mode and contracted with the input tangent). Checked here on two
+derivatives are supplied by `_derivative_tensor` (the loop's derivative tensors up to the third,
+taken in forward mode and contracted with the input tangent). Checked here on two
 segments over an unconstrained cylinder (r = 2 cm, 30 cm long) where the wrap is mandatory and
 the loop moves the tangent points by 0.3-0.4 mm, so the derivative runs through its trips.
 
@@ -73,3 +73,21 @@ def test_derivatives_through_the_tangency_loop(segment):
                              hess_fd)):
         err = np.abs(np.asarray(got) - want).max() / scale
         assert err <= 1e-6, f"{name}: relative error {err:.2e} vs central differences"
+
+
+def test_third_derivative_in_reverse_mode():
+    """Reverse mode over two forward-mode derivatives, as a gradient through a mass point's
+    Jdot qd needs (`myotwin.inertia`): grad of v^T H(z) v against central differences of the
+    forward-over-forward v^T H v (h = 1e-6: truncation h^2 L^(5) / 6 ~ 1e-12 * 1 / r^4 / 6
+    ~ 3e-7 vs third derivatives ~ 1 / r^2 ~ 2500; tolerance 1e-5 relative; observed 7e-10).
+    Beyond this order the loop differentiates in forward mode only."""
+    z = jnp.asarray(np.concatenate(SEGMENTS[0]))
+    v = jnp.asarray(np.random.default_rng(1).normal(size=6))
+
+    def curvature(x):
+        return jax.jvp(lambda y: jax.jvp(_length, (y,), (v,))[1], (x,), (v,))[1]
+
+    got = np.asarray(jax.jit(jax.grad(curvature))(z))
+    want = _central(jax.jit(curvature), z)
+    err = np.abs(got - want).max() / np.abs(want).max()
+    assert err <= 1e-5, f"relative error {err:.2e} vs central differences"

@@ -22,10 +22,10 @@ a derivative.
 Smoothness: F is as smooth as OpenSim's path. It is C^0 where a wrap switches on or off, a
 conditional point (de)activates, or OpenSim's tangency adjustment changes its trip count (a
 discontinuity of OpenSim's algorithm, `opensim_cylinder.py`); between such events a point's
-velocity turns where it crosses a path point (the seed's Type II), as on MJCF paths. The
-tangency adjustment supplies first and second derivatives in any mode, a third in forward mode
-only, so a reverse-mode gradient through the mass points' Jdot qd on a path with two or more
-wrap objects is not available (docs/inertia.md).
+velocity turns where it crosses a path point (the seed's Type II), as on MJCF paths.
+Derivatives: Jdot qd is a second derivative of F, so a reverse-mode gradient of a simulation
+is a third; OpenSim's tangency adjustment (paths with two or more wrap objects) supplies up to
+the third in any mode (`opensim_cylinder._derivative_tensor`).
 """
 
 from __future__ import annotations
@@ -65,24 +65,25 @@ def _pieces(ps: OpenSimPathSet, anchors: OpenSimAnchors, q: jax.Array, rows: np.
     """Pieces of the current paths `rows` (static path indices into `ps`), each (n_rows,
     S - 1, ...): start and end points, whether it is a spiral, its wrap's turn and cylinder,
     its length; and the cumulative piece ends."""
-    tab = path_tables(ps)
-    cur = current_paths_from_anchors(ps, anchors, q)
+    # only these paths: another path's wraps (TRIlong's tangency loop, differentiated twice
+    # for Jdot qd) would cost every point (arm26: Jdot qd of TRIlat's points 8.3 -> 0.21 ms)
+    tab = path_tables(ps, rows)
+    cur = current_paths_from_anchors(ps, anchors, q, rows)
     n_pt = tab.pt_index.shape[1]
     n_w = tab.wrap_cyl.shape[1]
-    seq, count = cur.seq[rows], cur.count[rows]
-    pos = cur.pos_world[rows]                                          # (n_rows, S, 3)
+    seq, count, pos = cur.seq, cur.count, cur.pos_world                # (n_rows, S[, 3])
     a, b = jnp.maximum(seq[:, :-1], 0), jnp.maximum(seq[:, 1:], 0)
     live = jnp.arange(seq.shape[1] - 1)[None, :] < (count[:, None] - 1)
-    obj = jnp.asarray(tab.slot_obj[rows])
+    obj = jnp.asarray(tab.slot_obj)
     xa = jnp.take_along_axis(pos, a[..., None], axis=1)
     xb = jnp.take_along_axis(pos, b[..., None], axis=1)
     oa, ob = jnp.take_along_axis(obj, a, axis=1), jnp.take_along_axis(obj, b, axis=1)
     spiral = (oa >= 0) & (oa == ob)
     w = jnp.clip((a - n_pt) // 2, 0, max(n_w - 1, 0))                 # the wrap of a spiral
     if n_w:
-        wrap_len = jnp.take_along_axis(cur.wrap_length[rows], w, axis=1)
-        turn = jnp.take_along_axis(cur.wrap_turn[rows], w, axis=1)
-        cyl = jnp.take_along_axis(jnp.asarray(tab.wrap_cyl[rows]), w, axis=1)
+        wrap_len = jnp.take_along_axis(cur.wrap_length, w, axis=1)
+        turn = jnp.take_along_axis(cur.wrap_turn, w, axis=1)
+        cyl = jnp.take_along_axis(jnp.asarray(tab.wrap_cyl), w, axis=1)
     else:
         wrap_len = turn = jnp.zeros(a.shape, pos.dtype)
         cyl = jnp.zeros(a.shape, jnp.int32)

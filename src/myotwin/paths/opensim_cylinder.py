@@ -60,13 +60,14 @@ The tangency adjustment is an early-exit `while_loop`, run only for segments tha
 other segments' tangent points are never used): on arm26 it ends after about 20 trips where
 a fixed-trip loop ran all 100 (lengths 2.8 -> 0.6 ms, moment arms 15 -> 2 ms; docs/models.md).
 JAX differentiates a `while_loop` in forward mode only, so its derivatives come from
-`_derivative_tensor`: the first (and second) derivative tensor of the adjusted tangent points
-with respect to (p1, p2, radius, length) is taken in forward mode through the loop and
-contracted with the input tangent, a linear map that reverse mode can transpose. First and
-second derivatives, in any combination of modes, are those of the trips composed -- what the
+`_derivative_tensor`: the first (second, third) derivative tensor of the adjusted tangent
+points with respect to (p1, p2, radius, length) is taken in forward mode through the loop and
+contracted with the input tangent, a linear map that reverse mode can transpose. Derivatives
+up to the third, in any combination of modes, are those of the trips composed -- what the
 fixed-trip loop gave (on 200 arm26 poses, a scratch comparison: moment arms equal to 3e-16 m,
-second derivatives to 1e-13 m; lengths identical); a third derivative works in forward
-mode only.
+second derivatives to 1e-13 m; lengths identical). The third order is what a reverse-mode
+gradient through a muscle mass point's Jdot qd needs (`myotwin.inertia`); a fourth
+derivative works in forward mode only.
 """
 
 from __future__ import annotations
@@ -368,7 +369,7 @@ def _adjusted_flat(z, wrap_axis, wrap_sign, single_wrap):
 
 
 #: Derivative orders of `_adjusted_flat` with a transposable rule (see `_derivative_tensor`).
-_CUSTOM_ORDERS = 2
+_CUSTOM_ORDERS = 3
 
 
 def _nested_jacfwd(order: int, z, wrap_axis, wrap_sign, single_wrap):

@@ -180,18 +180,22 @@ class PathTables(NamedTuple):
     n_wraps: np.ndarray
 
 
-def path_tables(ps: OpenSimPathSet) -> PathTables:
-    n_p = ps.n_paths
-    n_pt, n_w = max(ps.path_point_num), max(ps.path_wrap_num)
+def path_tables(ps: OpenSimPathSet, rows=None) -> PathTables:
+    """The tables of the paths `rows` (static indices; default all), padded to the most points
+    and wraps among them."""
+    rows = list(range(ps.n_paths)) if rows is None else [int(r) for r in rows]
+    n_p = len(rows)
+    n_pt = max(ps.path_point_num[r] for r in rows)
+    n_w = max(ps.path_wrap_num[r] for r in rows)
     n_slot = n_pt + 2 * n_w
     tab = PathTables(np.zeros((n_p, n_pt), np.int64), np.zeros((n_p, n_pt), np.int64),
                   np.full((n_p, n_pt), -2, np.int64), np.zeros((n_p, n_w), np.int64),
                   np.zeros((n_p, n_w), np.int64), np.zeros((n_p, n_w), np.int64),
                   np.zeros((n_p, n_w), bool), np.full((n_p, n_slot), -1, np.int64),
                   np.zeros((n_p, n_slot), np.int64), np.zeros(n_p, np.int64))
-    for p in range(n_p):
-        adr, num = ps.path_point_adr[p], ps.path_point_num[p]
-        w_adr, w_num = ps.path_wrap_adr[p], ps.path_wrap_num[p]
+    for p, r in enumerate(rows):
+        adr, num = ps.path_point_adr[r], ps.path_point_num[r]
+        w_adr, w_num = ps.path_wrap_adr[r], ps.path_wrap_num[r]
         tab.pt_index[p, :num] = np.arange(adr, adr + num)
         tab.pt_body[p, :num] = ps.point_body[adr:adr + num]
         tab.pt_qpos[p, :num] = ps.point_qpos[adr:adr + num]
@@ -275,19 +279,32 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
         xa, xb = table[a], table[b]
         to_local = lambda x: (x - center[c]) @ rot[c]  # noqa: E731
         la, lb = to_local(xa), to_local(xb)
-        results = []
-        if WRAP_CYLINDER in kinds:
-            results.append(jax.vmap(opensim_cylinder_wrap, in_axes=(0, 0) + (None,) * 5)(
-                la, lb, radius[c], length[c], axis[c], sign[c], single))
-        if WRAP_OBSTACLE in kinds:
-            results.append(jax.vmap(opensim_obstacle_wrap, in_axes=(0, 0, None, None))(
-                la, lb, radius[c], hand[c]))
-        res = results[0] if len(results) == 1 else jax.tree_util.tree_map(
-            lambda o, cy: jnp.where(kind[c] == WRAP_OBSTACLE, o, cy), results[1], results[0])
-        r1w = center[c] + res.r1 @ rot[c].T
-        r2w = center[c] + res.r2 @ rot[c].T
-        change = (norm(r1w - xa) + res.length
-                  + norm(xb - r2w) - norm(xb - xa))
+
+        def wrap(pa, pb, rad, cyl_len):
+            results = []
+            if WRAP_CYLINDER in kinds:
+                results.append(opensim_cylinder_wrap(pa, pb, rad, cyl_len, axis[c], sign[c],
+                                                     single))
+            if WRAP_OBSTACLE in kinds:
+                results.append(opensim_obstacle_wrap(pa, pb, rad, hand[c]))
+            return results[0] if len(results) == 1 else jax.tree_util.tree_map(
+                lambda o, cy: jnp.where(kind[c] == WRAP_OBSTACLE, o, cy), results[1],
+                results[0])
+
+        # The segment is chosen on values alone (the choice is piecewise constant in q), then
+        # wrapped once more with derivatives: every derivative (moment arms, gradients, the
+        # mass points' second derivatives) then goes through one segment's wrap instead of
+        # every candidate's. Same values; arm26 (benchmarks/arm26.py): moment arms 1.17 ->
+        # 0.90 ms, RK4 step 3.5 -> 2.5 ms, second derivatives of the lengths 6.7 -> 2.7 ms,
+        # at the price of lengths alone 0.40 -> 0.54 ms (the chosen wrap evaluated twice).
+        sg = jax.lax.stop_gradient
+        res = jax.vmap(wrap, in_axes=(0, 0, None, None))(sg(la), sg(lb), sg(radius[c]),
+                                                         sg(length[c]))
+        r1w = center[c] + res.r1 @ sg(rot[c]).T
+        r2w = center[c] + res.r2 @ sg(rot[c]).T
+        xa0, xb0 = sg(xa), sg(xb)
+        change = (norm(r1w - xa0) + res.length
+                  + norm(xb0 - r2w) - norm(xb0 - xa0))
         mand = cand & (res.status == MANDATORY_WRAP)
         wrapped = cand & (res.status == WRAPPED)
         any_mand = jnp.any(mand)
@@ -299,11 +316,13 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
                            jnp.where(jnp.any(cand), res.status[last], NO_WRAP))
         ins_seq, ins_count = _insert(seq, count, best + 1, n_pt + 2 * w)
         take = has & ~aborted & found
+        chosen = wrap(la[best], lb[best], radius[c], length[c])
+        r1c = center[c] + rot[c] @ chosen.r1
+        r2c = center[c] + rot[c] @ chosen.r2
         new = (jnp.where(take, ins_seq, seq), jnp.where(take, ins_count, count),
-               jnp.where(take, wpos.at[2 * w].set(r1w[best]).at[2 * w + 1].set(r2w[best]),
-                         wpos),
-               jnp.where(take, wlen.at[w].set(res.length[best]), wlen),
-               jnp.where(take, wturn.at[w].set(res.turn[best]), wturn),
+               jnp.where(take, wpos.at[2 * w].set(r1c).at[2 * w + 1].set(r2c), wpos),
+               jnp.where(take, wlen.at[w].set(chosen.length), wlen),
+               jnp.where(take, wturn.at[w].set(chosen.turn), wturn),
                order, result.at[i].set(jnp.where(has, status, result[i])), aborted | ~has)
         old = (seq, count, wpos, wlen, wturn, order, result, aborted)
         return jax.tree_util.tree_map(lambda n, o: jnp.where(aborted, o, n), new, old)
@@ -339,17 +358,18 @@ def current_paths(ps: OpenSimPathSet, kin: Kinematics, q: jax.Array) -> CurrentP
     return current_paths_from_anchors(ps, opensim_anchors(ps, kin), q)
 
 
-def current_paths_from_anchors(ps: OpenSimPathSet, anchors: OpenSimAnchors,
-                               q: jax.Array) -> CurrentPath:
+def current_paths_from_anchors(ps: OpenSimPathSet, anchors: OpenSimAnchors, q: jax.Array,
+                               rows=None) -> CurrentPath:
     """`current_paths` from the anchors (q decides only which conditional points are active,
-    a piecewise-constant dependence)."""
-    tab = path_tables(ps)
+    a piecewise-constant dependence). With `rows` (static path indices) only those paths, laid
+    out by `path_tables(ps, rows)` (slot ids count that layout's points and wraps)."""
+    tab = path_tables(ps, rows)
     pts = anchors.point_world[tab.pt_index]                            # (n_paths, P, 3)
     active = point_active(ps.point_range[tab.pt_index], tab.pt_qpos, q)  # (n_paths, P)
     n_w = tab.wrap_cyl.shape[1]
     if n_w == 0:
         seq, count = jax.vmap(lambda a: compact(a, a.shape[0]))(active)
-        empty = jnp.zeros((ps.n_paths, 0), pts.dtype)
+        empty = jnp.zeros((pts.shape[0], 0), pts.dtype)
         return CurrentPath(seq, count, pts, empty, empty)
     center, rot = anchors.cyl_center, anchors.cyl_rot
     cyl = (center, rot, ps.cyl_radius, ps.cyl_length, jnp.asarray(ps.cyl_axis),
