@@ -70,11 +70,12 @@ def test_points_are_equally_spaced_along_opensims_path():
         with_points = inertia.with_muscle_mass(with_points, name, 0.1, alphas=alphas)
     point_path = np.asarray(with_points.muscle_mass.point_path)
     positions = jax.jit(inertia.mass_point_positions)
+    path_points = jax.jit(lambda q: opensim_path.path_points(model.paths.opensim, model, q))
     checked = 0
     for sample in samples[::4]:
         st = sample["state"]
         q = jnp.array([st["r_shoulder_elev"], st["r_elbow_flex"]])
-        pts, valid = opensim_path.path_points(model.paths.opensim, model, q)
+        pts, valid = path_points(q)
         x_all = np.asarray(positions(with_points, q))
         for name in names:
             length = sample["outputs"][name]["mtu_length"]
@@ -105,38 +106,36 @@ def _fd_terms(model, q, qd, h1=1e-6, h2=1e-4):
     return jac, np.asarray(acc)
 
 
-def test_jacobians_and_quadratic_velocity_terms(arm):
+def test_jacobians_quadratic_velocity_terms_and_inverse_dynamics(arm):
     """J against autodiff through the kinematics (1e-12 m: the same derivative by another
     chain) and central differences (1e-8 m: truncation h^2 |x'''| ~ 1e-12, roundoff
     1e-16 / h ~ 1e-10); Jdot qd against second differences along qd (1e-6 m/s^2: truncation
-    h^2 |x''''| / 12 ~ 1e-9, roundoff 4e-16 / h^2 ~ 4e-8)."""
-    jac_fn = jax.jit(inertia.mass_point_jacobians)
-    ref_fn = jax.jit(inertia.jacobians_by_autodiff)
-    acc_fn = jax.jit(inertia.mass_point_bias_accelerations)
-    for q, qd, _ in STATES:
-        q, qd = jnp.array(q), jnp.array(qd)
-        jac, acc = np.asarray(jac_fn(arm, q)), np.asarray(acc_fn(arm, q, qd))
-        np.testing.assert_allclose(jac, np.asarray(ref_fn(arm, q)), rtol=0, atol=1e-12)
-        fd_jac, fd_acc = _fd_terms(arm, q, qd)
-        np.testing.assert_allclose(jac, fd_jac, rtol=0, atol=1e-8)
-        np.testing.assert_allclose(acc, fd_acc, rtol=0, atol=1e-6)
-        assert np.abs(acc).max() > 0.01  # the points do accelerate: a real comparison
-
-
-def test_inverse_dynamics_follows_lagrange(arm):
-    """The mass points' share of inverse dynamics (with gravity) against
-    sum_k m_k J_k^T (J_k qdd + Jdot_k qd - g) from finite differences of the positions
-    (1e-6 N m: the differences' error times the masses)."""
+    h^2 |x''''| / 12 ~ 1e-9, roundoff 4e-16 / h^2 ~ 4e-8). Then Lagrange's equations: the mass
+    points' share of inverse dynamics (with gravity) against
+    sum_k m_k J_k^T (J_k qdd + Jdot_k qd - g) from those differences (1e-6 N m: the
+    differences' error times the masses). One compiled function for all (each part compiles
+    OpenSim's tangency loop differentiated once or twice)."""
     massless = arm26.build()
-    inv = jax.jit(engine.inverse_dynamics)
+
+    @jax.jit
+    def evaluate(q, qd, qdd):
+        share = (engine.inverse_dynamics(arm, q, qd, qdd)
+                 - engine.inverse_dynamics(massless, q, qd, qdd))
+        return (inertia.mass_point_jacobians(arm, q), inertia.jacobians_by_autodiff(arm, q),
+                inertia.mass_point_bias_accelerations(arm, q, qd), share)
+
     masses = np.asarray(arm.muscle_mass.point_mass)
     grav = np.asarray(arm.gravity)
     for q, qd, qdd in STATES:
         q, qd, qdd = jnp.array(q), jnp.array(qd), jnp.array(qdd)
-        share = np.asarray(inv(arm, q, qd, qdd) - inv(massless, q, qd, qdd))
-        jac, acc = _fd_terms(arm, q, qd)
-        point_acc = np.einsum("kia,a->ki", jac, np.asarray(qdd)) + acc - grav
-        expected = np.einsum("k,kia,ki->a", masses, jac, point_acc)
+        jac, ref, acc, share = (np.asarray(x) for x in evaluate(q, qd, qdd))
+        np.testing.assert_allclose(jac, ref, rtol=0, atol=1e-12)
+        fd_jac, fd_acc = _fd_terms(arm, q, qd)
+        np.testing.assert_allclose(jac, fd_jac, rtol=0, atol=1e-8)
+        np.testing.assert_allclose(acc, fd_acc, rtol=0, atol=1e-6)
+        assert np.abs(acc).max() > 0.01  # the points do accelerate: a real comparison
+        point_acc = np.einsum("kia,a->ki", fd_jac, np.asarray(qdd)) + fd_acc - grav
+        expected = np.einsum("k,kia,ki->a", masses, fd_jac, point_acc)
         np.testing.assert_allclose(share, expected, rtol=0, atol=1e-6)
         assert np.abs(expected).max() > 1e-3
 
@@ -199,13 +198,16 @@ def test_obstacle_wrap_and_conditional_point():
     for name in ("obst", "cond"):
         model = inertia.with_muscle_mass(model, name, 0.1, alphas=alphas)
     positions = jax.jit(inertia.mass_point_positions)
+    ps = model.paths.opensim
+    geometry = jax.jit(lambda q: (opensim_path.path_points(ps, model, q),
+                                  opensim_path.muscle_lengths(ps, model, q)))
     point_path = np.asarray(model.muscle_mass.point_path)
     wrapped = 0
     for q in ((0.3, 1.2), (0.0, 2.0), (-0.2, 0.3)):
         q = jnp.array(q)
         x = np.asarray(positions(model, q))
-        pts, valid = opensim_path.path_points(model.paths.opensim, model, q)
-        lengths = np.asarray(opensim_path.muscle_lengths(model.paths.opensim, model, q))
+        (pts, valid), lengths = geometry(q)
+        lengths = np.asarray(lengths)
         # the obstacle: axis y through the elbow, which the shoulder turns about y
         xo, path = x[point_path == 0], np.asarray(pts[0])[np.asarray(valid[0])]
         np.testing.assert_allclose(xo[[0, -1]], path[[0, -1]], atol=1e-12)
@@ -234,3 +236,11 @@ def test_obstacle_wrap_and_conditional_point():
         if len(path) == 2:
             np.testing.assert_allclose(chords, h, atol=1e-12)
     assert wrapped >= 1
+
+
+def test_mjcf_only_helpers_refuse_composite_models(arm):
+    """The MJCF piece layout and positions from kinematics without q name what to use instead."""
+    with pytest.raises(ValueError, match="piece layouts describe MuJoCo spatial tendons"):
+        inertia.mass_point_layout(arm)
+    with pytest.raises(ValueError, match="need q as well as the kinematics"):
+        inertia.mass_point_positions_from_kinematics(arm, kinematics(arm, jnp.zeros(2)))

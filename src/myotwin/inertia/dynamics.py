@@ -23,7 +23,10 @@ second-order graph made XLA compile times grow to minutes). Then
       J_k[:, d]  = DF(y)[dy/dqd_d]                    (one jvp per dof, vmapped: J_am J_mr)
       Jdot_k qd  = d^2/dt^2 F(y + t ydot + t^2/2 yddot_0) at t = 0
                  = DF(y)[yddot_0] + D^2F(y)[ydot, ydot] (nested jvp: J_am Jdot_mr + Jdot_am J_mr)
-    with ydot = J_y qd and yddot_0 the anchors' acceleration at qdd = 0.
+    with ydot = J_y qd and yddot_0 the anchors' acceleration at qdd = 0;
+  * points on OpenSim-semantics paths (a model from `paths.builder`): the same forward-mode
+    derivatives of their F (`opensim_points.py`: OpenSim's anchors, its current path); the
+    model's MJCF paths as above (`composite.py` splits the points by path kind).
 tests/inertia prove that both equal (i) autodiff through the whole kinematics with the
 quaternion tangent map, `jacobians_by_autodiff` (retraction q (+) v = q + qpos_derivative(q, v),
 which the kinematics normalise; 2 atan(|v|/2) = |v| + O(|v|^3), so second derivatives along

@@ -204,6 +204,10 @@ def mass_point_layout(model) -> PieceLayout:
     paths, mm = model.paths, model.muscle_mass
     if paths is None or mm is None:
         raise ValueError("the model has no muscle mass (see myotwin.inertia.with_muscle_mass)")
+    if not hasattr(paths, "unit_path"):
+        raise ValueError("piece layouts describe MuJoCo spatial tendons; this model also has "
+                         "OpenSim-semantics paths (use mass_point_positions, which handles both; "
+                         "inertia/composite.py)")
     if paths.n_paths != mm.n_paths:
         raise ValueError(f"the MuscleMass was made for {mm.n_paths} paths, the model has "
                          f"{paths.n_paths}")
