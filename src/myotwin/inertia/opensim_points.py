@@ -66,7 +66,8 @@ def _pieces(ps: OpenSimPathSet, anchors: OpenSimAnchors, q: jax.Array, rows: np.
     S - 1, ...): start and end points, whether it is a spiral, its wrap's turn and cylinder,
     its length; and the cumulative piece ends."""
     # only these paths: another path's wraps (TRIlong's tangency loop, differentiated twice
-    # for Jdot qd) would cost every point (arm26: Jdot qd of TRIlat's points 8.3 -> 0.21 ms)
+    # for Jdot qd) would cost every point (arm26: Jdot qd of TRIlat's points 8.3 -> 0.21 ms,
+    # a scratch measurement; benchmarks/RESULTS.md "arm26", session 16)
     tab = path_tables(ps, rows)
     cur = current_paths_from_anchors(ps, anchors, q, rows)
     n_pt = tab.pt_index.shape[1]

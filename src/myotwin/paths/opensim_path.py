@@ -295,8 +295,9 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
         # wrapped once more with derivatives: every derivative (moment arms, gradients, the
         # mass points' second derivatives) then goes through one segment's wrap instead of
         # every candidate's. Same values; arm26 (benchmarks/arm26.py): moment arms 1.17 ->
-        # 0.90 ms, RK4 step 3.5 -> 2.5 ms, second derivatives of the lengths 6.7 -> 2.7 ms,
-        # at the price of lengths alone 0.40 -> 0.54 ms (the chosen wrap evaluated twice).
+        # 0.90 ms, RK4 step 3.5 -> 2.5 ms, at the price of lengths alone 0.40 -> 0.54 ms (the
+        # chosen wrap evaluated twice); second derivatives of the lengths 6.7 -> 2.7 ms (a
+        # scratch measurement, benchmarks/RESULTS.md "arm26", session 16).
         sg = jax.lax.stop_gradient
         res = jax.vmap(wrap, in_axes=(0, 0, None, None))(sg(la), sg(lb), sg(radius[c]),
                                                          sg(length[c]))
