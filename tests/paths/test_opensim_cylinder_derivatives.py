@@ -91,3 +91,27 @@ def test_third_derivative_in_reverse_mode():
     want = _central(jax.jit(curvature), z)
     err = np.abs(got - want).max() / np.abs(want).max()
     assert err <= 1e-5, f"relative error {err:.2e} vs central differences"
+
+
+def test_derivatives_with_respect_to_radius_and_length():
+    """The loop's derivative tensors drop the radius and length directions when those are
+    constants (their tangent a symbolic zero) and keep them when a caller differentiates with
+    respect to them: gradient (both modes) and Hessian of L(p1, p2, radius, length) against
+    central differences (h = 1e-6; the radius enters like the end points, so the same
+    tolerances as above hold; the length of the cylinder only sets where the wrap ends, so
+    its derivative here is zero, and central differences give zero too)."""
+    def length_all(x):
+        p1, p2, radius, length_m = x[:3], x[3:6], x[6], x[7]
+        res = oc.opensim_cylinder_wrap(p1, p2, radius, length_m, 0, 0, False)
+        return jnp.linalg.norm(res.r1 - p1) + res.length + jnp.linalg.norm(p2 - res.r2)
+
+    x = jnp.asarray(np.concatenate(SEGMENTS[0] + ((RADIUS_M, LENGTH_M),)))
+    grad_reverse = jax.jit(jax.grad(length_all))
+    grad_fd = _central(jax.jit(length_all), x)
+    assert abs(grad_fd[6]) > 0.1          # the radius matters: the wrap's arc grows with it
+    for name, g in (("reverse", grad_reverse(x)), ("forward", jax.jit(jax.jacfwd(length_all))(x))):
+        err = np.abs(np.asarray(g) - grad_fd).max()
+        assert err <= 1e-7, f"{name}-mode gradient: error {err:.2e} vs central differences"
+    hess_fd = _central(grad_reverse, x)                       # (8, 8)
+    err = np.abs(np.asarray(jax.jit(jax.hessian(length_all))(x)) - hess_fd).max()
+    assert err / np.abs(hess_fd).max() <= 1e-6, f"Hessian: relative error {err:.2e}"
