@@ -238,6 +238,33 @@ def test_obstacle_wrap_and_conditional_point():
     assert wrapped >= 1
 
 
+def test_obstacle_wrap_and_conditional_point_dynamics():
+    """J and Jdot qd of 8 points on each of the two-link arm's paths (WrapCylinderObst; the
+    conditional point) against central and second differences of their positions, with the
+    tolerances of the arm26 test above (1e-8 m, 1e-6 m/s^2; observed <= 6e-11, 2e-8), at poses
+    where the obstacle wraps or not and the conditional point is active or not (the number of
+    points on each current path says which)."""
+    model = _two_link_paths()
+    for name in ("obst", "cond"):
+        model = inertia.with_muscle_mass(model, name, 0.1, 8)
+    ps = model.paths.opensim
+    n_points = jax.jit(lambda q: jnp.sum(opensim_path.path_points(ps, model, q)[1], axis=1))
+    terms = jax.jit(lambda q, qd: (inertia.mass_point_jacobians(model, q),
+                                   inertia.mass_point_bias_accelerations(model, q, qd)))
+    seen = set()
+    for q, qd in (((0.3, 1.2), (0.7, -1.3)), ((0.0, 2.0), (-0.5, 1.1)),
+                  ((-0.2, 0.3), (1.0, 0.6))):
+        q, qd = jnp.array(q), jnp.array(qd)
+        seen.add(tuple(int(n) for n in n_points(q)))
+        jac, acc = (np.asarray(x) for x in terms(q, qd))
+        fd_jac, fd_acc = _fd_terms(model, q, qd)
+        np.testing.assert_allclose(jac, fd_jac, rtol=0, atol=1e-8)
+        np.testing.assert_allclose(acc, fd_acc, rtol=0, atol=1e-6)
+        assert np.abs(fd_acc).max() > 0.05
+    # (obstacle path points, conditional path points): wrapped and not; active and not
+    assert seen == {(4, 3), (2, 2), (4, 2)}, seen
+
+
 def test_mjcf_only_helpers_refuse_composite_models(arm):
     """The MJCF piece layout and positions from kinematics without q name what to use instead."""
     with pytest.raises(ValueError, match="piece layouts describe MuJoCo spatial tendons"):
