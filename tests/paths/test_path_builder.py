@@ -234,12 +234,8 @@ def test_obstacle_cylinder_vs_mujoco():
         checked += 1
 
 
-def test_public_api_speeds_and_reverse_mode(mixed):
-    """On a small model (one single-wrap OpenSim path, one conditional point, one MJCF path):
-    myotwin.muscle_lengths / moment_arms / lengthening_speeds equal the checked values of the
-    mixed model, dL/dt (jvp) = -r^T qd, and reverse-mode gradients through the loops equal the
-    forward-mode moment arms."""
-    _, qs, lengths, arms = mixed
+def _small_model():
+    """One single-wrap OpenSim path, one conditional point, one MJCF path, an obstacle."""
     pb = PathBuilder(skeleton())
     pb.add_opensim_cylinder("elbow_cyl", "upper", pos=tuple(ELBOW), quat=R_Y, radius=RADIUS,
                             length=1.0)
@@ -254,15 +250,46 @@ def test_public_api_speeds_and_reverse_mode(mixed):
                             radius=RADIUS / 0.8, wrap_direction="righthand")
     pb.add_path("obst", [Point("upper", ORIGIN), Point("fore", INSERTION)],
                 wraps=["elbow_obst"])
-    model = pb.build()
-    q, qd = jnp.asarray(qs[2]), jnp.array([0.7, -1.3])
-    f = jax.jit(lambda q, qd: (myotwin.muscle_lengths(model, q), myotwin.moment_arms(model, q),
-                               myotwin.lengthening_speeds(model, q, qd),
-                               jax.grad(lambda x: myotwin.muscle_lengths(model, x)[2])(q)))
-    length, arm, speed, grad = (np.asarray(x) for x in f(q, qd))
-    np.testing.assert_allclose(length[:3], lengths[2, [0, 1, 3]], atol=1e-15)
-    np.testing.assert_allclose(arm[:, :3], arms[2][:, [0, 1, 3]], atol=1e-15)
-    np.testing.assert_allclose(speed, -arm.T @ np.asarray(qd), atol=1e-12)
+    return pb.build()
+
+
+def test_public_api_speeds_and_reverse_mode(mixed):
+    """On a small model (one single-wrap OpenSim path, one conditional point, one MJCF path):
+    myotwin.muscle_lengths / moment_arms / lengthening_speeds, called from plain Python, equal
+    the checked values of the mixed model at two states, dL/dt (jvp) = -r^T qd, and
+    reverse-mode gradients through the loops equal the forward-mode moment arms. The public
+    functions compile on their first call only: JAX's compile events (jax.monitoring) count 0
+    at the second state (evaluated op by op, OpenSim's path loops were compiled anew at every
+    call: arm26 13-24 s per call)."""
+    _, qs, lengths, arms = mixed
+    model = _small_model()
+    qd = jnp.array([0.7, -1.3])
+
+    def public(q):
+        return (myotwin.muscle_lengths(model, q), myotwin.moment_arms(model, q),
+                myotwin.lengthening_speeds(model, q, qd))
+
+    compiles = []
+
+    def listener(event, duration_s, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(event)
+
+    for row in (1, 2):
+        q = jnp.asarray(qs[row])
+        if row == 1:   # the first calls compile
+            length, arm, speed = (np.asarray(x) for x in public(q))
+        else:
+            jax.monitoring.register_event_duration_secs_listener(listener)
+            try:
+                length, arm, speed = (np.asarray(x) for x in public(q))
+            finally:
+                jax.monitoring.unregister_event_duration_listener(listener)
+        np.testing.assert_allclose(length[:3], lengths[row, [0, 1, 3]], atol=1e-15)
+        np.testing.assert_allclose(arm[:, :3], arms[row][:, [0, 1, 3]], atol=1e-15)
+        np.testing.assert_allclose(speed, -arm.T @ np.asarray(qd), atol=1e-12)
+    assert compiles == [], f"{len(compiles)} compilations at the second state"
+    grad = jax.jit(jax.grad(lambda x: myotwin.muscle_lengths(model, x)[2]))(q)
     np.testing.assert_allclose(grad, -arm[:, 2], atol=1e-12)
     # the obstacle at 0.8 of its radius, in a plane normal to its axis: the planar closed form
     # (rise 0, so OpenSim's arc-only length is exact here), 1e-12 m

@@ -37,6 +37,7 @@ tangent points). q (n_q,) in MuJoCo's qpos layout; the skeleton is an `engine.Mo
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import NamedTuple
 
 import jax
@@ -363,7 +364,19 @@ def current_paths_from_anchors(ps: OpenSimPathSet, anchors: OpenSimAnchors, q: j
                                rows=None) -> CurrentPath:
     """`current_paths` from the anchors (q decides only which conditional points are active,
     a piecewise-constant dependence). With `rows` (static path indices) only those paths, laid
-    out by `path_tables(ps, rows)` (slot ids count that layout's points and wraps)."""
+    out by `path_tables(ps, rows)` (slot ids count that layout's points and wraps).
+
+    Compiled (`jax.jit`, inlined when called inside compiled code): called eagerly, the loops
+    below would be traced and compiled again at every call, their bodies being new closures
+    each time (arm26's lengths took 13 s per eager call; now the first call compiles and the
+    next ones reuse it)."""
+    rows = None if rows is None else tuple(int(r) for r in rows)
+    return _current_paths_compiled(ps, anchors, q, rows)
+
+
+@functools.partial(jax.jit, static_argnames=("rows",))
+def _current_paths_compiled(ps: OpenSimPathSet, anchors: OpenSimAnchors, q: jax.Array,
+                            rows) -> CurrentPath:
     tab = path_tables(ps, rows)
     pts = anchors.point_world[tab.pt_index]                            # (n_paths, P, 3)
     active = point_active(ps.point_range[tab.pt_index], tab.pt_qpos, q)  # (n_paths, P)
