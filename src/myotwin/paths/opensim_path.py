@@ -43,6 +43,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.custom_derivatives import SymbolicZero
 
 from myotwin.engine.integrators import integrate_pos
 from myotwin.engine.kinematics import Kinematics, kinematics
@@ -247,6 +248,62 @@ def _insert(seq, count, at, slot):
     return out.astype(seq.dtype), (count + 2).astype(count.dtype)
 
 
+class _ChosenWrap(NamedTuple):
+    r1: jax.Array
+    r2: jax.Array
+    length: jax.Array
+    turn: jax.Array
+
+
+def _wrap_segment(pa, pb, rad, cyl_len, ints, static_single, kinds) -> CylinderWrap:
+    """One segment (cylinder frame) over wrap object c of the kinds present (`kinds`, static):
+    ints = (axis, sign, kind, handedness, single) of that object; `static_single` True when
+    every path of the call has one wrap object (then the tangency loop is not compiled)."""
+    axis, sign, kind, hand, single = ints
+    results = []
+    if WRAP_CYLINDER in kinds:
+        results.append(opensim_cylinder_wrap(pa, pb, rad, cyl_len, axis, sign,
+                                             True if static_single else single))
+    if WRAP_OBSTACLE in kinds:
+        results.append(opensim_obstacle_wrap(pa, pb, rad, hand))
+    if len(results) == 1:
+        return results[0]
+    return jax.tree_util.tree_map(lambda o, cy: jnp.where(kind == WRAP_OBSTACLE, o, cy),
+                                  results[1], results[0])
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1))
+def _chosen_wrap(kinds, static_single, values, pa, pb, rad, cyl_len, ints):
+    """The chosen segment's (r1, r2, length, turn): `values`, already evaluated at (pa, pb,
+    rad, cyl_len) without derivatives among the candidates, returned as they are; its JVP
+    differentiates `_wrap_segment` at that segment. So the wrap is evaluated once more only
+    where a derivative is taken."""
+    return values
+
+
+def _chosen_wrap_jvp(kinds, static_single, primals, tangents):
+    values, pa, pb, rad, cyl_len, ints = primals
+    args, tans = (pa, pb, rad, cyl_len), tangents[1:5]
+    live = [i for i, t in enumerate(tans) if not isinstance(t, SymbolicZero)]
+    if not live:
+        return values, jax.tree_util.tree_map(jnp.zeros_like, values)
+
+    def geometry(*xs):
+        full = list(args)
+        for i, x in zip(live, xs):
+            full[i] = x
+        w = _wrap_segment(*full, ints, static_single, kinds)
+        return (w.r1, w.r2, w.length, w.turn)
+
+    # The wrap evaluated again with its derivative (plain autodiff, so that derivatives one
+    # order up share its work); symbolic zeros stay symbolic (the tangency loop's tensors
+    # then skip radius and length).
+    return jax.jvp(geometry, tuple(args[i] for i in live), tuple(tans[i] for i in live))
+
+
+_chosen_wrap.defjvp(_chosen_wrap_jvp, symbolic_zeros=True)
+
+
 def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False):
     """Steps 2-3 for one path (vmapped over paths). pts (P, 3) world points, active (P,);
     tab: this path's rows of `PathTables` (as arrays); cyl: (center (n_cyl, 3), rot (n_cyl, 3, 3),
@@ -281,24 +338,19 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
         to_local = lambda x: (x - center[c]) @ rot[c]  # noqa: E731
         la, lb = to_local(xa), to_local(xb)
 
-        def wrap(pa, pb, rad, cyl_len):
-            results = []
-            if WRAP_CYLINDER in kinds:
-                results.append(opensim_cylinder_wrap(pa, pb, rad, cyl_len, axis[c], sign[c],
-                                                     single))
-            if WRAP_OBSTACLE in kinds:
-                results.append(opensim_obstacle_wrap(pa, pb, rad, hand[c]))
-            return results[0] if len(results) == 1 else jax.tree_util.tree_map(
-                lambda o, cy: jnp.where(kind[c] == WRAP_OBSTACLE, o, cy), results[1],
-                results[0])
+        ints = (axis[c], sign[c], kind[c], hand[c], jnp.asarray(single))
+        static_single = True if single is True else None
 
-        # The segment is chosen on values alone (the choice is piecewise constant in q), then
-        # wrapped once more with derivatives: every derivative (moment arms, gradients, the
-        # mass points' second derivatives) then goes through one segment's wrap instead of
-        # every candidate's. Same values; arm26 (benchmarks/arm26.py): moment arms 1.17 ->
-        # 0.90 ms, RK4 step 3.5 -> 2.5 ms, at the price of lengths alone 0.40 -> 0.54 ms (the
-        # chosen wrap evaluated twice); second derivatives of the lengths 6.7 -> 2.7 ms (a
-        # scratch measurement, benchmarks/RESULTS.md "arm26", session 16).
+        def wrap(pa, pb, rad, cyl_len):
+            return _wrap_segment(pa, pb, rad, cyl_len, ints, static_single, kinds)
+
+        # The segment is chosen on values alone (the choice is piecewise constant in q), and
+        # its wrap is differentiated alone (`_chosen_wrap`): every derivative (moment arms,
+        # gradients, the mass points' second derivatives) goes through one segment's wrap
+        # instead of every candidate's, and a program without derivatives evaluates no wrap
+        # twice. Same values. arm26 (benchmarks/arm26.py): moment arms 1.17 -> 0.90 ms, RK4
+        # step 3.5 -> 2.5 ms; second derivatives of the lengths 6.7 -> 2.7 ms (a scratch
+        # measurement, benchmarks/RESULTS.md "arm26", session 16).
         sg = jax.lax.stop_gradient
         res = jax.vmap(wrap, in_axes=(0, 0, None, None))(sg(la), sg(lb), sg(radius[c]),
                                                          sg(length[c]))
@@ -318,7 +370,9 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
                            jnp.where(jnp.any(cand), res.status[last], NO_WRAP))
         ins_seq, ins_count = _insert(seq, count, best + 1, n_pt + 2 * w)
         take = has & ~aborted & found
-        chosen = wrap(la[best], lb[best], radius[c], length[c])
+        values = (res.r1[best], res.r2[best], res.length[best], res.turn[best])
+        chosen = _ChosenWrap(*_chosen_wrap(kinds, static_single, values, la[best], lb[best],
+                                           radius[c], length[c], ints))
         r1c = center[c] + rot[c] @ chosen.r1
         r2c = center[c] + rot[c] @ chosen.r2
         new = (jnp.where(take, ins_seq, seq), jnp.where(take, ins_count, count),
