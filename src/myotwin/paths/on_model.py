@@ -9,7 +9,7 @@ Shapes: n_paths = number of spatial tendons, in MJCF file order.
 Each is compiled (`jax.jit`; inlined when called inside compiled code), so calls from plain
 Python compile once per model structure and then cost what the compiled code costs (arm26's
 moment arms: 2 ms per call after a first call of ~22 s that compiles, against ~24 s for
-every call evaluated op by op).
+every call evaluated op by op; scratch timings, docs/paths.md).
 """
 
 from __future__ import annotations

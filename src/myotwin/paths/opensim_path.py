@@ -248,13 +248,6 @@ def _insert(seq, count, at, slot):
     return out.astype(seq.dtype), (count + 2).astype(count.dtype)
 
 
-class _ChosenWrap(NamedTuple):
-    r1: jax.Array
-    r2: jax.Array
-    length: jax.Array
-    turn: jax.Array
-
-
 def _wrap_segment(pa, pb, rad, cyl_len, ints, static_single, kinds) -> CylinderWrap:
     """One segment (cylinder frame) over wrap object c of the kinds present (`kinds`, static):
     ints = (axis, sign, kind, handedness, single) of that object; `static_single` True when
@@ -371,14 +364,14 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
         ins_seq, ins_count = _insert(seq, count, best + 1, n_pt + 2 * w)
         take = has & ~aborted & found
         values = (res.r1[best], res.r2[best], res.length[best], res.turn[best])
-        chosen = _ChosenWrap(*_chosen_wrap(kinds, static_single, values, la[best], lb[best],
-                                           radius[c], length[c], ints))
-        r1c = center[c] + rot[c] @ chosen.r1
-        r2c = center[c] + rot[c] @ chosen.r2
+        r1_local, r2_local, chosen_len, chosen_turn = _chosen_wrap(
+            kinds, static_single, values, la[best], lb[best], radius[c], length[c], ints)
+        r1c = center[c] + rot[c] @ r1_local
+        r2c = center[c] + rot[c] @ r2_local
         new = (jnp.where(take, ins_seq, seq), jnp.where(take, ins_count, count),
                jnp.where(take, wpos.at[2 * w].set(r1c).at[2 * w + 1].set(r2c), wpos),
-               jnp.where(take, wlen.at[w].set(chosen.length), wlen),
-               jnp.where(take, wturn.at[w].set(chosen.turn), wturn),
+               jnp.where(take, wlen.at[w].set(chosen_len), wlen),
+               jnp.where(take, wturn.at[w].set(chosen_turn), wturn),
                order, result.at[i].set(jnp.where(has, status, result[i])), aborted | ~has)
         old = (seq, count, wpos, wlen, wturn, order, result, aborted)
         return jax.tree_util.tree_map(lambda n, o: jnp.where(aborted, o, n), new, old)
