@@ -24,9 +24,9 @@ Measured (not a test; numbers go to benchmarks/RESULTS.md):
      instead of the tendon motors (`myotwin.musculoskeletal`, rigid and explicit-force
      tendons), massless vs inertial: the same step ratio with muscle models in both.
 Wrapped paths (Type III) are left out of part 2: reverse mode through their mass points
-(second derivatives of the wrap geometry, differentiated once more) did not compile within
-10 minutes on this machine (see docs/inertia.md, "reaching"); part 1 can include one with
-`--wrap` (a cylinder-wrapped fifth path).
+(second derivatives of the wrap geometry, differentiated once more) compiles for minutes (the
+reaching arm's six wrapped muscles: ~5.5 min and ~8 GB, `benchmarks/reaching_gradients.py`);
+part 1 can include one with `--wrap` (a cylinder-wrapped fifth path).
 
 Timings: best of `--repeats`, wall and process CPU time (the machine is shared; CPU time
 leaves out waiting for a core), after one warm-up call (compilation reported separately).

@@ -22,12 +22,13 @@ so a 1 cm miss costs as much as 100 N m of torque (the optimal torques are ~5 N 
 regulariser moves the optimum by ~1 um).
 Integration: semi-implicit Euler, dt = `DT_S` (the arm's fastest motion here has periods of
 ~0.1 s). Gradient: forward-mode automatic differentiation through the rollout (`jax.jacfwd`,
-4 tangents), exact to roundoff. Why not reverse mode or the engine's implicit adjoint: the
-mass-point terms are already second derivatives of the wrap geometry (Eq. 5's Jdot qd by
-nested jvp); reverse mode through the rollout differentiates them once more and its XLA
-compilation did not finish in 10 min and 9 GB on this machine (BDF1's adjoint needs the same
-reverse pass through the residual); forward mode with 4 parameters costs ~4 forward
-rollouts (measured: `gradient_cost_rollouts`) and compiles in ~2-3 min.
+4 tangents), exact to roundoff. Why not reverse mode: the mass-point terms are already second
+derivatives of the wrap geometry (Eq. 5's Jdot qd by nested jvp), and reverse mode through the
+rollout differentiates them once more. It works (`Task.loss_and_grad_reverse`; equal to the
+forward-mode gradient to 6e-15), but with 4 parameters it is the dearer mode: on this machine
+(session 18, `benchmarks/reaching_gradients.py`) it compiles in 5.5-6.5 min with 8.5 GB of
+memory at its peak (forward mode: 1.5 min, 3.4 GB) and runs in 2.5-3.8x the forward-mode
+gradient's time. (In session 3 its compilation did not finish within 10 min and 9 GB.)
 Optimisers (times exclude the one-time XLA compilation of each function, reported
 separately; wall and CPU):
   (a) gradient: scipy `minimize(method="BFGS")`, default options, jac = the AD gradient;
@@ -141,6 +142,7 @@ class Task:
         self._trajectory = jax.jit(trajectory)
         self._loss = jax.jit(loss)
         self._loss_and_grad = jax.jit(loss_and_grad)
+        self._loss_and_grad_reverse = jax.jit(jax.value_and_grad(loss))
         self.rollouts = 0
 
     def compile(self) -> dict:
@@ -162,6 +164,14 @@ class Task:
         """(loss, d loss / d p (4,)) by forward-mode AD through the rollout."""
         self.rollouts += 1
         value, grad = self._loss_and_grad(np.asarray(p, dtype=np.float64))
+        return float(value), np.asarray(grad, dtype=np.float64)
+
+    def loss_and_grad_reverse(self, p) -> tuple[float, np.ndarray]:
+        """The same by reverse-mode AD (`jax.value_and_grad`): one rollout and its adjoint pass.
+        Not used by the reproduction (module docstring); `benchmarks/reaching_gradients.py`
+        compares the two modes."""
+        self.rollouts += 1
+        value, grad = self._loss_and_grad_reverse(np.asarray(p, dtype=np.float64))
         return float(value), np.asarray(grad, dtype=np.float64)
 
     def trajectory(self, p):
