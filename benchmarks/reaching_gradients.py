@@ -74,8 +74,9 @@ def main() -> None:
     f, b = out["forward"], out["reverse"]
     diff = sum((x - y) ** 2 for x, y in zip(f["grad"], b["grad"])) ** 0.5
     norm = sum(x * x for x in f["grad"]) ** 0.5
-    print(f"gradient run / loss run: forward {f['run_s'] / out['loss']['run_s']:.2f}, reverse "
-          f"{b['run_s'] / out['loss']['run_s']:.2f}; reverse / forward {b['run_s'] / f['run_s']:.2f}")
+    loss_s = out["loss"]["run_s"]
+    print(f"gradient run / loss run: forward {f['run_s'] / loss_s:.2f}, reverse "
+          f"{b['run_s'] / loss_s:.2f}; reverse / forward {b['run_s'] / f['run_s']:.2f}")
     print(f"|g_reverse - g_forward| / |g_forward| = {diff / norm:.1e}")
 
 
