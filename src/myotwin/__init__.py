@@ -17,6 +17,8 @@ musculoskeletal
     Hill-type muscles driving the skeleton along its paths, simulated as one system.
 fiber
     Fiber (cable) muscles coupled to the skeleton.
+osim
+    OpenSim 4 `.osim` models loaded into the engine, for a stated subset (docs/osim.md).
 """
 
 from importlib import import_module

@@ -1,0 +1,220 @@
+"""The ForceSet of an .osim file -> `description` data: muscles (parameters and GeometryPath)
+and CoordinateActuators.
+
+Muscle parameters are recorded under SI names (those of `models.arm26.MUSCLES`), read-only:
+
+* always: `type` (the XML tag), `applies_force` (bool), and the five parameters every OpenSim
+  muscle has, `max_isometric_force_N`, `optimal_fiber_length_m`, `tendon_slack_length_m`,
+  `pennation_angle_at_optimal_rad`, `max_contraction_velocity_Lopt_per_s`; a file that omits
+  one gets OpenSim's default (Muscle::constructProperties: 1000 N, 0.1 m, 0.2 m, 0 rad,
+  10 L_opt/s), and `opensim_defaults_used` lists the XML names that were defaulted;
+* where present: the other properties of the muscle type (tables below), and for
+  Millard2012EquilibriumMuscle its curve objects as `millard_curve_parameters` (curve ->
+  parameter -> value, keyword arguments of `muscle.millard2012`'s curve builders; empty,
+  i.e. unset, curve properties are left out).
+`optimal_force` is read past: a muscle computes its force from max_isometric_force, not from
+this PathActuator property. Any other property is refused (an OsimError), so nothing the file
+says about a muscle is dropped unseen.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+
+from myotwin.osim.description import CoordinateActuator, Muscle, PathPoint, PathWrap
+from myotwin.osim.skeleton_reading import body_path
+from myotwin.osim.xml_values import Node
+
+MUSCLE_TYPES = ("Thelen2003Muscle", "Millard2012EquilibriumMuscle", "DeGrooteFregly2016Muscle")
+
+#: XML property -> (recorded name, kind); kinds: number (finite), bound (may be +-Inf), flag,
+#: text. Properties of every muscle (Force, Actuator, Muscle):
+_MUSCLE = {
+    "max_isometric_force": ("max_isometric_force_N", "number"),
+    "optimal_fiber_length": ("optimal_fiber_length_m", "number"),
+    "tendon_slack_length": ("tendon_slack_length_m", "number"),
+    "pennation_angle_at_optimal": ("pennation_angle_at_optimal_rad", "number"),
+    "max_contraction_velocity": ("max_contraction_velocity_Lopt_per_s", "number"),
+    "ignore_tendon_compliance": ("ignore_tendon_compliance", "flag"),
+    "ignore_activation_dynamics": ("ignore_activation_dynamics", "flag"),
+    "min_control": ("min_control", "bound"),
+    "max_control": ("max_control", "bound"),
+}
+#: OpenSim's defaults of the five parameters (Muscle::constructProperties).
+_MUSCLE_DEFAULTS = {"max_isometric_force": 1000.0, "optimal_fiber_length": 0.1,
+                    "tendon_slack_length": 0.2, "pennation_angle_at_optimal": 0.0,
+                    "max_contraction_velocity": 10.0}
+_ACTIVATION = {
+    "activation_time_constant": ("activation_time_constant_s", "number"),
+    "deactivation_time_constant": ("deactivation_time_constant_s", "number"),
+    "default_activation": ("default_activation", "number"),
+}
+_TYPE_PROPERTIES = {
+    "Thelen2003Muscle": {
+        **_ACTIVATION,
+        "FmaxTendonStrain": ("fmax_tendon_strain", "number"),
+        "FmaxMuscleStrain": ("fmax_muscle_strain", "number"),
+        "KshapeActive": ("kshape_active", "number"),
+        "KshapePassive": ("kshape_passive", "number"),
+        "Af": ("af", "number"),
+        "Flen": ("flen", "number"),
+        "fv_linear_extrap_threshold": ("fv_linear_extrap_threshold", "number"),
+        "maximum_pennation_angle": ("maximum_pennation_angle_rad", "number"),
+        "minimum_activation": ("minimum_activation", "number"),
+        "default_fiber_length": ("default_fiber_length_m", "number"),
+    },
+    "Millard2012EquilibriumMuscle": {
+        **_ACTIVATION,
+        "fiber_damping": ("fiber_damping", "number"),
+        "minimum_activation": ("minimum_activation", "number"),
+        "maximum_pennation_angle": ("maximum_pennation_angle_rad", "number"),
+        "default_fiber_length": ("default_fiber_length_m", "number"),
+    },
+    "DeGrooteFregly2016Muscle": {
+        **_ACTIVATION,
+        "fiber_damping": ("fiber_damping", "number"),
+        "active_force_width_scale": ("active_force_width_scale", "number"),
+        "passive_fiber_strain_at_one_norm_force": ("passive_fiber_strain_at_one_norm_force",
+                                                   "number"),
+        "tendon_strain_at_one_norm_force": ("tendon_strain_at_one_norm_force", "number"),
+        "ignore_passive_fiber_force": ("ignore_passive_fiber_force", "flag"),
+        "default_normalized_tendon_force": ("default_normalized_tendon_force", "number"),
+        "tendon_compliance_dynamics_mode": ("tendon_compliance_dynamics_mode", "text"),
+    },
+}
+#: Millard curve objects: XML tag -> (key of `millard_curve_parameters`, its properties).
+_MILLARD_CURVES = {
+    "ActiveForceLengthCurve": ("active_force_length", (
+        "min_norm_active_fiber_length", "transition_norm_fiber_length",
+        "max_norm_active_fiber_length", "shallow_ascending_slope", "minimum_value")),
+    "ForceVelocityCurve": ("force_velocity", (
+        "concentric_slope_at_vmax", "concentric_slope_near_vmax", "isometric_slope",
+        "eccentric_slope_at_vmax", "eccentric_slope_near_vmax",
+        "max_eccentric_velocity_force_multiplier", "concentric_curviness",
+        "eccentric_curviness")),
+    "FiberForceLengthCurve": ("fiber_force_length", (
+        "strain_at_zero_force", "strain_at_one_norm_force", "stiffness_at_low_force",
+        "stiffness_at_one_norm_force", "curviness")),
+    "TendonForceLengthCurve": ("tendon_force_length", (
+        "strain_at_one_norm_force", "stiffness_at_one_norm_force", "norm_force_at_toe_end",
+        "curviness")),
+}
+_READ_PAST = ("GeometryPath", "appliesForce", "optimal_force")
+
+
+def _value(node: Node, prop: str, kind: str):
+    if kind == "flag":
+        return node.flag(prop)
+    if kind == "text":
+        return node.text(prop)
+    return node.number(prop, finite=kind == "number")
+
+
+def _millard_curves(node: Node) -> types.MappingProxyType:
+    curves = {}
+    for tag, (key, props) in _MILLARD_CURVES.items():
+        found = node.find(tag)
+        if found is None:
+            continue
+        curve = Node.of(found, node.where)
+        curve.check_children(props)
+        curves[key] = types.MappingProxyType({p: curve.number(p) for p in props
+                                              if curve.has_value(p)})
+    return types.MappingProxyType(curves)
+
+
+def muscle_parameters(node: Node) -> types.MappingProxyType:
+    """The recorded parameters of a muscle element (see the module docstring)."""
+    table = {**_MUSCLE, **_TYPE_PROPERTIES[node.tag]}
+    curves = _MILLARD_CURVES if node.tag == "Millard2012EquilibriumMuscle" else {}
+    node.check_children((*table, *_READ_PAST, *curves))
+    params = {"type": node.tag, "applies_force": node.flag("appliesForce", True)}
+    defaulted = []
+    for prop, (key, kind) in table.items():
+        if node.find(prop) is not None:
+            params[key] = _value(node, prop, kind)
+        elif prop in _MUSCLE_DEFAULTS:
+            params[key] = _MUSCLE_DEFAULTS[prop]
+            defaulted.append(prop)
+    params["opensim_defaults_used"] = tuple(defaulted)
+    if curves:
+        params["millard_curve_parameters"] = _millard_curves(node)
+    return types.MappingProxyType(params)
+
+
+def _path_point(node: Node, bodies, coordinates) -> PathPoint:
+    if node.tag == "MovingPathPoint":
+        raise node.error("MovingPathPoint (a point whose location is a function of "
+                         "coordinates) is not supported")
+    if node.tag not in ("PathPoint", "ConditionalPathPoint"):
+        raise node.error(f"{node.tag} is not a supported path point (PathPoint, "
+                         "ConditionalPathPoint)")
+    conditional = node.tag == "ConditionalPathPoint"
+    node.check_children(("socket_parent_frame", "location")
+                        + (("socket_coordinate", "range") if conditional else ()))
+    frame = node.text("socket_parent_frame")
+    body = body_path(node, "socket_parent_frame", frame)
+    if body not in bodies:
+        raise node.error(f"<socket_parent_frame> names a body that is not in the BodySet, got "
+                         f"{frame!r}")
+    location = node.numbers("location", 3)
+    if not conditional:
+        return PathPoint(node.name, body, location)
+    path = node.text("socket_coordinate")
+    parts = path.split("/")
+    if (len(parts) != 4 or parts[:2] != ["", "jointset"]
+            or coordinates.get(parts[3]) != parts[2]):
+        raise node.error(f"<socket_coordinate> must be /jointset/<joint>/<coordinate> of a "
+                         f"coordinate of the model, got {path!r}")
+    return PathPoint(node.name, body, location, parts[3], parts[2], node.numbers("range", 2))
+
+
+def _path_wrap(node: Node, wraps) -> PathWrap:
+    node.check_children(("wrap_object", "method", "range"))
+    name = node.text("wrap_object")
+    if name not in wraps:
+        raise node.error(f"<wrap_object> names no wrap object of the model, got {name!r}")
+    raw = node.numbers("range", 2, (-1.0, -1.0))
+    if any(x != int(x) for x in raw):
+        raise node.error(f"<range> must hold point indices, got {node.text('range')!r}")
+    return PathWrap(name, (int(raw[0]), int(raw[1])))
+
+
+def read_muscle(node: Node, bodies, coordinates, wraps, omitted_wraps) -> Muscle:
+    """A muscle of a supported type. bodies: known body names (with WORLD); coordinates:
+    coordinate -> joint; wraps / omitted_wraps: names of the kept / omitted wrap objects."""
+    parameters = muscle_parameters(node)
+    path = Node.of(node.require("GeometryPath"), node.where)
+    path.check_children(("PathPointSet", "PathWrapSet", "Appearance", "default_color"))
+    context = f"muscle {node.name}"
+    points = tuple(_path_point(Node.of(e, path.where, context), bodies, coordinates)
+                   for e in path.objects("PathPointSet"))
+    kept = []
+    for elem in path.objects("PathWrapSet"):
+        wrap = _path_wrap(Node.of(elem, path.where, context), wraps | omitted_wraps)
+        if wrap.wrap_object not in omitted_wraps:
+            kept.append(wrap)
+    return Muscle(node.tag, node.name, parameters, points, tuple(kept))
+
+
+def read_coordinate_actuator(node: Node, coordinates) -> CoordinateActuator:
+    """A CoordinateActuator on one of the model's coordinates."""
+    node.check_children(("appliesForce", "min_control", "max_control", "coordinate",
+                         "optimal_force"))
+    if not node.flag("appliesForce", True):
+        raise node.error("a disabled actuator (<appliesForce>false</appliesForce>) is not "
+                         f"supported; pass omit=({node.name!r},) to load the model without it")
+    coordinate = node.text("coordinate")
+    if coordinate not in coordinates:
+        raise node.error(f"<coordinate> names no coordinate of the model, got {coordinate!r}")
+    optimal_force = node.number("optimal_force")
+    if optimal_force == 0.0:
+        raise node.error("<optimal_force> must be non-zero, got "
+                         f"{node.text('optimal_force')!r}")
+    lo = node.number("min_control", -math.inf, finite=False)
+    hi = node.number("max_control", math.inf, finite=False)
+    if not lo <= hi:
+        raise node.error("the control range (<min_control>, <max_control>) must have min <= "
+                         f"max, got ({lo!r}, {hi!r})")
+    return CoordinateActuator(node.name, coordinate, optimal_force, lo, hi)

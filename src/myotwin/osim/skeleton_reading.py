@@ -1,0 +1,280 @@
+"""Ground, bodies, wrap objects and joints of an .osim file -> `description` data.
+
+Each function reads one element, accepts only the supported subset (docs/osim.md) and raises
+an `OsimError` naming the element otherwise. Cross-references (does a joint's body exist, is
+the skeleton a tree) are checked by `xml_reading` once the whole model is read.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from myotwin.osim.description import (WORLD, Body, Coordinate, Frame, Joint, JointKind,
+                                      WrapCylinder, WrapObstacle)
+from myotwin.osim.errors import Where
+from myotwin.osim.xml_values import Node, Omissions
+
+#: Visual-only children of frames and bodies (drawn by OpenSim's GUI, no physics).
+VISUAL = ("FrameGeometry", "attached_geometry")
+_BODY_PROPERTIES = ("mass", "mass_center", "inertia", "WrapObjectSet", "components", *VISUAL)
+_OFFSET_FRAME_PROPERTIES = ("socket_parent", "translation", "orientation", *VISUAL)
+_WRAP_COMMON = ("active", "xyz_body_rotation", "translation", "quadrant", "Appearance",
+                "display_preference")
+_UNSUPPORTED_WRAPS = {
+    "WrapEllipsoid": "ellipsoid wrapping is not supported",
+    "WrapSphere": "sphere wrapping (WrapSphere) is not supported",
+    "WrapTorus": "torus wrapping is not supported",
+    "WrapSphereObst": "obstacle-set sphere wrapping is not supported",
+    "WrapDoubleCylinderObst": "obstacle-set double-cylinder wrapping is not supported",
+}
+_JOINT_PROPERTIES = ("socket_parent_frame", "socket_child_frame", "coordinates", "frames",
+                     "reverse")
+_COORDINATE_PROPERTIES = ("default_value", "default_speed_value", "range", "clamped", "locked",
+                          "prescribed_function", "prescribed", "is_free_to_satisfy_constraints")
+_AXES = ("rotation1", "rotation2", "rotation3", "translation1", "translation2", "translation3")
+
+
+# ---------------------------------------------------------------- bodies and wrap objects
+
+def body_path(node: Node, field: str, path: str) -> str:
+    """The body named by a socket path: "/ground" -> WORLD, "/bodyset/NAME" -> NAME."""
+    if path == "/ground":
+        return WORLD
+    parts = path.split("/")
+    if len(parts) == 3 and parts[0] == "" and parts[1] == "bodyset" and parts[2]:
+        return parts[2]
+    raise node.error(f"<{field}> must be /ground or /bodyset/<body>, got {path!r}")
+
+
+def frame_components(node: Node, omissions: Omissions) -> None:
+    """A body's or ground's <components>: only PhysicalOffsetFrames (frames carry no
+    physics; nothing in the subset refers to them); anything else unless omitted."""
+    found = node.find("components")
+    for elem in [] if found is None else found:
+        child = Node.of(elem, node.where)
+        if child.tag == "PhysicalOffsetFrame" or omissions.take(child):
+            continue
+        raise child.error(f"{child.tag} is not supported as a component; pass "
+                          f"omit=({child.name!r},) to load the model without it")
+
+
+def read_wrap_objects(node: Node, body: str, omissions: Omissions,
+                      omitted: set[str]) -> tuple[list[WrapCylinder], list[WrapObstacle]]:
+    """The WrapObjectSet of a body (or ground). Omitted wrap objects go into `omitted`."""
+    cylinders, obstacles = [], []
+    context = "ground" if body == WORLD else f"body {body}"
+    for elem in node.objects("WrapObjectSet"):
+        wrap = Node.of(elem, node.where, context)
+        if omissions.take(wrap):
+            omitted.add(wrap.name)
+            continue
+        hint = f"; pass omit=({wrap.name!r},) to load the model without it"
+        if wrap.tag in _UNSUPPORTED_WRAPS:
+            raise wrap.error(_UNSUPPORTED_WRAPS[wrap.tag] + hint)
+        if wrap.tag not in ("WrapCylinder", "WrapCylinderObst"):
+            raise wrap.error(f"{wrap.tag} is not a supported wrap object" + hint)
+        if not wrap.name:
+            raise wrap.error("a wrap object needs a name (paths refer to it by name)")
+        extra = ("radius", "length") + (("wrapDirection",) if wrap.tag != "WrapCylinder" else ())
+        wrap.check_children(_WRAP_COMMON + extra)
+        if not wrap.flag("active", True):
+            raise wrap.error("an inactive wrap object (<active>false</active>) is not "
+                             "supported" + hint)
+        frame = (wrap.numbers("translation", 3, (0.0, 0.0, 0.0)),
+                 wrap.numbers("xyz_body_rotation", 3, (0.0, 0.0, 0.0)))
+        if wrap.tag == "WrapCylinder":
+            cylinders.append(WrapCylinder(wrap.name, body, *frame, wrap.number("radius"),
+                                          wrap.number("length"), wrap.text("quadrant", "all")))
+            continue
+        quadrant = wrap.text("quadrant", "all")
+        if quadrant.lower() != "all":
+            raise wrap.error(f"an obstacle-set cylinder is supported only with quadrant all "
+                             f"(it wraps in its wrapDirection), got {quadrant!r}")
+        obstacles.append(WrapObstacle(wrap.name, body, *frame, wrap.number("radius"),
+                                      wrap.text("wrapDirection")))
+    return cylinders, obstacles
+
+
+def read_ground(node: Node, omissions: Omissions, omitted: set[str]):
+    """The Ground element: its wrap objects (on the engine's world body)."""
+    node.check_children(("WrapObjectSet", "components", *VISUAL))
+    frame_components(node, omissions)
+    return read_wrap_objects(node, WORLD, omissions, omitted)
+
+
+def read_body(node: Node, omissions: Omissions, omitted: set[str]):
+    """A Body: mass properties (required) and wrap objects."""
+    if node.tag != "Body":
+        raise node.error(f"{node.tag} is not supported in a BodySet (only Body)")
+    node.check_children(_BODY_PROPERTIES)
+    if not node.name or node.name == WORLD:
+        raise node.error(f"a body needs a name other than {WORLD!r} (the engine's ground)")
+    frame_components(node, omissions)
+    mass = node.number("mass")
+    inertia = node.numbers("inertia", 6)
+    if mass < 0.0:
+        raise node.error(f"<mass> must be >= 0 kg, got {node.text('mass')!r}")
+    if mass > 0.0 and not any(inertia):
+        raise node.error(f"a point mass (<mass>{node.text('mass')}</mass> with <inertia>"
+                         f"{node.text('inertia')}</inertia>) is not supported: the engine's "
+                         "compiler (MuJoCo) needs a positive-definite inertia for a body "
+                         "with mass")
+    body = Body(node.name, mass, node.numbers("mass_center", 3), inertia)
+    return body, *read_wrap_objects(node, node.name, omissions, omitted)
+
+
+# ---------------------------------------------------------------- joints
+
+def _offset_frame(node: Node) -> Frame:
+    node.check_children(_OFFSET_FRAME_PROPERTIES)
+    return Frame(body_path(node, "socket_parent", node.text("socket_parent")),
+                 node.numbers("translation", 3, (0.0, 0.0, 0.0)),
+                 node.numbers("orientation", 3, (0.0, 0.0, 0.0)))
+
+
+def _socket_frame(node: Node, field: str, frames: dict[str, Frame]) -> Frame:
+    """A joint's parent or child frame: one of its <frames>, or a body's own frame."""
+    path = node.text(field)
+    if path in frames:
+        return frames[path]
+    if path.startswith("/"):
+        return Frame(body_path(node, field, path))
+    raise node.error(f"<{field}> names {path!r}, which is neither one of the joint's "
+                     f"<frames> ({', '.join(sorted(frames)) or 'none'}) nor /ground or "
+                     "/bodyset/<body>")
+
+
+def _coordinate(node: Node) -> Coordinate:
+    if node.tag != "Coordinate":
+        raise node.error(f"{node.tag} is not a Coordinate")
+    node.check_children(_COORDINATE_PROPERTIES)
+    if node.flag("locked", False):
+        raise node.error(f"locked coordinates are not supported, got <locked>"
+                         f"{node.text('locked')}</locked>")
+    prescribed = node.find("prescribed_function")
+    if node.flag("prescribed", False) and prescribed is not None and len(prescribed):
+        raise node.error("prescribed motion (<prescribed>true</prescribed> with a "
+                         f"<prescribed_function> {prescribed[0].tag}) is not supported")
+    return Coordinate(node.name, node.numbers("range", 2), node.flag("clamped", False),
+                      node.number("default_value", 0.0))
+
+
+def read_joint(node: Node) -> Joint:
+    """A WeldJoint, PinJoint, SliderJoint or CustomJoint of the subset."""
+    if node.tag not in ("WeldJoint", "PinJoint", "SliderJoint", "CustomJoint"):
+        raise node.error(f"{node.tag} is not supported (supported joints: WeldJoint, PinJoint, "
+                         "SliderJoint, CustomJoint with at most one moving axis)")
+    node.check_children(_JOINT_PROPERTIES + (("SpatialTransform",)
+                                             if node.tag == "CustomJoint" else ()))
+    if node.flag("reverse", False):
+        raise node.error("reversed joints (<reverse>true</reverse>) are not supported")
+    found = node.find("frames")
+    frames = {}
+    for elem in [] if found is None else found:
+        frame = Node.of(elem, node.where)
+        if frame.tag != "PhysicalOffsetFrame":
+            raise frame.error(f"{frame.tag} is not supported as a joint frame (only "
+                              "PhysicalOffsetFrame)")
+        if frame.name in frames:
+            raise frame.error("two frames of the joint have this name")
+        frames[frame.name] = _offset_frame(frame)
+    parent = _socket_frame(node, "socket_parent_frame", frames)
+    child = _socket_frame(node, "socket_child_frame", frames)
+    found = node.find("coordinates")
+    coords = [_coordinate(Node.of(e, node.where)) for e in ([] if found is None else found)]
+    if node.tag == "CustomJoint":
+        kind, axis, coord = _spatial_transform(node, coords)
+        return Joint(node.tag, node.name, parent, child, kind, axis, coord)
+    expected = 0 if node.tag == "WeldJoint" else 1
+    if len(coords) != expected:
+        raise node.error(f"a {node.tag} has {expected} coordinate{'s' * (expected != 1)}, got "
+                         f"{[c.name for c in coords]}")
+    if node.tag == "WeldJoint":
+        return Joint(node.tag, node.name, parent, child, JointKind.WELD)
+    if node.tag == "PinJoint":  # rotation about the joint frames' common z axis
+        return Joint(node.tag, node.name, parent, child, JointKind.HINGE, (0.0, 0.0, 1.0),
+                     coords[0])
+    return Joint(node.tag, node.name, parent, child, JointKind.SLIDE, (1.0, 0.0, 0.0),
+                 coords[0])
+
+
+# ---------------------------------------------------------------- CustomJoint
+
+def _function(axis: Node) -> ET.Element:
+    functions = [e for e in axis.elem if e.tag not in ("coordinates", "axis")]
+    if len(functions) != 1:
+        raise axis.error(f"a TransformAxis needs exactly one function, got "
+                         f"{[e.tag for e in functions]}")
+    return functions[0]
+
+
+def _is_zero(function: ET.Element, where: Where) -> bool:
+    """True for Constant 0 and MultiplierFunction(Constant 0, finite scale): exactly 0."""
+    node = Node(function, where)
+    if function.tag == "Constant":
+        node.check_children(("value",))
+        return node.number("value") == 0.0
+    if function.tag == "MultiplierFunction":
+        node.check_children(("function", "scale"))
+        inner = list(node.require("function"))
+        node.number("scale")
+        return len(inner) == 1 and inner[0].tag == "Constant" and _is_zero(inner[0], where)
+    return False
+
+
+def _describe(function: ET.Element) -> str:
+    """A function as written, e.g. "LinearFunction (coefficients '2 0')" (long values cut)."""
+    def cut(text):
+        return text if len(text) <= 40 else text[:37] + "..."
+
+    values = ", ".join(f"{c.tag} {cut((c.text or '').strip())!r}" for c in function
+                       if (c.text or "").strip())
+    inner = ", ".join(c.tag for c in function if len(c))
+    details = ", ".join(x for x in (values, inner) if x)
+    return function.tag + (f" ({details})" if details else "")
+
+
+def _spatial_transform(node: Node, coords: list[Coordinate]):
+    """A CustomJoint whose SpatialTransform has at most one moving axis, a LinearFunction
+    with coefficients (1, 0) of one coordinate, and every other axis exactly 0."""
+    st = Node(node.require("SpatialTransform"), node.where)
+    st.check_children(("TransformAxis",))
+    axes = {}
+    for elem in st.elem:
+        axis = Node.of(elem, node.where)
+        if axis.name not in _AXES or axis.name in axes:
+            raise axis.error(f"expected each of {', '.join(_AXES)} once, got {axis.name!r}")
+        axes[axis.name] = axis
+    if len(axes) != len(_AXES):
+        raise st.error(f"a SpatialTransform lists {', '.join(_AXES)}, got {sorted(axes)}")
+    moving = {name: axis.text("coordinates", "").split() for name, axis in axes.items()
+              if axis.text("coordinates", "")}
+    if len(moving) > 1:
+        listed = ", ".join(f"{k} ({' '.join(v)})" for k, v in moving.items())
+        raise node.error(f"{len(moving)} transform axes move ({listed}); only one moving axis "
+                         "(a hinge or a slide) is supported")
+    for name, axis in axes.items():
+        function = _function(axis)
+        if name not in moving and not _is_zero(function, axis.where):
+            raise axis.error(f"an axis without coordinates must be exactly 0 (Constant 0), got "
+                             f"{_describe(function)}")
+    if not moving:
+        if coords:
+            raise node.error(f"coordinates {[c.name for c in coords]} drive no transform axis")
+        return JointKind.WELD, None, None
+    (name, names), = moving.items()
+    axis = axes[name]
+    function = _function(axis)
+    coeffs = (Node(function, axis.where).numbers("coefficients", 2)
+              if function.tag == "LinearFunction" else None)
+    if coeffs != (1.0, 0.0) or len(names) != 1:
+        raise axis.error(f"a moving axis must be a LinearFunction with coefficients (1, 0) of "
+                         f"one coordinate, got {_describe(function)} of {names}")
+    if [c.name for c in coords] != names:
+        raise axis.error(f"the axis moves with {names}, but the joint's coordinates are "
+                         f"{[c.name for c in coords]}")
+    direction = axis.numbers("axis", 3)
+    if not any(direction):
+        raise axis.error(f"<axis> must be non-zero, got {axis.text('axis')!r}")
+    kind = JointKind.HINGE if name.startswith("rotation") else JointKind.SLIDE
+    return kind, direction, coords[0]

@@ -1,0 +1,102 @@
+"""A `description.Document` -> the engine's builders, as `models/arm26.py` does by hand.
+
+* bodies (parent first) -> `ModelBuilder.add_body` at the pose of `frames.child_body_pose`,
+  mass / mass_center / inertia as in the file (the 3 principal moments when the products of
+  inertia are 0, else the full 6); mass 0 with zero inertia is a massless body;
+* PinJoint, SliderJoint, one-axis CustomJoint -> `add_joint` (hinge or slide, named after
+  the coordinate, axis and anchor in the child body frame); WeldJoint -> no joint;
+* CoordinateActuator -> `add_motor` on its coordinate, gear = optimal_force, control
+  unbounded (OpenSim applies control * optimal_force unclamped; min/max_control are bounds
+  for its control solvers, recorded in `OsimModel.actuators`);
+* WrapCylinder -> `PathBuilder.add_opensim_cylinder`, WrapCylinderObst ->
+  `add_opensim_obstacle`; each muscle's GeometryPath -> `add_path` (PathPoint -> `Point`,
+  ConditionalPathPoint -> `ConditionalPoint`, PathWrapSet -> `wraps=` with OpenSim's 1-based
+  ranges, which is the builder's convention).
+A ValueError of a builder becomes an OsimError naming the file and the element.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import numpy as np
+
+from myotwin.engine.builder import ModelBuilder
+from myotwin.osim.description import Body, Document, JointKind
+from myotwin.osim.errors import Where
+from myotwin.osim.frames import child_body_pose, joint_axis_in_child
+from myotwin.paths.builder import ConditionalPoint, PathBuilder, Point
+
+
+@contextlib.contextmanager
+def builder_errors(where: Where):
+    """Re-raise a builder's ValueError as an OsimError at `where`."""
+    try:
+        yield
+    except ValueError as err:
+        raise where.error(str(err)) from err
+
+
+def _mass_properties(body: Body) -> dict:
+    inertia = body.inertia
+    if not any(inertia[3:]):
+        inertia = inertia[:3]
+    if body.mass == 0.0 and not any(inertia):
+        inertia = None  # massless
+    return dict(mass=body.mass, com=body.mass_center, inertia=inertia)
+
+
+def skeleton(doc: Document) -> ModelBuilder:
+    """Bodies, joints, gravity and CoordinateActuator motors (contact disabled: the subset
+    has no contact)."""
+    name = doc.model_name or Path(doc.file_name).stem
+    b = ModelBuilder(name, gravity=doc.gravity, contact=False)
+    for joint in doc.joints:
+        body = doc.bodies[joint.child.body]
+        pos, quat = child_body_pose(joint.parent, joint.child)
+        with builder_errors(Where(doc.file_name, "Body", body.name)):
+            b.add_body(body.name, joint.parent.body, pos=pos, quat=quat,
+                       **_mass_properties(body))
+        if joint.kind is JointKind.WELD:
+            continue
+        anchor = np.asarray(joint.child.translation, dtype=np.float64)
+        with builder_errors(Where(doc.file_name, joint.tag, joint.name)):
+            b.add_joint(body.name, joint.kind.value, name=joint.coordinate.name,
+                        axis=joint_axis_in_child(joint.child, joint.axis),
+                        anchor=anchor if anchor.any() else None)  # None: MJCF's default 0
+    for act in doc.actuators:
+        with builder_errors(Where(doc.file_name, "CoordinateActuator", act.name)):
+            b.add_motor(act.coordinate, name=act.name, gear=act.optimal_force)
+    return b
+
+
+def path_builder(doc: Document, skeleton_builder: ModelBuilder) -> PathBuilder:
+    """The wrap objects and one path per muscle (ForceSet order) on `skeleton_builder`."""
+    pb = PathBuilder(skeleton_builder)
+    for c in doc.cylinders:
+        with builder_errors(Where(doc.file_name, "WrapCylinder", c.name, f"body {c.body}")):
+            pb.add_opensim_cylinder(c.name, c.body, radius=c.radius, length=c.length,
+                                    pos=c.translation, xyz_body_rotation=c.xyz_body_rotation,
+                                    quadrant=c.quadrant)
+    for o in doc.obstacles:
+        with builder_errors(Where(doc.file_name, "WrapCylinderObst", o.name, f"body {o.body}")):
+            pb.add_opensim_obstacle(o.name, o.body, radius=o.radius, pos=o.translation,
+                                    xyz_body_rotation=o.xyz_body_rotation,
+                                    wrap_direction=o.wrap_direction)
+    for m in doc.muscles:
+        elements = [Point(p.body, p.location) if p.coordinate is None
+                    else ConditionalPoint(p.body, p.location, p.coordinate, p.range)
+                    for p in m.points]
+        with builder_errors(Where(doc.file_name, m.tag, m.name)):
+            pb.add_path(m.name, elements, wraps=[(w.wrap_object, w.range) for w in m.wraps])
+    return pb
+
+
+def build_model(doc: Document, pb: PathBuilder):
+    """(engine Model, coordinate names in q order read back from the compiled model)."""
+    with builder_errors(Where(doc.file_name, "Model", doc.model_name)):
+        mj = pb.mj_model()
+        model = pb.build()
+    order = np.argsort(np.asarray(mj.jnt_qposadr), kind="stable")
+    return model, tuple(mj.joint(int(j)).name for j in order)

@@ -1,0 +1,188 @@
+"""An .osim file -> a validated `description.Document`, or an `OsimError`.
+
+The model is read in the order OpenSim writes it, and the first element outside the subset
+stops the reading: the document (Version >= 40000), the model's units and gravity, Ground,
+the BodySet (bodies and their wrap objects), the JointSet (then the tree: every body the child
+of exactly one joint, parents connected to ground), the ConstraintSet, the ForceSet (muscles,
+their paths, CoordinateActuators), the ComponentSet. ControllerSet, MarkerSet,
+ContactGeometrySet and ProbeSet carry no model physics and are read past (docs/osim.md).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from myotwin.osim.description import WORLD, Document, Joint
+from myotwin.osim.errors import OsimError, Where
+from myotwin.osim.force_reading import MUSCLE_TYPES, read_coordinate_actuator, read_muscle
+from myotwin.osim.skeleton_reading import frame_components, read_body, read_ground, read_joint
+from myotwin.osim.xml_values import Node, Omissions
+
+#: First OpenSim 4 document version (older files use OpenSim 3's format).
+MIN_VERSION = 40000
+#: Model sets without model physics: controllers (a simulation setup), markers (experimental
+#: landmarks), contact geometry (no force without a contact force, which the ForceSet rule
+#: refuses), probes (outputs).
+IGNORED_SETS = ("ControllerSet", "MarkerSet", "ContactGeometrySet", "ProbeSet")
+_MODEL_PROPERTIES = ("Ground", "gravity", "credits", "publications", "length_units",
+                     "force_units", "BodySet", "JointSet", "ConstraintSet", "ForceSet",
+                     "ComponentSet", "components", *IGNORED_SETS)
+_UNITS = {"length_units": ("meters", "m"), "force_units": ("N", "newtons")}
+
+
+def _parse(path: Path, file_name: str) -> ET.Element:
+    try:
+        return ET.parse(path).getroot()
+    except ET.ParseError as err:
+        raise OsimError(f"{file_name}: unreadable XML: {err}") from None
+    except OSError as err:
+        raise OsimError(f"{file_name}: cannot read the file: {err}") from None
+
+
+def _model_node(root: ET.Element, file_name: str) -> Node:
+    doc = Node(root, Where(file_name, root.tag, ""))
+    if root.tag != "OpenSimDocument":
+        raise doc.error("the root element must be OpenSimDocument")
+    raw = root.get("Version")
+    try:
+        version = int(raw)
+    except (TypeError, ValueError):
+        raise doc.error(f"Version must be an integer, got {raw!r}") from None
+    if version < MIN_VERSION:
+        raise doc.error(f"Version {raw} is an OpenSim 3 (or older) file; only OpenSim 4 files "
+                        f"(Version >= {MIN_VERSION}) are supported")
+    doc.check_children(("Model",))
+    model = doc.require("Model")
+    return Node(model, Where(file_name, "Model", model.get("name", "")))
+
+
+def _check_units(model: Node) -> None:
+    for field, accepted in _UNITS.items():
+        value = model.text(field, accepted[0])
+        if value not in accepted:
+            raise model.error(f"<{field}> must be {accepted[0]} (SI, no conversion is made), "
+                              f"got {value!r}")
+
+
+def _tree_order(model: Node, read: list[tuple[Node, Joint]], bodies) -> tuple[Joint, ...]:
+    """The joints parent first; every body the child of exactly one joint."""
+    by_child: dict[str, tuple[Node, Joint]] = {}
+    for node, joint in read:
+        for field, frame in (("socket_parent_frame", joint.parent),
+                             ("socket_child_frame", joint.child)):
+            if frame.body != WORLD and frame.body not in bodies:
+                raise node.error(f"<{field}> leads to body {frame.body!r}, which is not in the "
+                                 "BodySet")
+        if joint.child.body == WORLD:
+            raise node.error("ground cannot be a joint's child (reversed joints are not "
+                             "supported)")
+        if joint.child.body in by_child:
+            raise node.error(f"body {joint.child.body!r} is already the child of joint "
+                             f"{by_child[joint.child.body][1].name!r}")
+        by_child[joint.child.body] = (node, joint)
+    for name in bodies:
+        if name not in by_child:
+            raise model.where.inside("Body", name, "").error(
+                "the body is the child of no joint; every body must hang from exactly one "
+                "joint")
+    placed, ordered, waiting = {WORLD}, [], list(read)
+    while waiting:
+        ready = [(n, j) for n, j in waiting if j.parent.body in placed]
+        if not ready:
+            node, joint = waiting[0]
+            raise node.error(f"the parent body {joint.parent.body!r} is not connected to "
+                             "ground (the joints form a closed loop)")
+        for node, joint in ready:
+            ordered.append(joint)
+            placed.add(joint.child.body)
+            waiting.remove((node, joint))
+    return tuple(ordered)
+
+
+def _refuse_unless_omitted(model: Node, set_tag: str, omissions: Omissions, what: str):
+    for elem in model.objects(set_tag):
+        node = Node.of(elem, model.where, "")
+        if not omissions.take(node):
+            raise node.error(f"{node.tag} is not supported ({what}); pass "
+                             f"omit=({node.name!r},) to load the model without it")
+
+
+def _read_bodies(model: Node, omissions: Omissions, omitted_wraps: set[str]):
+    """Ground's and the bodies' wrap objects, and the bodies by name."""
+    cylinders, obstacles = read_ground(Node.of(model.require("Ground"), model.where, ""),
+                                       omissions, omitted_wraps)
+    bodies = {}
+    for elem in model.objects("BodySet"):
+        node = Node.of(elem, model.where, "")
+        body, cyls, obsts = read_body(node, omissions, omitted_wraps)
+        if body.name in bodies:
+            raise node.error("two bodies have this name")
+        bodies[body.name] = body
+        cylinders, obstacles = cylinders + cyls, obstacles + obsts
+    wraps = [w.name for w in (*cylinders, *obstacles)]
+    if len(set(wraps)) != len(wraps):
+        dup = sorted({w for w in wraps if wraps.count(w) > 1})
+        raise model.error(f"wrap object names must be unique (paths refer to them by name), "
+                          f"got {dup} more than once")
+    return bodies, cylinders, obstacles
+
+
+def _read_joints(model: Node, bodies) -> tuple[tuple[Joint, ...], dict[str, str]]:
+    """The joints parent first, and coordinate -> joint."""
+    read = [(node, read_joint(node)) for node in
+            (Node.of(e, model.where, "") for e in model.objects("JointSet"))]
+    joints = _tree_order(model, read, bodies)
+    coordinates: dict[str, str] = {}
+    for node, joint in read:
+        if joint.coordinate is not None:
+            if joint.coordinate.name in coordinates:
+                raise node.error(f"coordinate {joint.coordinate.name!r} is defined twice")
+            coordinates[joint.coordinate.name] = joint.name
+    return joints, coordinates
+
+
+def _read_forces(model: Node, omissions: Omissions, bodies, coordinates, wraps,
+                 omitted_wraps):
+    muscles, actuators = [], []
+    for elem in model.objects("ForceSet"):
+        node = Node.of(elem, model.where, "")
+        if omissions.take(node):
+            continue
+        if node.tag in MUSCLE_TYPES:
+            muscles.append(read_muscle(node, {WORLD, *bodies}, coordinates, wraps,
+                                       omitted_wraps))
+        elif node.tag == "CoordinateActuator":
+            actuators.append(read_coordinate_actuator(node, coordinates))
+        else:
+            raise node.error(f"{node.tag} is not a supported force (supported: "
+                             f"{', '.join(MUSCLE_TYPES)}, CoordinateActuator); pass "
+                             f"omit=({node.name!r},) to load the model without it")
+    return tuple(muscles), tuple(actuators)
+
+
+def read_document(path, omit=()) -> Document:
+    """Read and check the .osim file at `path`; the names in `omit` (wrap objects,
+    constraints, forces, components) are left out and recorded in `Document.omitted`."""
+    path = Path(path)
+    omissions = Omissions(frozenset(omit))
+    model = _model_node(_parse(path, path.name), path.name)
+    model.check_children(_MODEL_PROPERTIES)
+    _check_units(model)
+    gravity = model.numbers("gravity", 3)
+    omitted_wraps: set[str] = set()
+    bodies, cylinders, obstacles = _read_bodies(model, omissions, omitted_wraps)
+    joints, coordinates = _read_joints(model, bodies)
+    _refuse_unless_omitted(model, "ConstraintSet", omissions, "constraints are not modelled")
+    wraps = {w.name for w in (*cylinders, *obstacles)}
+    muscles, actuators = _read_forces(model, omissions, bodies, coordinates, wraps,
+                                      omitted_wraps)
+    _refuse_unless_omitted(model, "ComponentSet", omissions, "components may carry physics")
+    frame_components(model, omissions)
+    unknown = sorted(set(omit) - set(omissions.used))
+    if unknown:
+        raise model.error(f"omit names {unknown}, which are not wrap objects, constraints, "
+                          "forces or components of the file")
+    return Document(str(path), path.name, model.name, gravity, bodies, joints,
+                    tuple(cylinders), tuple(obstacles), muscles, actuators,
+                    tuple(omissions.used))

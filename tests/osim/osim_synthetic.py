@@ -1,0 +1,115 @@
+"""Small .osim documents written by the tests: a tiny valid model and ways to change it.
+
+`TINY` is a one-body model inside the subset (a CustomJoint hinge, a WrapCylinder, a Thelen
+muscle with two path points); `write_osim(tmp_path, TINY, edit)` writes it after `edit(root)`
+has changed the parsed XML, so each error test starts from a file known to load.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+_ZERO_AXES = "".join(
+    f'<TransformAxis name="{name}"><coordinates></coordinates><axis>{axis}</axis>'
+    f'<Constant name="function"><value>0</value></Constant></TransformAxis>'
+    for name, axis in (("rotation2", "0 1 0"), ("rotation3", "1 0 0"),
+                       ("translation1", "1 0 0"), ("translation2", "0 1 0"),
+                       ("translation3", "0 0 1")))
+
+TINY = f"""<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40000">
+  <Model name="tiny">
+    <Ground name="ground" />
+    <gravity>0 -9.80665 0</gravity>
+    <BodySet name="bodyset"><objects>
+      <Body name="link">
+        <mass>1.5</mass>
+        <mass_center>0 -0.2 0</mass_center>
+        <inertia>0.02 0.003 0.02 0 0 0</inertia>
+        <WrapObjectSet name="wrapobjectset"><objects>
+          <WrapCylinder name="cyl">
+            <active>true</active>
+            <xyz_body_rotation>0 0 0</xyz_body_rotation>
+            <translation>0 -0.1 0</translation>
+            <quadrant>all</quadrant>
+            <radius>0.01</radius>
+            <length>0.05</length>
+          </WrapCylinder>
+        </objects></WrapObjectSet>
+      </Body>
+    </objects></BodySet>
+    <JointSet name="jointset"><objects>
+      <CustomJoint name="hinge">
+        <socket_parent_frame>ground_offset</socket_parent_frame>
+        <socket_child_frame>link_offset</socket_child_frame>
+        <coordinates>
+          <Coordinate name="theta">
+            <default_value>0</default_value>
+            <range>-1 1</range>
+            <clamped>false</clamped>
+            <locked>false</locked>
+          </Coordinate>
+        </coordinates>
+        <frames>
+          <PhysicalOffsetFrame name="ground_offset">
+            <socket_parent>/ground</socket_parent>
+            <translation>0 1 0</translation>
+            <orientation>0 0 0</orientation>
+          </PhysicalOffsetFrame>
+          <PhysicalOffsetFrame name="link_offset">
+            <socket_parent>/bodyset/link</socket_parent>
+            <translation>0 0 0</translation>
+            <orientation>0 0 0</orientation>
+          </PhysicalOffsetFrame>
+        </frames>
+        <SpatialTransform>
+          <TransformAxis name="rotation1"><coordinates>theta</coordinates><axis>0 0 1</axis>
+            <LinearFunction name="function"><coefficients>1 0</coefficients></LinearFunction>
+          </TransformAxis>
+          {_ZERO_AXES}
+        </SpatialTransform>
+      </CustomJoint>
+    </objects></JointSet>
+    <ForceSet name="forceset"><objects>
+      <Thelen2003Muscle name="m">
+        <GeometryPath name="geometrypath">
+          <PathPointSet><objects>
+            <PathPoint name="m-P1">
+              <socket_parent_frame>/ground</socket_parent_frame>
+              <location>0.05 1.0 0</location>
+            </PathPoint>
+            <PathPoint name="m-P2">
+              <socket_parent_frame>/bodyset/link</socket_parent_frame>
+              <location>0.02 -0.3 0</location>
+            </PathPoint>
+          </objects></PathPointSet>
+          <PathWrapSet><objects /></PathWrapSet>
+        </GeometryPath>
+        <max_isometric_force>100</max_isometric_force>
+        <optimal_fiber_length>0.1</optimal_fiber_length>
+        <tendon_slack_length>0.2</tendon_slack_length>
+        <pennation_angle_at_optimal>0</pennation_angle_at_optimal>
+        <max_contraction_velocity>10</max_contraction_velocity>
+      </Thelen2003Muscle>
+    </objects></ForceSet>
+  </Model>
+</OpenSimDocument>
+"""
+
+
+def write_osim(directory: Path, text: str, edit=None, name: str = "tiny.osim") -> Path:
+    """Write `text` (after `edit(root)` changed its parsed XML, if given) to directory/name."""
+    root = ET.fromstring(text)
+    if edit is not None:
+        edit(root)
+    path = directory / name
+    ET.ElementTree(root).write(path, encoding="unicode")
+    return path
+
+
+def set_text(root: ET.Element, xpath: str, text: str) -> None:
+    """Set the text of the one element at `xpath` (ElementTree syntax, from the root)."""
+    found = root.findall(xpath)
+    assert len(found) == 1, f"{xpath!r} matches {len(found)} elements"
+    found[0].text = text

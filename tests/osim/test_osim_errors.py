@@ -1,0 +1,186 @@
+"""Files outside the supported subset are refused with an OsimError that names the file, the
+element's tag and name, and the offending value (docs/osim.md, "Rejected").
+
+Reference models: arm26.osim without `omit` (its first ellipsoid), leg6dof9musc.osim and
+gait10dof18musc.osim (their first unsupported element, checked to be a documented one),
+double_pendulum.osim (point-mass rods). Synthetic files: `osim_synthetic.TINY` (which loads)
+changed in one place each.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from myotwin import osim
+from osim_synthetic import TINY, set_text, write_osim
+from shared_reference import REPO, SHARED
+
+MODELS = SHARED / "reference" / "opensim" / "models"
+DOCS = REPO / "docs" / "osim.md"
+
+
+def _refused(path, *expected, omit=()):
+    """Load `path`, expect an OsimError whose message holds every string of `expected`."""
+    with pytest.raises(osim.OsimError) as info:
+        osim.load(path, omit=omit)
+    message = str(info.value)
+    for text in (path.name, *expected):
+        assert text in message, f"{text!r} not in the message: {message}"
+    return message
+
+
+def _needs(name):
+    path = MODELS / name
+    if not path.exists():
+        pytest.skip(f"OpenSim model {path} is absent")
+    return path
+
+
+# ---------------------------------------------------------------- reference models
+
+def test_arm26_without_omit_names_the_first_ellipsoid():
+    message = _refused(_needs("arm26.osim"), "WrapEllipsoid 'TRIlonghh'", "body r_humerus",
+                       "ellipsoid wrapping is not supported", "omit=('TRIlonghh',)")
+    assert "BIClonghh" not in message  # the first one only
+
+
+@pytest.mark.parametrize("name", ["leg6dof9musc.osim", "gait10dof18musc.osim"])
+def test_leg_and_gait_models_name_their_multi_axis_pelvis_joint(name):
+    message = _refused(_needs(name), "CustomJoint 'ground_pelvis'", "3 transform axes move",
+                       "rotation1 (pelvis_tilt)", "translation1 (pelvis_tx)",
+                       "translation2 (pelvis_ty)")
+    documented = "only one moving axis"
+    assert documented in message and documented in DOCS.read_text()
+
+
+def test_double_pendulum_point_masses_are_refused():
+    _refused(_needs("double_pendulum.osim"), "Body 'rod1'", "<mass>1</mass>",
+             "<inertia>0 0 0 0 0 0</inertia>", "point mass")
+
+
+def test_omitting_an_unknown_name_is_refused():
+    _refused(_needs("arm26.osim"), "Model 'arm26'", "'TRIlonghh_typo'",
+             omit=("TRIlonghh", "BIClonghh", "TRIlonghh_typo"))
+
+
+# ---------------------------------------------------------------- synthetic files
+
+def test_tiny_model_loads(tmp_path):
+    tiny = osim.load(write_osim(tmp_path, TINY))
+    assert tiny.coordinates == ("theta",) and tiny.muscle_names == ("m",)
+    assert tiny.muscles["m"]["opensim_defaults_used"] == ()
+
+
+def _moving_point(root):
+    point = root.find(".//PathPoint[@name='m-P2']")
+    point.tag = "MovingPathPoint"
+
+
+def _version(root):
+    root.set("Version", "30000")
+
+
+def _add_constraint(root):
+    model = root.find("Model")
+    ET.SubElement(ET.SubElement(ET.SubElement(model, "ConstraintSet"), "objects"),
+                  "WeldConstraint", name="tie")
+
+
+def _ball_joint(root):
+    root.find(".//CustomJoint").tag = "BallJoint"
+
+
+def _sphere(root):
+    root.find(".//WrapCylinder").tag = "WrapSphere"
+
+
+def _two_moving_axes(root):
+    axis = root.find(".//TransformAxis[@name='translation1']")
+    axis.find("coordinates").text = "theta"
+
+
+def _body_without_joint(root):
+    bodies = root.find(".//BodySet/objects")
+    extra = ET.fromstring(ET.tostring(root.find(".//Body")))
+    extra.set("name", "extra")
+    extra.remove(extra.find("WrapObjectSet"))
+    bodies.append(extra)
+
+
+def _second_joint_for_link(root):
+    joints = root.find(".//JointSet/objects")
+    weld = ET.SubElement(joints, "WeldJoint", name="glue")
+    ET.SubElement(weld, "socket_parent_frame").text = "/ground"
+    ET.SubElement(weld, "socket_child_frame").text = "/bodyset/link"
+
+
+EDITS = {
+    "body without a joint": (_body_without_joint, ("Body 'extra'", "child of no joint")),
+    "body with two joints": (_second_joint_for_link, ("WeldJoint 'glue'", "'link'",
+                                                       "already the child of joint 'hinge'")),
+    "non-numeric mass": (lambda r: set_text(r, ".//Body/mass", "abc"),
+                         ("Body 'link'", "<mass>", "'abc'")),
+    "non-finite location": (lambda r: set_text(r, ".//PathPoint[@name='m-P1']/location",
+                                               "0 nan 0"),
+                            ("PathPoint 'm-P1'", "muscle m", "'0 nan 0'")),
+    "wrong vector length": (lambda r: set_text(r, ".//Body/mass_center", "0 -0.2"),
+                            ("Body 'link'", "<mass_center>", "3 numbers", "'0 -0.2'")),
+    "path point on a missing body": (
+        lambda r: set_text(r, ".//PathPoint[@name='m-P2']/socket_parent_frame",
+                           "/bodyset/nobody"),
+        ("PathPoint 'm-P2'", "muscle m", "'/bodyset/nobody'")),
+    "MovingPathPoint": (_moving_point, ("MovingPathPoint 'm-P2'", "muscle m", "not supported")),
+    "CustomJoint slope 2": (lambda r: set_text(r, ".//LinearFunction/coefficients", "2 0"),
+                            ("TransformAxis 'rotation1'", "CustomJoint hinge",
+                             "LinearFunction (coefficients '2 0')")),
+    "CustomJoint non-zero constant": (
+        lambda r: set_text(r, ".//TransformAxis[@name='rotation2']/Constant/value", "0.1"),
+        ("TransformAxis 'rotation2'", "CustomJoint hinge", "Constant (value '0.1')")),
+    "CustomJoint two moving axes": (_two_moving_axes, ("CustomJoint 'hinge'",
+                                                        "translation1 (theta)")),
+    "locked coordinate": (lambda r: set_text(r, ".//Coordinate/locked", "true"),
+                          ("Coordinate 'theta'", "CustomJoint hinge", "<locked>true</locked>")),
+    "Version 30000": (_version, ("OpenSimDocument", "Version 30000")),
+    "constraint": (_add_constraint, ("WeldConstraint 'tie'", "omit=('tie',)")),
+    "ball joint": (_ball_joint, ("BallJoint 'hinge'", "not supported")),
+    "sphere wrap": (_sphere, ("WrapSphere 'cyl'", "body link", "omit=('cyl',)")),
+    "missing property": (lambda r: r.find(".//Body").remove(r.find(".//Body/inertia")),
+                         ("Body 'link'", "required property <inertia> is missing")),
+    "unknown property": (lambda r: ET.SubElement(r.find(".//Body"), "density"),
+                         ("Body 'link'", "<density>")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDITS))
+def test_synthetic_error(tmp_path, case):
+    edit, expected = EDITS[case]
+    _refused(write_osim(tmp_path, TINY, edit), *expected)
+
+
+def test_unreadable_xml(tmp_path):
+    path = tmp_path / "broken.osim"
+    path.write_text(TINY[:400])
+    _refused(path, "unreadable XML")
+
+
+def test_omit_must_be_a_collection_of_names(tmp_path):
+    with pytest.raises(TypeError, match="omit must be a collection"):
+        osim.load(write_osim(tmp_path, TINY), omit="cyl")
+
+
+def _sphere_on_the_path(root):
+    _sphere(root)
+    wraps = root.find(".//PathWrapSet/objects")
+    wrap = ET.SubElement(wraps, "PathWrap", name="pathwrap")
+    ET.SubElement(wrap, "wrap_object").text = "cyl"
+    ET.SubElement(wrap, "range").text = "-1 -1"
+
+
+def test_omitted_wrap_object_is_dropped_from_paths_and_recorded(tmp_path):
+    path = write_osim(tmp_path, TINY, _sphere_on_the_path)
+    _refused(path, "WrapSphere 'cyl'")
+    tiny = osim.load(path, omit=("cyl",))
+    assert tiny.omitted == ("cyl",)
+    assert tiny.model.paths.path_names == ("m",)  # its only wrap dropped: a straight path
