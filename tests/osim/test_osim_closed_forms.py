@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -113,6 +114,34 @@ def test_tug_of_war_millard_records_its_curves():
     curves = tug.muscles["RightMuscle"]["millard_curve_parameters"]
     assert curves["active_force_length"]["min_norm_active_fiber_length"] == 0.4441
     assert curves["tendon_force_length"] == {"strain_at_one_norm_force": 0.049}  # others unset
+
+
+def test_docs_example_builds_the_millard_muscles():
+    """docs/osim.md's example, as written there: the loaded parameters feed
+    `muscle.build_muscles` (Millard curves with the file's curve parameters) and
+    `musculoskeletal_model`; the built muscles carry the file's numbers (Tug_of_War_Millard.osim:
+    RightMuscle 1000 N, l_opt 0.1 m, l_ts 0.2 m, read with ElementTree here)."""
+    import re
+
+    from myotwin import musculoskeletal as ms
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "osim.md").read_text()
+    block = re.search(r"```python\n(from myotwin import muscle as mu.*?)```", doc, re.S)
+    assert block, "docs/osim.md: the muscle example is missing"
+    code = block.group(1).replace('"Tug_of_War_Millard.osim"',
+                                  repr(str(_needs(MODELS / "Tug_of_War_Millard.osim"))))
+    namespace = {"osim": osim}
+    exec(compile(code, "docs/osim.md", "exec"), namespace)  # noqa: S102
+    muscles, msm = namespace["muscles"], namespace["msm"]
+    assert isinstance(msm, ms.MusculoskeletalModel)
+    root = ET.parse(MODELS / "Tug_of_War_Millard.osim").getroot()
+    right = root.find(".//Millard2012EquilibriumMuscle[@name='RightMuscle']")
+    k = muscles.names.index("RightMuscle")
+    for xml, field in (("max_isometric_force", "max_isometric_force_N"),
+                       ("optimal_fiber_length", "optimal_fiber_length_m"),
+                       ("tendon_slack_length", "tendon_slack_length_m")):
+        expected = float(right.find(xml).text)
+        assert float(getattr(muscles, field)[k]) == expected, field
 
 
 # ---------------------------------------------------------------- dynamics helpers
