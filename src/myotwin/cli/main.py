@@ -8,6 +8,8 @@
     myotwin invitro show-config               every setting with its default
     myotwin repro NAME --out DIR [--quick]    reproduce a seed's figure/table (`--list`)
     myotwin train-wrap --out PATH [--quick]   train the wrapping-surface network (.npz)
+    myotwin osim check FILE [--omit NAME ...] [--lengths]
+                                              does an OpenSim .osim model load; what it becomes
 
 Errors in the input (files, fields, values) are reported in one line and exit with status 2;
 a trial that ends in a safety trip exits with status 3 after writing its data.
@@ -96,6 +98,16 @@ def build_parser() -> argparse.ArgumentParser:
     tw.add_argument("--quick", action="store_true", help="a tiny run that checks the pipeline")
     tw.add_argument("--seed", type=int, default=None, help="seed (default: the shipped one, 0)")
     tw.set_defaults(command="train-wrap")
+
+    os_ = sub.add_parser("osim", help="OpenSim .osim models (the supported subset: docs/osim.md)")
+    cmds = os_.add_subparsers(dest="command", required=True)
+    p = cmds.add_parser("check", help="load FILE and print what it becomes (JSON), or the first "
+                        "element outside the subset (exit status 2)")
+    p.add_argument("file", help="an OpenSim 4 .osim file")
+    p.add_argument("--omit", nargs="+", default=[], metavar="NAME",
+                   help="wrap objects, constraints, forces or components to leave out")
+    p.add_argument("--lengths", action="store_true", help="also each muscle's length and "
+                   "moment arms at the coordinates' default values (compiles the paths)")
     return parser
 
 
@@ -106,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
             from myotwin.cli import repro as commands
         elif args.group == "train-wrap":
             from myotwin.cli import train_wrap as commands
+        elif args.group == "osim":
+            from myotwin.cli import osim as commands
         else:
             from myotwin.cli import invitro as commands
         handler = getattr(commands, "cmd_" + args.command.replace("-", "_"))

@@ -1,0 +1,56 @@
+"""`myotwin osim check FILE [--omit NAME ...] [--lengths]`: does an .osim file load, and what
+becomes of it (`myotwin.osim.load`, docs/osim.md).
+
+Prints JSON: the coordinates in the engine's q order with their ranges and default values,
+the muscles (type, path kind: a MuJoCo tendon for fixed points only, an OpenSim path with
+conditional points or wraps), the CoordinateActuators, the omitted elements; with --lengths
+also each muscle's length (m) and moment arms (m, r = -dL/dq, per coordinate) at the
+coordinates' default values, to compare with OpenSim's plots. An element outside the
+supported subset is reported in one line naming the file, the element and the value (exit
+status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from myotwin.jax_setup import configure_jax
+
+    configure_jax()   # entry point: float64
+    import jax.numpy as jnp
+
+    import myotwin
+    from myotwin import osim
+    from myotwin.cli.main import print_json
+    from myotwin.paths.opensim_composite import CompositePaths
+
+    loaded = osim.load(args.file, omit=tuple(args.omit))
+    paths = loaded.model.paths
+    kinds = (paths.path_kind if isinstance(paths, CompositePaths)
+             else (0,) * len(loaded.muscle_names))   # all MJCF tendons
+    report = {
+        "source": loaded.source,
+        "coordinates": {name: {"range": list(loaded.coordinate_ranges[name]),
+                               "default_value": loaded.coordinate_default_values[name]}
+                        for name in loaded.coordinates},
+        "muscles": {name: {"type": loaded.muscles[name]["type"],
+                           "path": "opensim" if kinds[k] == 1 else "mujoco_tendon"}
+                    for k, name in enumerate(loaded.muscle_names)},
+        "actuators": {name: {"coordinate": a["coordinate"], "gear": a["gear"]}
+                      for name, a in loaded.actuators.items()},
+        "omitted": list(loaded.omitted),
+    }
+    if args.lengths and loaded.muscle_names:
+        q = jnp.asarray([loaded.coordinate_default_values[n] for n in loaded.coordinates],
+                        dtype=jnp.float64)
+        lengths = myotwin.muscle_lengths(loaded.model, q)
+        arms = myotwin.moment_arms(loaded.model, q)
+        report["at_default_pose"] = {
+            name: {"length_m": float(lengths[k]),
+                   "moment_arm_m": {c: float(arms[i, k])
+                                    for i, c in enumerate(loaded.coordinates)}}
+            for k, name in enumerate(loaded.muscle_names)}
+    print_json(report)
+    return 0

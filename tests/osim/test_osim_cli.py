@@ -1,0 +1,60 @@
+"""`myotwin osim check` (src/myotwin/cli/osim.py): the report of a file that loads, and the
+one-line error (exit status 2) of one that does not.
+
+Tug_of_War.osim: a block on a slide between two straight muscles. The slide's joint frames
+are turned by -1.5708 rad about y (the file's orientation, not exactly -pi/2), so the slide
+axis is x turned onto z up to 1.5708 - pi/2 = 3.7e-6 rad, and each muscle, which runs along
+z, has a moment arm of magnitude cos(3.7e-6) (1 - 6.7e-12), of opposite signs: checked to
+1e-14 (roundoff of O(1) numbers). Its length at the default pose, 0.3 m, is the distance of
+its points in the file (0.35 - 0.05 m).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from myotwin.cli.main import main
+from shared_reference import SHARED
+
+MODELS = SHARED / "reference" / "opensim" / "models"
+
+
+def _needs(name):
+    path = MODELS / name
+    if not path.exists():
+        pytest.skip(f"OpenSim model {path} is absent")
+    return path
+
+
+def test_check_reports_the_loaded_model(capsys):
+    assert main(["osim", "check", str(_needs("Tug_of_War.osim")), "--lengths"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert list(report["coordinates"]) == ["block_tz"]
+    assert report["coordinates"]["block_tz"]["range"] == [-0.3, 0.3]
+    assert report["muscles"] == {m: {"type": "Thelen2003Muscle", "path": "mujoco_tendon"}
+                                 for m in ("muscle1", "muscle2")}
+    pose = report["at_default_pose"]
+    arm = math.cos(1.5708 - math.pi / 2)
+    for muscle, sign in (("muscle1", -1.0), ("muscle2", 1.0)):
+        assert abs(pose[muscle]["length_m"] - 0.3) <= 1e-14
+        assert abs(pose[muscle]["moment_arm_m"]["block_tz"] - sign * arm) <= 1e-14
+
+
+def test_check_names_the_first_unsupported_element(capsys):
+    path = _needs("arm26.osim")
+    assert main(["osim", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("myotwin: error: arm26.osim: WrapEllipsoid 'TRIlonghh'"), err
+    assert main(["osim", "check", str(path), "--omit", "TRIlonghh", "BIClonghh"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["omitted"] == ["TRIlonghh", "BIClonghh"]
+    assert report["muscles"]["BIClong"]["path"] == "mujoco_tendon"   # its ellipsoid left out
+    assert report["muscles"]["TRIlong"]["path"] == "opensim"
+
+
+def test_check_of_a_missing_file(capsys, tmp_path):
+    assert main(["osim", "check", str(tmp_path / "none.osim")]) == 2
+    assert "none.osim: cannot read the file" in capsys.readouterr().err
