@@ -1,10 +1,13 @@
-"""Hill-type muscle force models in JAX: Millard 2012 and De Groote 2016 as in OpenSim (issue 4).
+"""Hill-type muscle force models in JAX: Millard 2012, De Groote 2016 and Thelen 2003 as in
+OpenSim (issue 4).
 
 Parts (one module per concept, composed into a `Muscle` pytree):
   bezier         segmented quintic Bezier curves (OpenSim's SmoothSegmentedFunction)
   millard2012    Millard 2012 curves built from their parameters as OpenSim builds them
   degroote2016   De Groote 2016 closed-form curves with OpenSim's constants
-  activation     first-order activation dynamics (Millard/Thelen law, De Groote tanh law)
+  thelen2003     Thelen 2003 closed-form curves as OpenSim's Thelen2003Muscle defines them
+  activation     first-order activation dynamics (Millard law, OpenSim 4's Thelen law,
+                 De Groote tanh law)
   pennation      fixed-width pennation
   model          `Muscle` parameters, `build_muscles` (validated), `TendonModel`
   tendon         fiber state per tendon model (rigid, explicit tendon force, damped) and
@@ -14,7 +17,7 @@ Parts (one module per concept, composed into a `Muscle` pytree):
 Everything is float64: enable `jax_enable_x64` in the entry point. See docs/muscle.md.
 """
 
-from myotwin.muscle import bezier, degroote2016, millard2012
+from myotwin.muscle import bezier, degroote2016, millard2012, thelen2003
 from myotwin.muscle.activation import (
     ActivationDynamics,
     ActivationLaw,
@@ -39,6 +42,7 @@ from myotwin.muscle.musculotendon import (
     tendon_state_derivative,
 )
 from myotwin.muscle.pennation import Pennation
+from myotwin.muscle.thelen2003 import ThelenCurves
 
 __all__ = [
     "ActivationDynamics",
@@ -53,6 +57,7 @@ __all__ = [
     "MuscleOutputs",
     "Pennation",
     "TendonModel",
+    "ThelenCurves",
     "activation_derivative",
     "activation_dynamics",
     "bezier",
@@ -68,4 +73,5 @@ __all__ = [
     "state_derivative",
     "tendon_force",
     "tendon_state_derivative",
+    "thelen2003",
 ]

@@ -1,6 +1,6 @@
 """First-order activation dynamics: da/dt from excitation u and activation a.
 
-Two laws, both with activation time constant tau_act and deactivation time constant tau_deact:
+Three laws, each with activation time constant tau_act and deactivation time constant tau_deact:
 
 * `ActivationLaw.MILLARD2012`: OpenSim `MuscleFirstOrderActivationDynamicModel` (Millard et al.
   2013, J Biomech Eng 135:021005; the same law as Thelen 2003, J Biomech Eng 125:70, Eqs. 1-2):
@@ -9,7 +9,8 @@ Two laws, both with activation time constant tau_act and deactivation time const
             tau_deact / (0.5 + 1.5 a)  otherwise;
       da/dt = (u - a) / tau.
   OpenSim defaults tau_act = 0.010 s, tau_deact = 0.040 s, a_min = 0.01. The activation used
-  for force is clamped to [a_min, 1] as well (`force_activation`).
+  for force is clamped to [a_min, 1] as well (`force_activation`). Clamping u is what OpenSim
+  did before 2017; OpenSim 4.x clamps only a (the THELEN2003 law below).
 * `ActivationLaw.DEGROOTE2016`: the smooth law of De Groote et al. 2016 (Ann Biomed Eng
   44:2922, Eqs. 1-2) as in OpenSim `DeGrooteFregly2016Muscle`:
       f = 0.5 tanh(b (u - a)),  z = 0.5 + 1.5 a,
@@ -17,6 +18,13 @@ Two laws, both with activation time constant tau_act and deactivation time const
   OpenSim defaults tau_act = 0.015 s, tau_deact = 0.060 s, smoothing b = 0.1 (the value OpenSim
   uses; its header recommends 10). No clamping (OpenSim bounds a only in Moco problems). For
   b -> infinity it becomes the MILLARD2012 law without clamping.
+* `ActivationLaw.THELEN2003`: OpenSim 4.6's `MuscleFirstOrderActivationDynamicModel` as
+  `Thelen2003Muscle` uses it: the MILLARD2012 law with only the activation clamped to
+  [a_min, 1]; the excitation enters unclamped (opensim-core PR #1548, 2017, removed the
+  excitation clamp; a model must keep u >= a_min itself, OpenSim sets min_control = a_min).
+  Thelen2003Muscle defaults tau_act = 0.015 s, tau_deact = 0.050 s, a_min = 0.01. The
+  activation used for force is clamped to [a_min, 1] (`force_activation`), as OpenSim's
+  Thelen2003Muscle clamps it (clampActivation) before computing forces and fiber velocity.
 """
 
 from __future__ import annotations
@@ -31,19 +39,21 @@ import jax.numpy as jnp
 class ActivationLaw(enum.Enum):
     MILLARD2012 = "millard2012"
     DEGROOTE2016 = "degroote2016"
+    THELEN2003 = "thelen2003"
 
 
 #: OpenSim defaults per law: (tau_act_s, tau_deact_s, min_activation, smoothing).
 DEFAULTS = {
     ActivationLaw.MILLARD2012: (0.010, 0.040, 0.01, 0.0),
     ActivationLaw.DEGROOTE2016: (0.015, 0.060, 0.0, 0.1),
+    ActivationLaw.THELEN2003: (0.015, 0.050, 0.01, 0.0),
 }
 
 
 @dataclasses.dataclass(frozen=True)
 class ActivationDynamics:
     """Activation-dynamics part of a muscle (pytree). Leaves (n_muscles,) or scalars:
-    tau_act_s, tau_deact_s (> 0), min_activation (a_min in [0, 1); MILLARD2012 only),
+    tau_act_s, tau_deact_s (> 0), min_activation (a_min in [0, 1); MILLARD2012, THELEN2003),
     smoothing (b > 0; DEGROOTE2016 only). Static: law."""
 
     tau_act_s: jax.Array
@@ -85,6 +95,13 @@ def _millard(act: ActivationDynamics, a, u):
     return (u - a) / tau
 
 
+def _thelen(act: ActivationDynamics, a, u):
+    a = jnp.clip(a, act.min_activation, 1.0)
+    z = 0.5 + 1.5 * a
+    tau = jnp.where(u > a, act.tau_act_s * z, act.tau_deact_s / z)
+    return (u - a) / tau
+
+
 def _degroote(act: ActivationDynamics, a, u):
     f = 0.5 * jnp.tanh(act.smoothing * (u - a))
     z = 0.5 + 1.5 * a
@@ -97,13 +114,15 @@ def activation_derivative(act: ActivationDynamics, activation, excitation) -> ja
     u = jnp.asarray(excitation, dtype=float)
     if act.law is ActivationLaw.MILLARD2012:
         return _millard(act, a, u)
+    if act.law is ActivationLaw.THELEN2003:
+        return _thelen(act, a, u)
     return _degroote(act, a, u)
 
 
 def force_activation(act: ActivationDynamics, activation) -> jax.Array:
-    """The activation that scales active force: clamped to [a_min, 1] for MILLARD2012 (as
-    OpenSim's Millard muscle), unchanged for DEGROOTE2016."""
+    """The activation that scales active force: clamped to [a_min, 1] for MILLARD2012 and
+    THELEN2003 (as OpenSim's Millard and Thelen muscles), unchanged for DEGROOTE2016."""
     a = jnp.asarray(activation, dtype=float)
-    if act.law is ActivationLaw.MILLARD2012:
+    if act.law in (ActivationLaw.MILLARD2012, ActivationLaw.THELEN2003):
         return jnp.clip(a, act.min_activation, 1.0)
     return a

@@ -136,10 +136,12 @@ class DeGrooteCurves:
     def active_force_length(self, l_norm):
         return active_force_length(l_norm, self.active_force_width_scale)
 
-    def force_velocity(self, v_norm):
+    def force_velocity(self, v_norm, activation=None):
+        """f_V(v~); `activation` is not used (the family's curve does not depend on it; the
+        argument exists for Thelen 2003's, `thelen2003.ThelenCurves`)."""
         return force_velocity(v_norm)
 
-    def force_velocity_inverse(self, f):
+    def force_velocity_inverse(self, f, activation=None):
         return force_velocity_inverse(f)
 
     def passive_force_length(self, l_norm):

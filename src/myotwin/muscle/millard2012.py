@@ -270,10 +270,11 @@ class MillardCurves:
     def active_force_length(self, l_norm):
         return bezier.value(self.active_fl_curve, l_norm)
 
-    def force_velocity(self, v_norm):
+    def force_velocity(self, v_norm, activation=None):
+        """f_V(v~); `activation` is not used (only Thelen 2003's curve depends on it)."""
         return bezier.value(self.fv_curve, v_norm)
 
-    def force_velocity_inverse(self, f):
+    def force_velocity_inverse(self, f, activation=None):
         return bezier.value(self.fv_inverse_curve, f)
 
     def passive_force_length(self, l_norm):

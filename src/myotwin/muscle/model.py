@@ -1,22 +1,23 @@
 """The `Muscle` parameter pytree (n_muscles Hill-type musculotendons) and its validated builder.
 
 A `Muscle` is composed of parts (STYLE 4): scalar musculotendon parameters per muscle, an
-`ActivationDynamics` part, a curve part (`MillardCurves` or `DeGrooteCurves`, same interface)
-and the static choice of tendon model. Every float leaf has a leading (n_muscles,) axis, so the
-physics functions vmap over muscles. One `Muscle` holds one curve family and one tendon model;
-a model mixing families holds several `Muscle` groups.
+`ActivationDynamics` part, a curve part (`MillardCurves`, `DeGrooteCurves` or `ThelenCurves`,
+same interface) and the static choice of tendon model. Every float leaf has a leading
+(n_muscles,) axis, so the physics functions vmap over muscles. One `Muscle` holds one curve
+family and one tendon model; a model mixing families holds several `Muscle` groups.
 
 Parameters (OpenSim `Muscle` names, SI units): max_isometric_force_N (F_iso),
 optimal_fiber_length_m (l_opt), tendon_slack_length_m (l_ts), pennation_at_optimal_rad
 (phi_opt), max_contraction_velocity_Lopt_per_s (v_max, in optimal fiber lengths per second),
 fiber_damping (beta, normalized: damping force = F_iso beta v~). The tendon strain at one
-normalized force and the passive fiber strain live in the curve part.
+normalized force, the passive fiber strain and the Thelen shape factors live in the curve
+part.
 
 Tendon models (`TendonModel`):
   RIGID                l_T = l_ts; no tendon state.
   EXPLICIT_FORCE       state = normalized tendon force f~_T (De Groote et al. 2016 explicit
-                       form; requires the De Groote curves, whose f_T and f_V invert in
-                       closed form, and fiber_damping = 0).
+                       form; requires curves whose f_T and f_V invert in closed form, De
+                       Groote 2016 or Thelen 2003, and fiber_damping = 0).
   DAMPED_FIBER_LENGTH  state = fiber length l_M (m) (Millard et al. 2013 damped equilibrium
                        model; requires fiber_damping > 0).
 
@@ -35,10 +36,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.muscle import millard2012
+from myotwin.muscle import millard2012, thelen2003
 from myotwin.muscle.activation import ActivationDynamics, ActivationLaw, activation_dynamics
 from myotwin.muscle.degroote2016 import DeGrooteCurves
 from myotwin.muscle.millard2012 import MillardCurves
+from myotwin.muscle.thelen2003 import ThelenCurves
 
 
 class TendonModel(enum.Enum):
@@ -50,10 +52,28 @@ class TendonModel(enum.Enum):
 class CurveFamily(enum.Enum):
     MILLARD2012 = "millard2012"
     DEGROOTE2016 = "degroote2016"
+    THELEN2003 = "thelen2003"
 
 
-#: OpenSim defaults that differ between the families: fiber_damping, passive strain.
-_FAMILY_DEFAULTS = {CurveFamily.MILLARD2012: (0.1, 0.7), CurveFamily.DEGROOTE2016: (0.0, 0.6)}
+#: OpenSim defaults that differ between the families: fiber_damping, passive strain, tendon
+#: strain at one normalized force, activation law.
+_FAMILY_DEFAULTS = {
+    CurveFamily.MILLARD2012: (0.1, 0.7, 0.049, ActivationLaw.MILLARD2012),
+    CurveFamily.DEGROOTE2016: (0.0, 0.6, 0.049, ActivationLaw.DEGROOTE2016),
+    CurveFamily.THELEN2003: (0.0, thelen2003.DEFAULT_PASSIVE_STRAIN,
+                             thelen2003.DEFAULT_TENDON_STRAIN, ActivationLaw.THELEN2003),
+}
+#: Thelen 2003 curve parameters: build_muscles keyword -> (OpenSim default, OpenSim name).
+THELEN_PARAMETERS = {
+    "active_force_length_shape": (thelen2003.DEFAULT_ACTIVE_SHAPE, "KshapeActive"),
+    "passive_force_length_shape": (thelen2003.DEFAULT_PASSIVE_SHAPE, "KshapePassive"),
+    "force_velocity_shape": (thelen2003.DEFAULT_FORCE_VELOCITY_SHAPE, "Af"),
+    "max_lengthening_force_multiplier": (thelen2003.DEFAULT_MAX_LENGTHENING_FORCE, "Flen"),
+    "force_velocity_extrapolation_threshold": (thelen2003.DEFAULT_EXTRAPOLATION_THRESHOLD,
+                                               "fv_linear_extrap_threshold"),
+}
+#: OpenSim's Thelen2003Muscle refuses minimum_activation < 0.01 (f_V^-1 is singular at a = 0).
+THELEN_MIN_ACTIVATION_FLOOR = 0.01
 
 _STATIC = {"static": True}
 
@@ -64,8 +84,9 @@ class Muscle:
 
     Leaves (n_muscles,): max_isometric_force_N, optimal_fiber_length_m, tendon_slack_length_m,
     pennation_at_optimal_rad, max_contraction_velocity_Lopt_per_s, fiber_damping; parts
-    `activation` (ActivationDynamics) and `curves` (MillardCurves | DeGrooteCurves) with leaves
-    of leading axis n_muscles. Static: names (n_muscles,), tendon (TendonModel).
+    `activation` (ActivationDynamics) and `curves` (MillardCurves | DeGrooteCurves |
+    ThelenCurves) with leaves of leading axis n_muscles. Static: names (n_muscles,), tendon
+    (TendonModel).
     """
 
     max_isometric_force_N: jax.Array
@@ -75,7 +96,7 @@ class Muscle:
     max_contraction_velocity_Lopt_per_s: jax.Array
     fiber_damping: jax.Array
     activation: ActivationDynamics
-    curves: MillardCurves | DeGrooteCurves
+    curves: MillardCurves | DeGrooteCurves | ThelenCurves
     names: tuple[str, ...] = dataclasses.field(default=(), metadata=_STATIC)
     tendon: TendonModel = dataclasses.field(default=TendonModel.RIGID, metadata=_STATIC)
 
@@ -113,22 +134,75 @@ def _stack(trees):
     return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *trees)
 
 
+def _thelen_part(names, eps_p, eps_t, given) -> ThelenCurves:
+    """Validated ThelenCurves (OpenSim's checks of Thelen2003Muscle, and th < 1 so that the
+    eccentric branch stays below its asymptote)."""
+    vals = {k: _per_muscle(default if given[k] is None else given[k], names, k)
+            for k, (default, _) in THELEN_PARAMETERS.items()}
+    for key in ("active_force_length_shape", "passive_force_length_shape",
+                "force_velocity_shape"):
+        _check(vals[key], names, f"{key} [{THELEN_PARAMETERS[key][1]}]", lambda v: v > 0, "> 0")
+    flen = vals["max_lengthening_force_multiplier"]
+    _check(flen, names, "max_lengthening_force_multiplier [Flen]", lambda v: v > 1, "> 1")
+    for name, th, fl in zip(names, vals["force_velocity_extrapolation_threshold"], flen):
+        if not 1.0 / fl < th < 1.0:
+            raise ValueError(f"muscle '{name}': force_velocity_extrapolation_threshold "
+                             f"[fv_linear_extrap_threshold] must be in (1/Flen, 1) = "
+                             f"({1.0 / fl:g}, 1), got {th}")
+    return ThelenCurves(
+        jnp.asarray(vals["active_force_length_shape"]),
+        jnp.asarray(vals["passive_force_length_shape"]), jnp.asarray(eps_p), jnp.asarray(eps_t),
+        jnp.asarray(vals["force_velocity_shape"]),
+        jnp.asarray(vals["max_lengthening_force_multiplier"]),
+        jnp.asarray(vals["force_velocity_extrapolation_threshold"]))
+
+
+def _curve_part(family, names, eps_p, eps_t, active_force_width_scale,
+                millard_curve_parameters, thelen):
+    """The family's curve part; options of another family are refused."""
+    if family is not CurveFamily.THELEN2003:
+        for key, value in thelen.items():
+            if value is not None:
+                raise ValueError(f"{key} applies to the Thelen 2003 curves only")
+    if family is not CurveFamily.DEGROOTE2016 and active_force_width_scale != 1.0:
+        raise ValueError("active_force_width_scale applies to the De Groote 2016 curves only")
+    if family is not CurveFamily.MILLARD2012 and millard_curve_parameters:
+        raise ValueError("millard_curve_parameters apply to the Millard 2012 curves only")
+    if family is CurveFamily.MILLARD2012:
+        params = dict(millard_curve_parameters or {})
+        return _stack([millard2012.millard_curves(eps_t[i], eps_p[i], where=f"muscle '{n}'",
+                                                  **params) for i, n in enumerate(names)])
+    if family is CurveFamily.THELEN2003:
+        return _thelen_part(names, eps_p, eps_t, thelen)
+    scale = _per_muscle(active_force_width_scale, names, "active_force_width_scale")
+    _check(scale, names, "active_force_width_scale", lambda v: v >= 1, ">= 1")
+    return DeGrooteCurves(jnp.asarray(scale), jnp.asarray(eps_p), jnp.asarray(eps_t))
+
+
 def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: TendonModel | str,
                   max_isometric_force_N, optimal_fiber_length_m, tendon_slack_length_m,
                   pennation_at_optimal_rad=0.0, max_contraction_velocity_Lopt_per_s=10.0,
-                  fiber_damping=None, tendon_strain_at_one_norm_force=0.049,
+                  fiber_damping=None, tendon_strain_at_one_norm_force=None,
                   passive_strain_at_one_norm_force=None, active_force_width_scale=1.0,
                   activation_law: ActivationLaw | str | None = None, tau_act_s=None,
                   tau_deact_s=None, min_activation=None, activation_smoothing=None,
                   millard_curve_parameters: Mapping[str, Mapping[str, float]] | None = None,
-                  ) -> Muscle:
+                  active_force_length_shape=None, passive_force_length_shape=None,
+                  force_velocity_shape=None, max_lengthening_force_multiplier=None,
+                  force_velocity_extrapolation_threshold=None) -> Muscle:
     """Validate and compile n_muscles musculotendons. Each numeric argument is a scalar (all
     muscles) or a sequence of n_muscles values. None takes OpenSim's default of the family:
-    Millard 2012: fiber_damping 0.1, passive strain 0.7, activation law MILLARD2012 (tau 0.010 /
-    0.040 s, a_min 0.01); De Groote 2016: fiber_damping 0, passive strain 0.6, law DEGROOTE2016
-    (tau 0.015 / 0.060 s, smoothing 0.1). `millard_curve_parameters` (all muscles alike): dicts
-    of keyword arguments of the `millard2012` curve builders, keyed `active_force_length`,
-    `force_velocity`, `force_velocity_inverse`, `fiber_force_length`, `tendon_force_length`."""
+    Millard 2012: fiber_damping 0.1, tendon strain 0.049, passive strain 0.7, activation law
+    MILLARD2012 (tau 0.010 / 0.040 s, a_min 0.01); De Groote 2016: fiber_damping 0, tendon
+    strain 0.049, passive strain 0.6, law DEGROOTE2016 (tau 0.015 / 0.060 s, smoothing 0.1);
+    Thelen 2003 (OpenSim's Thelen2003Muscle): fiber_damping 0, tendon strain 0.04
+    [FmaxTendonStrain], passive strain 0.6 [FmaxMuscleStrain], active_force_length_shape 0.45
+    [KshapeActive], passive_force_length_shape 5 [KshapePassive], force_velocity_shape 0.25
+    [Af], max_lengthening_force_multiplier 1.4 [Flen], force_velocity_extrapolation_threshold
+    0.95 [fv_linear_extrap_threshold], law THELEN2003 (tau 0.015 / 0.050 s, a_min 0.01, at
+    least 0.01). `millard_curve_parameters` (all muscles alike): dicts of keyword arguments of
+    the `millard2012` curve builders, keyed `active_force_length`, `force_velocity`,
+    `force_velocity_inverse`, `fiber_force_length`, `tendon_force_length`."""
     names = tuple(names)
     if not names:
         raise ValueError("build_muscles: at least one muscle name is required")
@@ -139,7 +213,7 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
         dup = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"build_muscles: duplicate muscle names {dup}")
     family, tendon = CurveFamily(curves), TendonModel(tendon)
-    damping_default, passive_default = _FAMILY_DEFAULTS[family]
+    damping_default, passive_default, tendon_default, law_default = _FAMILY_DEFAULTS[family]
 
     f_iso = _per_muscle(max_isometric_force_N, names, "max_isometric_force_N")
     l_opt = _per_muscle(optimal_fiber_length_m, names, "optimal_fiber_length_m")
@@ -149,7 +223,9 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
                         "max_contraction_velocity_Lopt_per_s")
     beta = _per_muscle(damping_default if fiber_damping is None else fiber_damping, names,
                        "fiber_damping")
-    eps_t = _per_muscle(tendon_strain_at_one_norm_force, names, "tendon_strain_at_one_norm_force")
+    eps_t = _per_muscle(tendon_default if tendon_strain_at_one_norm_force is None
+                        else tendon_strain_at_one_norm_force, names,
+                        "tendon_strain_at_one_norm_force")
     eps_p = _per_muscle(passive_default if passive_strain_at_one_norm_force is None
                         else passive_strain_at_one_norm_force, names,
                         "passive_strain_at_one_norm_force")
@@ -167,37 +243,35 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
         _check(beta, names, "fiber_damping", lambda v: v > 0,
                "> 0 for the damped fiber-length tendon model")
     if tendon is TendonModel.EXPLICIT_FORCE:
-        if family is not CurveFamily.DEGROOTE2016:
-            raise ValueError("tendon model 'explicit_force' needs the De Groote 2016 curves "
-                             "(closed-form f_T and f_V inverses); use 'damped_fiber_length' "
-                             "with the Millard 2012 curves")
+        if family is CurveFamily.MILLARD2012:
+            raise ValueError("tendon model 'explicit_force' needs the De Groote 2016 curves or "
+                             "the Thelen 2003 curves (closed-form f_T and f_V inverses); use "
+                             "'damped_fiber_length' with the Millard 2012 curves")
         _check(beta, names, "fiber_damping", lambda v: v == 0,
                "0 for the explicit tendon-force model (the velocity is f_V^-1 of the force)")
 
-    law = ActivationLaw(activation_law if activation_law is not None
-                        else ("millard2012" if family is CurveFamily.MILLARD2012
-                              else "degroote2016"))
+    law = ActivationLaw(activation_law if activation_law is not None else law_default)
     act_args = [None if v is None else _per_muscle(v, names, field) for v, field in (
         (tau_act_s, "tau_act_s"), (tau_deact_s, "tau_deact_s"),
         (min_activation, "min_activation"), (activation_smoothing, "activation_smoothing"))]
     acts = [activation_dynamics(law, *(None if v is None else v[i] for v in act_args),
                                 where=f"muscle '{name}' activation")
             for i, name in enumerate(names)]
+    if family is CurveFamily.THELEN2003 and law is not ActivationLaw.DEGROOTE2016:
+        for name, act in zip(names, acts):
+            if float(act.min_activation) < THELEN_MIN_ACTIVATION_FLOOR:
+                raise ValueError(f"muscle '{name}' activation: min_activation must be >= "
+                                 f"{THELEN_MIN_ACTIVATION_FLOOR} for the Thelen 2003 curves "
+                                 f"(as OpenSim's Thelen2003Muscle), got "
+                                 f"{float(act.min_activation)}")
 
-    if family is CurveFamily.MILLARD2012:
-        if active_force_width_scale != 1.0:
-            raise ValueError("active_force_width_scale applies to the De Groote 2016 curves only")
-        params = dict(millard_curve_parameters or {})
-        curve_parts = [millard2012.millard_curves(eps_t[i], eps_p[i], where=f"muscle '{n}'",
-                                                  **params) for i, n in enumerate(names)]
-        curve_part = _stack(curve_parts)
-    else:
-        if millard_curve_parameters:
-            raise ValueError("millard_curve_parameters apply to the Millard 2012 curves only")
-        scale = _per_muscle(active_force_width_scale, names, "active_force_width_scale")
-        _check(scale, names, "active_force_width_scale", lambda v: v >= 1, ">= 1")
-        curve_part = DeGrooteCurves(jnp.asarray(scale), jnp.asarray(eps_p), jnp.asarray(eps_t))
-
+    thelen = dict(active_force_length_shape=active_force_length_shape,
+                  passive_force_length_shape=passive_force_length_shape,
+                  force_velocity_shape=force_velocity_shape,
+                  max_lengthening_force_multiplier=max_lengthening_force_multiplier,
+                  force_velocity_extrapolation_threshold=force_velocity_extrapolation_threshold)
+    curve_part = _curve_part(family, names, eps_p, eps_t, active_force_width_scale,
+                             millard_curve_parameters, thelen)
     return Muscle(jnp.asarray(f_iso), jnp.asarray(l_opt), jnp.asarray(l_ts), jnp.asarray(phi),
                   jnp.asarray(v_max), jnp.asarray(beta), _stack(acts), curve_part,
                   names=names, tendon=tendon)

@@ -76,7 +76,7 @@ def rigid(m: Muscle, activation, mt_length, mt_speed) -> Fiber:
     v_m = pennation.fiber_velocity_from_along(mt_speed, geo)
     v_norm = v_m / _velocity_unit(m)
     f_l, f_pe = _multipliers(m, geo)
-    f_v = m.curves.force_velocity(v_norm)
+    f_v = m.curves.force_velocity(v_norm, a)
     f_m = a * f_l * f_v + f_pe + m.fiber_damping * v_norm
     return Fiber(geo, v_m, m.tendon_slack_length_m, f_m * geo.cos_pennation, a, f_l, f_v, f_pe,
                  v_norm)
@@ -90,7 +90,7 @@ def explicit_force(m: Muscle, activation, mt_length, mt_speed, norm_tendon_force
     geo = pennation.from_fiber_length_along_tendon(mt_length - l_t, _width(m))
     f_l, f_pe = _multipliers(m, geo)
     f_v = (norm_tendon_force / geo.cos_pennation - f_pe) / (a * f_l)
-    v_norm = m.curves.force_velocity_inverse(f_v)
+    v_norm = m.curves.force_velocity_inverse(f_v, a)
     v_m = v_norm * _velocity_unit(m)
     return Fiber(geo, v_m, l_t, norm_tendon_force, a, f_l, f_v, f_pe, v_norm)
 
@@ -105,12 +105,12 @@ def damped_fiber_length(m: Muscle, activation, mt_length, mt_speed, fiber_length
     target = f_t / geo.cos_pennation - f_pe
 
     def residual(v):
-        return a * f_l * m.curves.force_velocity(v) + m.fiber_damping * v - target
+        return a * f_l * m.curves.force_velocity(v, a) + m.fiber_damping * v - target
 
     v_norm, _ = increasing_root(residual, jnp.zeros_like(target), m.fiber_damping,
                                 N_ITER_VELOCITY)
     v_m = v_norm * _velocity_unit(m)
-    return Fiber(geo, v_m, l_t, f_t, a, f_l, m.curves.force_velocity(v_norm), f_pe, v_norm)
+    return Fiber(geo, v_m, l_t, f_t, a, f_l, m.curves.force_velocity(v_norm, a), f_pe, v_norm)
 
 
 def equilibrium_along(m: Muscle, activation, mt_length, mt_speed):
@@ -125,7 +125,7 @@ def equilibrium_along(m: Muscle, activation, mt_length, mt_speed):
         geo = pennation.from_fiber_length_along_tendon(x, w)
         v_norm = pennation.fiber_velocity_from_along(mt_speed, geo) / _velocity_unit(m)
         f_l, f_pe = _multipliers(m, geo)
-        f_m = a * f_l * m.curves.force_velocity(v_norm) + f_pe + m.fiber_damping * v_norm
+        f_m = a * f_l * m.curves.force_velocity(v_norm, a) + f_pe + m.fiber_damping * v_norm
         f_t = m.curves.tendon_force_length((mt_length - x) / m.tendon_slack_length_m)
         return f_m * geo.cos_pennation - f_t
 
