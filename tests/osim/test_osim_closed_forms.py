@@ -117,16 +117,17 @@ def test_tug_of_war_millard_records_its_curves():
 
 
 def test_docs_example_builds_the_millard_muscles():
-    """docs/osim.md's example, as written there: the loaded parameters feed
-    `muscle.build_muscles` (Millard curves with the file's curve parameters) and
-    `musculoskeletal_model`; the built muscles carry the file's numbers (Tug_of_War_Millard.osim:
-    RightMuscle 1000 N, l_opt 0.1 m, l_ts 0.2 m, read with ElementTree here)."""
+    """docs/osim.md's example, as written there: `osim.build_muscles` (Millard curves with the
+    file's curve parameters) and `musculoskeletal_model`; the built muscles carry the file's
+    numbers (Tug_of_War_Millard.osim: RightMuscle 1000 N, l_opt 0.1 m, l_ts 0.2 m, read with
+    ElementTree here)."""
     import re
 
     from myotwin import musculoskeletal as ms
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "osim.md").read_text()
-    block = re.search(r"```python\n(from myotwin import muscle as mu.*?)```", doc, re.S)
+    block = re.search(r"```python\n(from myotwin import musculoskeletal as ms.*?)```", doc,
+                      re.S)
     assert block, "docs/osim.md: the muscle example is missing"
     code = block.group(1).replace('"Tug_of_War_Millard.osim"',
                                   repr(str(_needs(MODELS / "Tug_of_War_Millard.osim"))))

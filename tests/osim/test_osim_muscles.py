@@ -1,0 +1,122 @@
+"""`osim.build_muscles`: a loaded model's muscles as musculotendons of their own OpenSim type.
+
+End to end against OpenSim 4.6 (`arm26_reference.json`, its `equilibrium_a0.5`: the fiber-tendon
+equilibrium of the six Thelen2003Muscles at activation 0.5 and zero speed at 11 poses):
+arm26.osim loaded (its two ellipsoids omitted), its muscles built by `osim.build_muscles` with
+Thelen's curves and a compliant tendon, our equilibrium solved at OUR path lengths. Every
+(muscle, pose) pair except the 9 where OpenSim's omitted ellipsoids wrap (`ELLIPSOID_PAIRS` of
+tests/paths/test_arm26.py) must match OpenSim's fiber length to 1e-9 m and tendon force to
+1e-7 F_iso: our path lengths equal OpenSim's to ~1e-16 m (test_osim_arm26.py), and OpenSim
+stops its equilibrium iteration at a force residual of 1e-8 F_iso, which moves the fiber by at
+most ~1e-10 m and the tendon force by ~1e-8 F_iso times the tendon-to-fiber stiffness ratio
+(observed in tests/muscle/test_thelen2003.py: 2.4e-11 m and 7.9e-6 N with OpenSim's own
+lengths). So the file's parameters, their mapping onto `build_muscles` and the paths are all
+checked at once; a wrong mapping of any Thelen constant moves the fiber by millimetres.
+"""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import myotwin
+from myotwin import osim
+from myotwin.muscle import DeGrooteCurves, MillardCurves, ThelenCurves, equilibrium
+from myotwin.muscle import muscle_outputs
+from osim_synthetic import write_osim
+from shared_reference import SHARED
+
+MODELS = SHARED / "reference" / "opensim" / "models"
+REFERENCE = SHARED / "reference" / "opensim" / "arm26_reference.json"
+#: (muscle, (shoulder, elbow)) pairs where OpenSim's omitted ellipsoids wrap.
+ELLIPSOID_PAIRS = {("BIClong", s) for s in [(0.0, 0.0), (0.0, 0.5), (0.0, 1.0), (0.0, 1.5),
+                                           (0.0, 2.0), (0.5, 0.3), (0.5, 1.2), (-0.5, 1.0)]}
+ELLIPSOID_PAIRS |= {("TRIlong", (1.5, 1.5))}
+
+
+def _needs(path):
+    if not path.exists():
+        pytest.skip(f"OpenSim reference {path} is absent")
+    return path
+
+
+def test_arm26_equilibrium_end_to_end_vs_opensim():
+    reference = json.loads(_needs(REFERENCE).read_text())
+    arm = osim.load(_needs(MODELS / "arm26.osim"), omit=("TRIlonghh", "BIClonghh"))
+    muscles = osim.build_muscles(arm, tendon="explicit_force")
+    assert isinstance(muscles.curves, ThelenCurves) and muscles.names == arm.muscle_names
+    n = muscles.n_muscles
+    states = [s["state"] for s in reference["samples"]]
+    q = jnp.asarray([[s["r_shoulder_elev"], s["r_elbow_flex"]] for s in states])
+    lengths = jax.vmap(lambda x: myotwin.muscle_lengths(arm.model, x))(q)
+
+    @jax.jit
+    def solve(l_mt):
+        a = jnp.full(n, 0.5)
+        eq = equilibrium(muscles, a, l_mt, jnp.zeros(n))
+        out = muscle_outputs(muscles, a, l_mt, jnp.zeros(n), eq.tendon_state)
+        return out.fiber_length_m, out.tendon_force_N, eq.converged
+
+    f_iso = np.asarray(muscles.max_isometric_force_N)
+    compared, worst = 0, [0.0, 0.0]
+    for sample, state, l_mt in zip(reference["samples"], states, lengths):
+        fiber, force, converged = (np.asarray(x) for x in solve(l_mt))
+        assert converged.all()
+        pose = (state["r_shoulder_elev"], state["r_elbow_flex"])
+        for k, name in enumerate(arm.muscle_names):
+            if (name, pose) in ELLIPSOID_PAIRS:
+                continue
+            ref = sample["outputs"][name]["equilibrium_a0.5"]
+            err_l = abs(fiber[k] - ref["fiber_length"])
+            err_f = abs(force[k] - ref["tendon_force"]) / f_iso[k]
+            assert err_l <= 1e-9, f"{name} at {pose}: fiber length off by {err_l:.2e} m"
+            assert err_f <= 1e-7, f"{name} at {pose}: tendon force off by {err_f:.2e} F_iso"
+            worst = [max(worst[0], err_l), max(worst[1], err_f)]
+            compared += 1
+    assert compared == 66 - len(ELLIPSOID_PAIRS)
+    print(f"worst: fiber length {worst[0]:.1e} m, tendon force {worst[1]:.1e} F_iso")
+
+
+def test_millard_and_thelen_files_build_their_own_families():
+    tug = osim.load(_needs(MODELS / "Tug_of_War_Millard.osim"))
+    muscles = osim.build_muscles(tug, tendon="damped_fiber_length")
+    assert isinstance(muscles.curves, MillardCurves)
+    np.testing.assert_array_equal(np.asarray(muscles.max_isometric_force_N),
+                                  [tug.muscles[m]["max_isometric_force_N"]
+                                   for m in tug.muscle_names])
+    thelen = osim.build_muscles(osim.load(_needs(MODELS / "Tug_of_War.osim")), tendon="rigid")
+    assert isinstance(thelen.curves, ThelenCurves)
+    assert not isinstance(thelen.curves, DeGrooteCurves)
+
+
+def _flag(root, flag):
+    for muscle in root.iter("Thelen2003Muscle"):
+        element = muscle.find(flag)
+        if element is None:
+            element = type(muscle)(flag)
+            muscle.append(element)
+        element.text = "true"
+
+
+def test_what_a_muscle_group_cannot_hold_is_refused(tmp_path):
+    source = _needs(MODELS / "Tug_of_War.osim").read_text()
+    rigid = osim.load(write_osim(tmp_path, source, lambda r: _flag(r, "ignore_tendon_compliance"),
+                                 "rigid.osim"))
+    with pytest.raises(ValueError, match="ignore_tendon_compliance is true.*tendon='rigid'"):
+        osim.build_muscles(rigid, tendon="explicit_force")
+    assert osim.build_muscles(rigid, tendon="rigid").n_muscles == 2
+    no_act = osim.load(write_osim(tmp_path, source,
+                                  lambda r: _flag(r, "ignore_activation_dynamics"), "act.osim"))
+    with pytest.raises(ValueError, match="muscle 'muscle1': ignore_activation_dynamics"):
+        osim.build_muscles(no_act, tendon="rigid")
+    off = osim.load(write_osim(tmp_path, source, lambda r: [
+        m.find("appliesForce").__setattr__("text", "false") for m in r.iter("Thelen2003Muscle")],
+        "off.osim"))
+    with pytest.raises(ValueError, match="muscle 'muscle1': appliesForce is false"):
+        osim.build_muscles(off, tendon="rigid")
+    with pytest.raises(ValueError, match=r"no muscles named \['nope'\]"):
+        osim.build_muscles(rigid, tendon="rigid", names=["nope"])
