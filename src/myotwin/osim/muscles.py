@@ -14,8 +14,9 @@ records but a `Muscle` has no place for is refused if it would change the physic
 (`appliesForce` false, `ignore_tendon_compliance` true with a compliant tendon model,
 `ignore_activation_dynamics` true, De Groote's `ignore_passive_fiber_force` true) and otherwise
 left to the caller: initial states (`default_activation`, `default_fiber_length_m`,
-`default_normalized_tendon_force`), the maximum pennation angle (not clamped, docs/muscle.md), controls' bounds and De Groote's
-`tendon_compliance_dynamics_mode` (the tendon model is the caller's `tendon=`).
+`default_normalized_tendon_force`), the maximum pennation angle (not clamped,
+docs/muscle.md), controls' bounds and De Groote's `tendon_compliance_dynamics_mode` (the tendon
+model is the caller's `tendon=`).
 """
 
 from __future__ import annotations
