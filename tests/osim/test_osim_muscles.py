@@ -81,6 +81,22 @@ def test_arm26_equilibrium_end_to_end_vs_opensim():
     print(f"worst: fiber length {worst[0]:.1e} m, tendon force {worst[1]:.1e} F_iso")
 
 
+def test_hand_written_arm26_muscles_equal_the_files():
+    """`models.arm26.muscles()` (parameters transcribed by hand into `arm26.MUSCLES`) equals
+    `osim.build_muscles` of arm26.osim, which the test above checks against OpenSim: every leaf
+    of the two `Muscle` pytrees bitwise, the same names and tendon model."""
+    from myotwin.models import arm26
+
+    arm = osim.load(_needs(MODELS / "arm26.osim"), omit=("TRIlonghh", "BIClonghh"))
+    for tendon in ("explicit_force", "rigid"):
+        ours, theirs = arm26.muscles(tendon), osim.build_muscles(arm, tendon=tendon)
+        assert ours.names == theirs.names and ours.tendon == theirs.tendon
+        leaves = zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs),
+                     strict=True)
+        for a, b in leaves:
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
 def test_millard_and_thelen_files_build_their_own_families():
     tug = osim.load(_needs(MODELS / "Tug_of_War_Millard.osim"))
     muscles = osim.build_muscles(tug, tendon="damped_fiber_length")

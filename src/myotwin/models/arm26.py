@@ -28,7 +28,8 @@ Paths: the six muscles' path points (all fixed; arm26 has no conditional points)
 * TRIlong: TRI, the WrapEllipsoid TRIlonghh (omitted) and the WrapCylinder TRIlongglen
   (quadrant x) -> an OpenSim path with two wraps, equal to OpenSim's where TRIlonghh does not
   wrap (and does not change OpenSim's wrap order; see docs/models.md).
-`MUSCLES` carries each muscle's Thelen2003Muscle parameters from the .osim.
+`MUSCLES` carries each muscle's Thelen2003Muscle parameters from the .osim; `muscles()` makes
+them musculotendons with OpenSim's Thelen 2003 curves.
 """
 
 from __future__ import annotations
@@ -148,3 +149,18 @@ def build():
     """arm26 as an engine `Model` with `paths` in `MUSCLE_NAMES` order; q = (r_shoulder_elev,
     r_elbow_flex) rad. Needs float64 (enable x64 first)."""
     return path_builder().build()
+
+
+def muscles(tendon: str = "explicit_force"):
+    """arm26's six Thelen2003Muscles (`MUSCLES`) as `myotwin.muscle` musculotendons with
+    OpenSim's Thelen 2003 curves (docs/muscle.md), in `MUSCLE_NAMES` order, for
+    `myotwin.musculoskeletal.musculoskeletal_model(build(), muscles())`. tendon: "explicit_force"
+    (compliant, as in the .osim) or "rigid". The parameters go to `muscle.build_muscles` by the
+    table the .osim loader uses (`osim.muscles.PARAMETERS`)."""
+    from myotwin.muscle import build_muscles
+    from myotwin.osim.muscles import PARAMETERS
+
+    table = PARAMETERS["Thelen2003Muscle"]
+    keywords = {keyword: [MUSCLES[n][key] for n in MUSCLE_NAMES]
+                for key, keyword in table.items() if key in MUSCLES[MUSCLE_NAMES[0]]}
+    return build_muscles(MUSCLE_NAMES, curves="thelen2003", tendon=tendon, **keywords)
