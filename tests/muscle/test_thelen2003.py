@@ -42,6 +42,7 @@ from myotwin.muscle import (
     pennation,
 )
 from myotwin.muscle import thelen2003 as th
+from myotwin.osim import muscles as osim_muscles
 from shared_reference import SHARED
 
 REFERENCE = SHARED / "reference" / "opensim" / "arm26_reference.json"
@@ -49,22 +50,9 @@ REFERENCE = SHARED / "reference" / "opensim" / "arm26_reference.json"
 R_TOL = 1e-8
 #: Closed forms vs the same formulas re-arranged: roundoff of O(1) quantities.
 ROUNDOFF = 1e-12
-#: arm26.MUSCLES (names of the .osim reader) -> build_muscles keywords.
-ARM26_KEYWORDS = {
-    "max_isometric_force_N": "max_isometric_force_N",
-    "optimal_fiber_length_m": "optimal_fiber_length_m",
-    "tendon_slack_length_m": "tendon_slack_length_m",
-    "pennation_angle_at_optimal_rad": "pennation_at_optimal_rad",
-    "max_contraction_velocity_Lopt_per_s": "max_contraction_velocity_Lopt_per_s",
-    "fmax_tendon_strain": "tendon_strain_at_one_norm_force",
-    "fmax_muscle_strain": "passive_strain_at_one_norm_force",
-    "kshape_active": "active_force_length_shape",
-    "kshape_passive": "passive_force_length_shape",
-    "af": "force_velocity_shape",
-    "flen": "max_lengthening_force_multiplier",
-    "activation_time_constant_s": "tau_act_s",
-    "deactivation_time_constant_s": "tau_deact_s",
-}
+#: arm26.MUSCLES (names of the .osim reader) -> build_muscles keywords: the loader's table,
+#: checked end to end against OpenSim in tests/osim/test_osim_muscles.py.
+ARM26_KEYWORDS = osim_muscles.PARAMETERS["Thelen2003Muscle"]
 QUANTITIES = ("fiber_length", "normalized_fiber_length", "pennation_angle", "tendon_length",
               "tendon_strain", "tendon_force", "active_fiber_force", "passive_fiber_force")
 GENERIC = ("max_isometric_force_N", "optimal_fiber_length_m", "tendon_slack_length_m",
@@ -313,8 +301,9 @@ def test_power_balance_across_the_tendon_toe_junction():
 # ----------------------------------------------------------------------------------------
 
 def _arm26_muscles(curves, tendon):
+    keys = ARM26_KEYWORDS if curves == "thelen2003" else GENERIC
     cols = {ARM26_KEYWORDS[k]: [arm26.MUSCLES[n][k] for n in arm26.MUSCLE_NAMES]
-            for k in (ARM26_KEYWORDS if curves == "thelen2003" else GENERIC)}
+            for k in keys if k in arm26.MUSCLES[arm26.MUSCLE_NAMES[0]]}
     return build_muscles(arm26.MUSCLE_NAMES, curves=curves, tendon=tendon, **cols)
 
 
