@@ -37,9 +37,6 @@ Departures from OpenSim, all deliberate (see docs/muscle.md):
 * OpenSim's numerical f_V (calcfvInv, used in its equilibrium initialization) clamps F at 0;
   `force_velocity` keeps the linear extrapolation below v~ = -(0.25 + 0.75 a), so that it
   inverts calcdlceN, which is what OpenSim's dynamics use, exactly.
-* The curve part's methods default to a = 1 in the velocity scale 0.25 + 0.75 a because the
-  tendon models do not pass the activation yet; isometric states (v~ = 0, F = 1) do not
-  depend on it.
 """
 
 from __future__ import annotations
@@ -206,13 +203,13 @@ def force_velocity(v_norm, shape=DEFAULT_FORCE_VELOCITY_SHAPE,
 @dataclasses.dataclass(frozen=True)
 class ThelenCurves:
     """Thelen 2003 curve parameters of a muscle (a pytree part of `Muscle`); the curve
-    interface of `degroote2016.DeGrooteCurves`, plus an optional `activation` (default 1) for
-    the force-velocity pair. Leaves (n_muscles,) or scalars, OpenSim names in brackets:
-    active_force_length_shape gamma [KshapeActive], passive_force_length_shape k_PE
-    [KshapePassive], passive_strain_at_one_norm_force e0_M [FmaxMuscleStrain],
-    tendon_strain_at_one_norm_force e0 [FmaxTendonStrain], force_velocity_shape A_f [Af],
-    max_lengthening_force_multiplier F_len [Flen], force_velocity_extrapolation_threshold th
-    [fv_linear_extrap_threshold]."""
+    interface of `degroote2016.DeGrooteCurves`, whose force-velocity pair here requires the
+    (clamped) activation, which the tendon models (`tendon.py`) pass. Leaves (n_muscles,) or
+    scalars, OpenSim names in brackets: active_force_length_shape gamma [KshapeActive],
+    passive_force_length_shape k_PE [KshapePassive], passive_strain_at_one_norm_force e0_M
+    [FmaxMuscleStrain], tendon_strain_at_one_norm_force e0 [FmaxTendonStrain],
+    force_velocity_shape A_f [Af], max_lengthening_force_multiplier F_len [Flen],
+    force_velocity_extrapolation_threshold th [fv_linear_extrap_threshold]."""
 
     active_force_length_shape: jax.Array
     passive_force_length_shape: jax.Array
