@@ -10,6 +10,8 @@
     myotwin train-wrap --out PATH [--quick]   train the wrapping-surface network (.npz)
     myotwin osim check FILE [--omit NAME ...] [--lengths]
                                               does an OpenSim .osim model load; what it becomes
+    myotwin osim forward FILE --out DIR (--excitation X | --controls FILE.sto) [...]
+                                              simulate it driven by its muscles (states.sto)
 
 Errors in the input (files, fields, values) are reported in one line and exit with status 2;
 a trial that ends in a safety trip exits with status 3 after writing its data.
@@ -108,7 +110,32 @@ def build_parser() -> argparse.ArgumentParser:
                    help="wrap objects, constraints, forces or components to leave out")
     p.add_argument("--lengths", action="store_true", help="also each muscle's length and "
                    "moment arms at the coordinates' default values (compiles the paths)")
+    _add_forward_parser(cmds)
     return parser
+
+
+def _add_forward_parser(cmds) -> None:
+    p = cmds.add_parser("forward", help="simulate FILE driven by its muscles; writes "
+                        "states.sto, muscle_forces.sto, summary.json into --out")
+    p.add_argument("file", help="an OpenSim 4 .osim file")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--omit", nargs="+", default=[], metavar="NAME",
+                   help="wrap objects, constraints, forces or components to leave out")
+    p.add_argument("--excitation", nargs="+", default=[], metavar="X|NAME=X",
+                   help="constant excitation in [0, 1]: one value for every muscle, or by "
+                   "muscle name (these override --controls)")
+    p.add_argument("--controls", help="OpenSim controls file (.sto): columns named after "
+                   "muscles and CoordinateActuators, interpolated linearly in time")
+    p.add_argument("--initial-q", nargs="+", default=[], metavar="NAME=VALUE",
+                   help="initial coordinate values (rad or m; default: the file's "
+                   "default_value)")
+    p.add_argument("--duration-s", type=float, default=1.0, help="simulated time (s)")
+    p.add_argument("--dt-s", type=float, default=1e-4, help="fixed step (s)")
+    p.add_argument("--record-every-s", type=float, default=1e-3,
+                   help="interval of the written rows (s), a whole number of steps")
+    p.add_argument("--tendon", choices=("explicit_force", "rigid"), default="explicit_force",
+                   help="compliant tendons (state: tendon force) or rigid ones")
+    p.add_argument("--integrator", choices=("rk4", "semi_implicit_euler"), default="rk4")
 
 
 def main(argv: list[str] | None = None) -> int:

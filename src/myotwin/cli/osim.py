@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 
+from myotwin.cli.osim_forward import cmd_forward  # noqa: F401  (`myotwin osim forward`)
+
 
 def cmd_check(args: argparse.Namespace) -> int:
     from myotwin.jax_setup import configure_jax

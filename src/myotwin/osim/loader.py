@@ -26,6 +26,8 @@ class OsimModel:
     coordinate_ranges: name -> (lo, hi) rad or m; coordinate_clamped: name -> the file's
       `clamped` flag; both recorded, not enforced (the engine's joints are unlimited).
     coordinate_default_values: name -> OpenSim's default value (rad or m), an initial pose.
+    coordinate_joints: name -> the joint it belongs to (for OpenSim's state names,
+      `/jointset/<joint>/<coordinate>/value`).
     muscle_names: the muscles in ForceSet order (= the model's paths).
     muscles: name -> read-only mapping of parameters (SI names, `osim.force_reading`).
     actuator_names: the CoordinateActuators in ForceSet order (= the model's actuators);
@@ -41,6 +43,7 @@ class OsimModel:
     coordinate_ranges: Mapping[str, tuple[float, float]]
     coordinate_clamped: Mapping[str, bool]
     coordinate_default_values: Mapping[str, float]
+    coordinate_joints: Mapping[str, str]
     muscle_names: tuple[str, ...]
     muscles: Mapping[str, Mapping[str, object]]
     actuator_names: tuple[str, ...]
@@ -71,6 +74,7 @@ def load(path, *, omit: Iterable[str] = ()) -> OsimModel:
     pb = to_builders.path_builder(doc, to_builders.skeleton(doc))
     model, coordinates = to_builders.build_model(doc, pb)
     by_name = {j.coordinate.name: j.coordinate for j in doc.joints if j.coordinate is not None}
+    joint_of = {j.coordinate.name: j.name for j in doc.joints if j.coordinate is not None}
     coords = {name: by_name[name] for name in coordinates}  # q order
     actuators = {a.name: _frozen(coordinate=a.coordinate, gear=a.optimal_force,
                                  control_range=(a.min_control, a.max_control))
@@ -80,6 +84,7 @@ def load(path, *, omit: Iterable[str] = ()) -> OsimModel:
         coordinate_ranges=_frozen({n: c.range for n, c in coords.items()}),
         coordinate_clamped=_frozen({n: c.clamped for n, c in coords.items()}),
         coordinate_default_values=_frozen({n: c.default_value for n, c in coords.items()}),
+        coordinate_joints=_frozen({n: joint_of[n] for n in coords}),
         muscle_names=tuple(m.name for m in doc.muscles),
         muscles=_frozen({m.name: m.parameters for m in doc.muscles}),
         actuator_names=tuple(a.name for a in doc.actuators), actuators=_frozen(actuators),

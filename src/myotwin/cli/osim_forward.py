@@ -1,0 +1,67 @@
+"""`myotwin osim forward FILE --out DIR ...`: simulate an .osim model driven by its muscles
+(`myotwin.osim.forward`, docs/osim.md "Forward simulation").
+
+Writes DIR/states.sto (OpenSim 4 state names; OpenSim reads it back), DIR/muscle_forces.sto
+and DIR/summary.json, rows as they are produced; prints the summary. Bad input: one line
+naming the file, field and value (exit status 2); a simulation that diverges stops with the
+rows before the divergence written (exit status 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _pairs(items, what: str) -> dict[str, float]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"{what}: expected NAME=VALUE, got {item!r}")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise ValueError(f"{what}: {value!r} (for {name}) is not a number") from None
+    return out
+
+
+def excitation_argument(items) -> float | dict[str, float] | None:
+    """--excitation: None, one number for every muscle, or NAME=VALUE pairs."""
+    if not items:
+        return None
+    if len(items) == 1 and "=" not in items[0]:
+        try:
+            return float(items[0])
+        except ValueError:
+            raise ValueError(f"--excitation: {items[0]!r} is not a number") from None
+    return _pairs(items, "--excitation")
+
+
+def cmd_forward(args: argparse.Namespace) -> int:
+    from myotwin.jax_setup import configure_jax
+
+    configure_jax()   # entry point: float64
+    from myotwin import musculoskeletal as ms
+    from myotwin import osim
+    from myotwin.cli.main import print_json
+    from myotwin.osim.forward import Inputs, forward
+    from myotwin.osim.storage import read_storage
+
+    excitation = excitation_argument(args.excitation)
+    initial = _pairs(args.initial_q, "--initial-q")
+    controls = read_storage(args.controls) if args.controls else None
+    loaded = osim.load(args.file, omit=tuple(args.omit))
+    if not loaded.muscle_names:
+        raise ValueError(f"{args.file}: the model has no muscles to drive")
+    inputs = Inputs(loaded, excitation, controls)
+    msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon=args.tendon))
+    try:
+        summary = forward(loaded, msm, args.out, inputs=inputs, duration_s=args.duration_s,
+                          dt_s=args.dt_s, record_every_s=args.record_every_s, q0=initial,
+                          integrator=args.integrator)
+    except FloatingPointError as err:
+        print(f"myotwin: {err}", file=sys.stderr)
+        return 3
+    print_json(summary)
+    return 0

@@ -1,0 +1,150 @@
+"""`myotwin osim forward` (`myotwin.osim.forward`): inputs, outputs, and physics checked against
+closed forms.
+
+* Excitations from an OpenSim controls file, through the command line: Tug_of_War's muscle1
+  steps from 0.01 to 0.8 at t = 0.05 s; its activation must follow the closed-form solution of
+  OpenSim's Thelen activation law (Thelen2003Muscle with MuscleFirstOrderActivationDynamicModel,
+  OpenSim 4.6, u > a): t - t_s = tau_act ((0.5 + 1.5 u) ln((u - a0)/(u - a)) - 1.5 (a - a0)).
+  RK4 at 0.1 ms integrates this ODE (time scale 8-25 ms) with a global error of 1.0e-9 in a
+  (6.1e-11 at 0.05 ms: 16x, RK4's fourth order); the tolerance 5e-9 is five times that and
+  still catches a step input applied one step early or late (an error of ~1e-2).
+* A CoordinateActuator's control from the controls file: two runs of a pendulum that differ only
+  in the actuator's control c must differ by c F_opt / I_O t^2 / 2 over a short time t
+  (Newton's law about the pivot; I_O = I_zz + m d^2). The neglected terms are of relative
+  order omega^2 t^2 / 12 ~ 2e-4 at t = 2 ms (omega^2 ~ 700 s^-2 from gravity and the muscle's
+  stiffness); tolerance 2e-3 relative.
+* Divergence: a step far too large for the stiff tendons stops the run with exit status 3,
+  the rows before the divergence written and the summary saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from myotwin.cli.main import main
+from myotwin.osim.storage import read_storage
+from osim_synthetic import TINY, write_osim
+from shared_reference import SHARED
+
+MODELS = SHARED / "reference" / "opensim" / "models"
+
+
+def _model(name):
+    path = MODELS / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent (shared/reference not mounted)")
+    return path
+
+
+def _controls(path, labels, rows):
+    lines = ["controls", "version=1", f"nRows={len(rows)}", f"nColumns={len(labels)}",
+             "inDegrees=no", "endheader", "\t".join(labels)]
+    lines += ["\t".join(repr(float(x)) for x in row) for row in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_controls_file_step_gives_the_closed_form_activation(tmp_path, capsys):
+    u0, u1, t_s = 0.01, 0.8, 0.05
+    controls = _controls(tmp_path / "u.sto", ("time", "muscle1", "muscle2"),
+                         [(0.0, u0, 0.05), (t_s, u0, 0.05), (t_s + 1e-12, u1, 0.05),
+                          (1.0, u1, 0.05)])
+    out = tmp_path / "run"
+    status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out", str(out),
+                   "--controls", str(controls), "--duration-s", "0.1",
+                   "--record-every-s", "0.001"])
+    assert status == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["diverged"] is False and summary["steps_done"] == 1000
+    assert summary == json.loads((out / "summary.json").read_text())
+    states = read_storage(out / "states.sto")
+    t = states.time_s
+    a1 = states.column("/forceset/muscle1/activation")
+    a2 = states.column("/forceset/muscle2/activation")
+    np.testing.assert_allclose(a1[t <= t_s], u0, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(a2, 0.05, rtol=0, atol=1e-15)   # the other column, constant
+    tau_act = 0.015   # OpenSim 4's default activation_time_constant (Tug_of_War sets none)
+    after = t > t_s
+    a = a1[after]
+    closed_t = tau_act * ((0.5 + 1.5 * u1) * np.log((u1 - u0) / (u1 - a)) - 1.5 * (a - u0))
+    # compare in activation: a(t) from the closed form's slope at each point
+    slope = (u1 - a) / (tau_act * (0.5 + 1.5 * a))
+    err = np.max(np.abs((closed_t - (t[after] - t_s)) * slope))
+    assert a[-1] > 0.7 and err < 5e-9, err
+    assert states.data.shape == (101, 1 + 2 + 2 * 2)
+    forces = read_storage(out / "muscle_forces.sto")
+    assert forces.labels == ("time", "muscle1", "muscle2")
+    assert forces.column("muscle1")[-1] > 2 * forces.column("muscle2")[-1] > 0
+
+
+def _tiny_with_actuator(root: ET.Element) -> None:
+    forces = root.find(".//ForceSet/objects")
+    forces.append(ET.fromstring(
+        '<CoordinateActuator name="motor"><appliesForce>true</appliesForce>'
+        "<min_control>-Inf</min_control><max_control>Inf</max_control>"
+        "<coordinate>theta</coordinate><optimal_force>2</optimal_force>"
+        "</CoordinateActuator>"))
+
+
+def test_coordinate_actuator_control_enters_as_control_times_optimal_force(tmp_path):
+    from myotwin import musculoskeletal as ms
+    from myotwin import osim
+    from myotwin.osim.forward import Inputs, forward
+    from myotwin.osim.storage import read_storage as read
+
+    path = write_osim(tmp_path, TINY, _tiny_with_actuator)
+    loaded = osim.load(path)
+    assert loaded.actuator_names == ("motor",)
+    muscles = osim.build_muscles(loaded, tendon="explicit_force")
+    msm = ms.musculoskeletal_model(loaded.model, muscles)
+    duration, c = 0.002, 0.75
+    theta = {}
+    for control in (0.0, c):
+        table = _controls(tmp_path / f"c{control}.sto", ("time", "m", "motor"),
+                          [(0.0, 0.3, control), (1.0, 0.3, control)])
+        inputs = Inputs(loaded, None, read(table))
+        out = tmp_path / f"run{control}"
+        forward(loaded, msm, out, inputs=inputs, duration_s=duration, dt_s=1e-4,
+                q0={"theta": 0.4})
+        theta[control] = read(out / "states.sto").column("/jointset/hinge/theta/value")[-1]
+    i_pivot = 0.02 + 1.5 * 0.2 ** 2   # TINY's link: I_zz about the COM + m d^2
+    expected = 0.5 * c * 2.0 / i_pivot * duration ** 2
+    assert math.isclose(theta[c] - theta[0.0], expected, rel_tol=2e-3), \
+        (theta[c] - theta[0.0], expected)
+
+
+def test_divergence_stops_with_the_rows_before_it(tmp_path, capsys):
+    out = tmp_path / "run"
+    status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out", str(out),
+                   "--excitation", "muscle1=0.9", "muscle2=0.05", "--duration-s", "0.2",
+                   "--dt-s", "0.005", "--record-every-s", "0.005"])
+    assert status == 3
+    err = capsys.readouterr().err
+    assert "diverged" in err and "states.sto" in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["diverged"] is True and summary["steps_done"] < 40
+    states = read_storage(out / "states.sto")
+    assert states.data.shape[0] == summary["steps_done"] + 1
+    assert np.all(np.isfinite(states.data))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--excitation", "muscle3=0.5"], "no muscle named 'muscle3'"),
+    (["--excitation", "1.5"], "excitation of muscle1 must be in [0, 1], got 1.5"),
+    (["--excitation", "muscle1=0.5"], "muscle 'muscle2' has no excitation"),
+    (["--excitation", "0.5", "--initial-q", "knee=1"], "no coordinate named 'knee'"),
+    (["--excitation", "0.5", "--duration-s", "0.00015"], "whole number of steps"),
+    (["--excitation", "0.5", "--record-every-s", "0.00025"], "record_every_s 0.00025"),
+    (["--excitation", "a=b"], "--excitation: 'b' (for a) is not a number"),
+])
+def test_bad_input_is_one_line_with_exit_status_2(tmp_path, capsys, args, message):
+    status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out",
+                   str(tmp_path / "run"), *args])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
