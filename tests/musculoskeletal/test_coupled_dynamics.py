@@ -184,6 +184,11 @@ def test_bad_input_is_rejected_with_a_message():
         ms.musculoskeletal_model(skeleton, muscles, ["straight", "via1", "via2"])
     with pytest.raises(ValueError, match="both pull on path 'via1'"):
         ms.musculoskeletal_model(skeleton, muscles, ["straight", "via1", "via1", "via3"])
+    with pytest.raises(ValueError, match=r"coupling must be one of \['length_gradient', "
+                       r"'opensim'\], got 'mujoco'"):
+        ms.musculoskeletal_model(skeleton, muscles, coupling="mujoco")
+    with pytest.raises(ValueError, match="coupling 'opensim' needs .* muscle mass present"):
+        ms.musculoskeletal_model(_skeleton(with_mass=True), muscles, coupling="opensim")
     msm = ms.musculoskeletal_model(skeleton, muscles)
     x0 = ms.equilibrium_state(msm, Q0, QD0, 0.1)
     with pytest.raises(ValueError, match="'bdf1' is not available"):

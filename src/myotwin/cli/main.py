@@ -136,6 +136,9 @@ def _add_forward_parser(cmds) -> None:
     p.add_argument("--tendon", choices=("explicit_force", "rigid"), default="explicit_force",
                    help="compliant tendons (state: tendon force) or rigid ones")
     p.add_argument("--integrator", choices=("rk4", "semi_implicit_euler"), default="rk4")
+    p.add_argument("--coupling", choices=("opensim", "length_gradient"), default="opensim",
+                   help="muscle forces through OpenSim's point-force moment arms, as OpenSim "
+                   "applies them (default), or through -dL/dq (power-consistent)")
 
 
 def main(argv: list[str] | None = None) -> int:

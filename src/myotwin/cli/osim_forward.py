@@ -55,7 +55,8 @@ def cmd_forward(args: argparse.Namespace) -> int:
     if not loaded.muscle_names:
         raise ValueError(f"{args.file}: the model has no muscles to drive")
     inputs = Inputs(loaded, excitation, controls)
-    msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon=args.tendon))
+    msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon=args.tendon),
+                                   coupling=args.coupling)
     try:
         summary = forward(loaded, msm, args.out, inputs=inputs, duration_s=args.duration_s,
                           dt_s=args.dt_s, record_every_s=args.record_every_s, q0=initial,

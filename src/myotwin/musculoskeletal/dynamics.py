@@ -3,8 +3,9 @@
 With the muscles' paths at (q, qd) (`paths.path_state`: l_MT, v_MT, r) and their states
 (activation a, tendon state s), `myotwin.muscle.dynamics` gives each muscle's tendon force F
 (N, tension), da/dt (from the excitation u) and ds/dt; the muscles act on the skeleton as the
-generalized force r F (the muscle enters the skeleton as -(dL/dq)^T F, docs/conventions.md),
-added to the skeleton's own forces (actuators with ctrl, passive, contact, limits, muscle mass
+generalized force r F (the muscle enters the skeleton as -(dL/dq)^T F, docs/conventions.md;
+with the "opensim" coupling r is OpenSim's point-force moment arm, `model.py`), added to the
+skeleton's own forces (actuators with ctrl, passive, contact, limits, muscle mass
 points) in `engine.forward_dynamics`:
 
   d/dt (q, qd, a, s) = (qd, forward_dynamics(q, qd, ctrl, qfrc_applied + r F), da/dt, ds/dt)

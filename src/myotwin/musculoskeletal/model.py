@@ -6,9 +6,26 @@ along path `muscle_path[i]`. By default each muscle takes the path of its own na
 OpenSim muscle owns its GeometryPath; the skeleton's own actuators (MJCF motors) still act,
 with their ctrl.
 
+Coupling (`coupling`, docs/muscle.md "Driving the skeleton"): how path and skeleton exchange
+force and motion.
+* "length_gradient" (default): r = -dL/dq by autodiff of the path length, v_MT = dL/dt =
+  -r^T qd, qfrc = r F. Power balance holds exactly (F v_MT is the power the skeleton loses).
+* "opensim": OpenSim's GeometryPath coupling: the force acts at the current path points, the
+  wrap tangent points included, as if each were fixed on its body (GeometryPath::
+  addInEquivalentForces), so qfrc = r_gf F with r_gf = `generalized_force_moment_arms`
+  (OpenSim's computeMomentArm), while the muscle sees the path through its length l_MT(q)
+  and v_MT = dL/dt (OpenSim's muscle states use l_MT(q) itself). The two couplings agree
+  wherever no wrap is active, and on MJCF paths (MuJoCo's wraps are geodesic); where an
+  OpenSim cylinder or ellipsoid wraps, OpenSim's construction is not the shortest path and
+  r_gf differs from -dL/dq by up to millimetres, so a muscle's force then does work that its
+  length does not account for (power balance fails by F (r_gf + dL/dq)^T qd). Use it to
+  reproduce OpenSim's simulations; it needs paths that provide
+  `generalized_force_moment_arms` (built with `paths.builder` or `osim.load`), without
+  muscle mass points.
+
 Validation at build time (ValueError naming the muscle, the path and the value): the model
 has no paths, a muscle's path is unknown, two muscles share a path, the number of paths given
-differs from the number of muscles.
+differs from the number of muscles, an unknown coupling or one the paths cannot give.
 """
 
 from __future__ import annotations
@@ -26,11 +43,13 @@ _STATIC = {"static": True}
 @dataclasses.dataclass(frozen=True)
 class MusculoskeletalModel:
     """skeleton: engine `Model` with paths; muscles: `Muscle` (n_muscles); static
-    muscle_path (n_muscles,): index into `skeleton.paths` of each muscle's path."""
+    muscle_path (n_muscles,): index into `skeleton.paths` of each muscle's path; coupling:
+    "length_gradient" or "opensim" (module docstring)."""
 
     skeleton: object
     muscles: Muscle
     muscle_path: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
+    coupling: str = dataclasses.field(default="length_gradient", metadata=_STATIC)
 
     @property
     def n_muscles(self) -> int:
@@ -38,7 +57,9 @@ class MusculoskeletalModel:
 
 
 jax.tree_util.register_dataclass(MusculoskeletalModel, data_fields=["skeleton", "muscles"],
-                                 meta_fields=["muscle_path"])
+                                 meta_fields=["muscle_path", "coupling"])
+#: The couplings of path and skeleton (module docstring).
+COUPLINGS = ("length_gradient", "opensim")
 
 
 def _path_index(paths, name_or_index, muscle: str) -> int:
@@ -55,13 +76,24 @@ def _path_index(paths, name_or_index, muscle: str) -> int:
     return p
 
 
-def musculoskeletal_model(skeleton, muscles: Muscle,
-                          paths: Sequence[str | int] | None = None) -> MusculoskeletalModel:
+def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] | None = None,
+                          coupling: str = "length_gradient") -> MusculoskeletalModel:
     """Pair `skeleton` (an engine Model with paths) with `muscles`: muscle i pulls along
-    paths[i] (a path name or index), by default the path named like the muscle."""
+    paths[i] (a path name or index), by default the path named like the muscle; coupling
+    "length_gradient" (default) or "opensim" (module docstring)."""
     if getattr(skeleton, "paths", None) is None:
         raise ValueError("musculoskeletal_model: the skeleton has no musculotendon paths (no "
                          "spatial <tendon> in its MJCF), so no muscle can act on it")
+    if coupling not in COUPLINGS:
+        raise ValueError(f"musculoskeletal_model: coupling must be one of {list(COUPLINGS)}, "
+                         f"got {coupling!r}")
+    if coupling == "opensim" and (not _gives_point_force_arms(skeleton.paths)
+                                  or getattr(skeleton, "muscle_mass", None) is not None):
+        raise ValueError("musculoskeletal_model: coupling 'opensim' needs paths that give "
+                         "OpenSim's point-force moment arms (built with paths.builder or "
+                         "osim.load) and a skeleton without muscle mass points; these are "
+                         f"{type(skeleton.paths).__name__}, muscle mass "
+                         f"{'present' if getattr(skeleton, 'muscle_mass', None) else 'absent'}")
     names = tuple(muscles.names)
     given = names if paths is None else tuple(paths)
     if len(given) != len(names):
@@ -74,4 +106,11 @@ def musculoskeletal_model(skeleton, muscles: Muscle,
             raise ValueError(f"muscles '{seen[p]}' and '{m}' both pull on path "
                              f"'{skeleton.paths.path_names[p]}': one muscle per path")
         seen[p] = m
-    return MusculoskeletalModel(skeleton, muscles, index)
+    return MusculoskeletalModel(skeleton, muscles, index, coupling)
+
+
+def _gives_point_force_arms(paths) -> bool:
+    from myotwin.paths.opensim_composite import CompositePaths
+    from myotwin.paths.pathset import PathSet
+
+    return isinstance(paths, (PathSet, CompositePaths))

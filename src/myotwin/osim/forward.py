@@ -15,6 +15,9 @@ myotwin's engine and muscles:
   *Choice:* the excitation and control of a step are their values at the step's midpoint, held
   over the step (a fixed-step integrator needs one value per step; the midpoint makes the
   piecewise-constant input second-order accurate in dt).
+* Coupling: as the `MusculoskeletalModel` passed in says; the command's default is OpenSim's
+  ("opensim": forces through the point-force moment arms, `musculoskeletal/model.py`), which
+  reproduces OpenSim's simulations (arm26: 3e-6 rad at 0.1 s; docs/osim.md).
 * Integration: fixed-step RK4 (or semi-implicit Euler) of `musculoskeletal.rollout` in chunks
   of `CHUNK_STEPS` steps, one compiled function for all chunks (OpenSim integrates with
   error-controlled Runge-Kutta-Merson; a fixed step of 0.1 ms resolves arm26's stiff tendons).
@@ -187,7 +190,8 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     chunk = min(int(chunk_steps), n)
     outputs = _outputs_fn(msm)
     summary = {"model": loaded.source, "omitted": list(loaded.omitted),
-               "tendon": msm.muscles.tendon.value, "integrator": integrator, "dt_s": dt_s,
+               "tendon": msm.muscles.tendon.value, "coupling": msm.coupling,
+               "integrator": integrator, "dt_s": dt_s,
                "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
                "files": ["states.sto", "muscle_forces.sto", "summary.json"]}
     done, bad_step = 0, -1
