@@ -504,7 +504,7 @@ def test_specification_and_validation(chain):
     with pytest.raises(ValueError, match="has pulleys"):
         inertia.with_muscle_mass(pm, "via", 1.0, 3)
     # OpenSim-semantics paths (arm26, built in Python) take library positions only
-    arm = arm26.build()
+    arm = arm26.build(ellipsoids=False)
     with pytest.raises(ValueError, match="'TRIlong': the network position model needs a "
                                          "MuJoCo cylinder wrap"):
         inertia.with_muscle_mass(arm, "TRIlong", 0.1, 5, position_model="network")

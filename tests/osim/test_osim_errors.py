@@ -1,9 +1,9 @@
 """Files outside the supported subset are refused with an OsimError that names the file, the
 element's tag and name, and the offending value (docs/osim.md, "Rejected").
 
-Reference models: arm26.osim without `omit` (its first ellipsoid), leg6dof9musc.osim and
-gait10dof18musc.osim (their first unsupported element, checked to be a documented one),
-double_pendulum.osim (point-mass rods). Synthetic files: `osim_synthetic.TINY` (which loads)
+Reference models: leg6dof9musc.osim and gait10dof18musc.osim (their first unsupported element,
+checked to be a documented one), double_pendulum.osim (point-mass rods); arm26.osim loads with
+its ellipsoids (and refuses a typo in `omit`). Synthetic files: `osim_synthetic.TINY` (which loads)
 changed in one place each.
 """
 
@@ -40,10 +40,12 @@ def _needs(name):
 
 # ---------------------------------------------------------------- reference models
 
-def test_arm26_without_omit_names_the_first_ellipsoid():
-    message = _refused(_needs("arm26.osim"), "WrapEllipsoid 'TRIlonghh'", "body r_humerus",
-                       "ellipsoid wrapping is not supported", "omit=('TRIlonghh',)")
-    assert "BIClonghh" not in message  # the first one only
+def test_arm26_loads_with_its_ellipsoids():
+    arm = osim.load(_needs("arm26.osim"))
+    assert arm.omitted == ()
+    ps = arm.model.paths.opensim
+    assert sorted(n for n, k in zip(ps.cyl_names, ps.cyl_kind) if k == 2) == ["BIClonghh",
+                                                                              "TRIlonghh"]
 
 
 @pytest.mark.parametrize("name", ["leg6dof9musc.osim", "gait10dof18musc.osim"])
@@ -96,6 +98,27 @@ def _sphere(root):
     root.find(".//WrapCylinder").tag = "WrapSphere"
 
 
+def _ellipsoid(root, dimensions="0.01 0.02 0.01"):
+    wrap = root.find(".//WrapCylinder")
+    wrap.tag = "WrapEllipsoid"
+    for tag in ("radius", "length"):
+        wrap.remove(wrap.find(tag))
+    ET.SubElement(wrap, "dimensions").text = dimensions
+
+
+def _wrap_on_the_path(root, method):
+    wraps = root.find(".//PathWrapSet/objects")
+    wrap = ET.SubElement(wraps, "PathWrap", name="pathwrap")
+    ET.SubElement(wrap, "wrap_object").text = "cyl"
+    ET.SubElement(wrap, "method").text = method
+    ET.SubElement(wrap, "range").text = "-1 -1"
+
+
+def _ellipsoid_by_midpoint(root):
+    _ellipsoid(root)
+    _wrap_on_the_path(root, "midpoint")
+
+
 def _two_moving_axes(root):
     axis = root.find(".//TransformAxis[@name='translation1']")
     axis.find("coordinates").text = "theta"
@@ -146,6 +169,14 @@ EDITS = {
     "constraint": (_add_constraint, ("WeldConstraint 'tie'", "omit=('tie',)")),
     "ball joint": (_ball_joint, ("BallJoint 'hinge'", "not supported")),
     "sphere wrap": (_sphere, ("WrapSphere 'cyl'", "body link", "omit=('cyl',)")),
+    "ellipsoid with a zero semi-axis": (lambda r: _ellipsoid(r, "0.01 0 0.01"),
+                                        ("WrapEllipsoid 'cyl'", "body link", "<dimensions>",
+                                         "'0.01 0 0.01'")),
+    "ellipsoid wrapped by midpoint": (_ellipsoid_by_midpoint,
+                                      ("PathWrap 'pathwrap'", "muscle m", "'cyl'",
+                                       "<method>midpoint</method>", "only hybrid")),
+    "unknown wrap method": (lambda r: _wrap_on_the_path(r, "spline"),
+                            ("PathWrap 'pathwrap'", "muscle m", "<method>", "'spline'")),
     "missing property": (lambda r: r.find(".//Body").remove(r.find(".//Body/inertia")),
                          ("Body 'link'", "required property <inertia> is missing")),
     "unknown property": (lambda r: ET.SubElement(r.find(".//Body"), "density"),

@@ -2,11 +2,11 @@
 
 End to end against OpenSim 4.6 (`arm26_reference.json`, its `equilibrium_a0.5`: the fiber-tendon
 equilibrium of the six Thelen2003Muscles at activation 0.5 and zero speed at 11 poses):
-arm26.osim loaded (its two ellipsoids omitted), its muscles built by `osim.build_muscles` with
-Thelen's curves and a compliant tendon, our equilibrium solved at OUR path lengths. Every
-(muscle, pose) pair except the 9 where OpenSim's omitted ellipsoids wrap (`ELLIPSOID_PAIRS` of
-tests/paths/test_arm26.py) must match OpenSim's fiber length to 1e-9 m and tendon force to
-1e-7 F_iso: our path lengths equal OpenSim's to ~1e-16 m (test_osim_arm26.py), and OpenSim
+arm26.osim loaded as it is (its two WrapEllipsoids included), its muscles built by
+`osim.build_muscles` with Thelen's curves and a compliant tendon, our equilibrium solved at OUR
+path lengths. All 66 (muscle, pose) pairs, the 9 where the ellipsoids wrap included, must match
+OpenSim's fiber length to 1e-9 m and tendon force to 1e-7 F_iso: our path lengths equal
+OpenSim's to ~1e-15 m (tests/paths/test_arm26.py, test_osim_arm26.py), and OpenSim
 stops its equilibrium iteration at a force residual of 1e-8 F_iso, which moves the fiber by at
 most ~1e-10 m and the tendon force by ~1e-8 F_iso times the tendon-to-fiber stiffness ratio
 (observed in tests/muscle/test_thelen2003.py: 2.4e-11 m and 7.9e-6 N with OpenSim's own
@@ -32,10 +32,6 @@ from shared_reference import SHARED
 
 MODELS = SHARED / "reference" / "opensim" / "models"
 REFERENCE = SHARED / "reference" / "opensim" / "arm26_reference.json"
-#: (muscle, (shoulder, elbow)) pairs where OpenSim's omitted ellipsoids wrap.
-ELLIPSOID_PAIRS = {("BIClong", s) for s in [(0.0, 0.0), (0.0, 0.5), (0.0, 1.0), (0.0, 1.5),
-                                           (0.0, 2.0), (0.5, 0.3), (0.5, 1.2), (-0.5, 1.0)]}
-ELLIPSOID_PAIRS |= {("TRIlong", (1.5, 1.5))}
 
 
 def _needs(path):
@@ -46,7 +42,7 @@ def _needs(path):
 
 def test_arm26_equilibrium_end_to_end_vs_opensim():
     reference = json.loads(_needs(REFERENCE).read_text())
-    arm = osim.load(_needs(MODELS / "arm26.osim"), omit=("TRIlonghh", "BIClonghh"))
+    arm = osim.load(_needs(MODELS / "arm26.osim"))
     muscles = osim.build_muscles(arm, tendon="explicit_force")
     assert isinstance(muscles.curves, ThelenCurves) and muscles.names == arm.muscle_names
     n = muscles.n_muscles
@@ -68,8 +64,6 @@ def test_arm26_equilibrium_end_to_end_vs_opensim():
         assert converged.all()
         pose = (state["r_shoulder_elev"], state["r_elbow_flex"])
         for k, name in enumerate(arm.muscle_names):
-            if (name, pose) in ELLIPSOID_PAIRS:
-                continue
             ref = sample["outputs"][name]["equilibrium_a0.5"]
             err_l = abs(fiber[k] - ref["fiber_length"])
             err_f = abs(force[k] - ref["tendon_force"]) / f_iso[k]
@@ -77,7 +71,7 @@ def test_arm26_equilibrium_end_to_end_vs_opensim():
             assert err_f <= 1e-7, f"{name} at {pose}: tendon force off by {err_f:.2e} F_iso"
             worst = [max(worst[0], err_l), max(worst[1], err_f)]
             compared += 1
-    assert compared == 66 - len(ELLIPSOID_PAIRS)
+    assert compared == 66
     print(f"worst: fiber length {worst[0]:.1e} m, tendon force {worst[1]:.1e} F_iso")
 
 
@@ -87,7 +81,7 @@ def test_hand_written_arm26_muscles_equal_the_files():
     of the two `Muscle` pytrees bitwise, the same names and tendon model."""
     from myotwin.models import arm26
 
-    arm = osim.load(_needs(MODELS / "arm26.osim"), omit=("TRIlonghh", "BIClonghh"))
+    arm = osim.load(_needs(MODELS / "arm26.osim"))
     for tendon in ("explicit_force", "rigid"):
         ours, theirs = arm26.muscles(tendon), osim.build_muscles(arm, tendon=tendon)
         assert ours.names == theirs.names and ours.tendon == theirs.tendon

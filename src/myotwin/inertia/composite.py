@@ -54,6 +54,10 @@ def split(model) -> CompositeSplit:
     kind = np.asarray(paths.path_kind, dtype=np.int64)[point_path]
     local = np.asarray(paths.path_index, dtype=np.int64)[point_path]
     mjcf_points, os_points = np.flatnonzero(kind == 0), np.flatnonzero(kind == 1)
+    if os_points.size:
+        from myotwin.inertia.opensim_points import check_paths
+
+        check_paths(paths.opensim, local[os_points])
     view = None
     if mjcf_points.size:
         n_mjcf = paths.mjcf.n_paths

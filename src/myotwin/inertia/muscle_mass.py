@@ -253,6 +253,10 @@ def with_muscle_mass(model, path: int | str, mass_kg, n_points: int | None = Non
     mjcf = _mjcf_part(paths, p)
     if mjcf is not None:
         _check_single_strand(*mjcf)
+    else:
+        from myotwin.inertia.opensim_points import check_paths
+
+        check_paths(paths.opensim, [paths.path_index[p]])
     if not _is_traced(mass_kg):
         m = np.asarray(mass_kg, dtype=np.float64)
         if m.shape != () or not np.isfinite(m) or m < 0.0:

@@ -26,6 +26,12 @@ velocity turns where it crosses a path point (the seed's Type II), as on MJCF pa
 Derivatives: Jdot qd is a second derivative of F, so a reverse-mode gradient of a simulation
 is a third; OpenSim's tangency adjustment (paths with two or more wrap objects) supplies up to
 the third in any mode (`opensim_cylinder._derivative_tensor`).
+
+Not supported: a path that uses an OpenSim ellipsoid (WrapEllipsoid, `opensim_ellipsoid.py`).
+Its wrap is a polyline of up to 499 surface points that OpenSim does not keep in its current
+path (only the two tangent points), so the arc length along it, and its derivatives, would need
+the polyline itself; `check_paths` refuses such paths when the mass points are declared
+(`with_muscle_mass`) and when they are compiled (`composite.split`).
 """
 
 from __future__ import annotations
@@ -38,9 +44,24 @@ from myotwin.engine.jacobian import point_tangents
 from myotwin.engine.kinematics import Kinematics
 from myotwin.engine.twists import BodyMotion, body_motion_from_kinematics
 from myotwin.inertia.anchors import AnchorMotion, frame_rates, frame_tangents, point_rates
-from myotwin.paths.opensim_path import (OpenSimAnchors, OpenSimPathSet, current_paths_from_anchors,
-                                        opensim_anchors, path_tables)
+from myotwin.paths.opensim_path import (WRAP_ELLIPSOID, OpenSimAnchors, OpenSimPathSet,
+                                        current_paths_from_anchors, opensim_anchors,
+                                        path_tables)
 from myotwin.paths.safe import norm, safe_div
+
+
+def check_paths(ps: OpenSimPathSet, paths) -> None:
+    """ValueError if one of the OpenSim paths `paths` (indices into `ps`) wraps an ellipsoid
+    (module docstring), naming the muscle and the ellipsoid."""
+    for p in sorted({int(x) for x in np.asarray(paths).reshape(-1)}):
+        adr, num = ps.path_wrap_adr[p], ps.path_wrap_num[p]
+        for c in ps.wrap_cyl[adr:adr + num]:
+            if ps.cyl_kind[c] == WRAP_ELLIPSOID:
+                raise ValueError(f"muscle mass of path {ps.path_names[p]!r}: its path wraps the "
+                                 f"OpenSim ellipsoid {ps.cyl_names[c]!r}, and mass points on "
+                                 "an ellipsoid wrap are not supported (docs/inertia.md); "
+                                 "put the mass on another muscle, or build the model without "
+                                 "the ellipsoid (e.g. models.arm26.build(ellipsoids=False))")
 
 
 def anchor_motion(model, ps: OpenSimPathSet, kin: Kinematics, anchors: OpenSimAnchors,

@@ -20,14 +20,22 @@ principal inertias (the .osim products of inertia are 0) as given.
 
 Paths: the six muscles' path points (all fixed; arm26 has no conditional points) and wraps:
 * BICshort: via points only -> an MJCF tendon (MuJoCo semantics = a polyline).
-* BIClong: via points and the WrapEllipsoid BIClonghh (points 2-3). OpenSim ellipsoid wrapping
-  is **not implemented** (`OMITTED_WRAPS`), so BIClong here is its via-point polyline (an MJCF
-  tendon); it equals OpenSim's path only where BIClonghh does not wrap.
+* BIClong: via points and the WrapEllipsoid BIClonghh (quadrant -y, points 2-3) -> an OpenSim
+  path (`paths/opensim_ellipsoid.py`).
 * TRIlat, TRImed, BRA: the WrapCylinder TRI (quadrant all) -> OpenSim paths
   (`paths/opensim_path.py`, one wrap object: no tangency adjustment).
-* TRIlong: TRI, the WrapEllipsoid TRIlonghh (omitted) and the WrapCylinder TRIlongglen
-  (quadrant x) -> an OpenSim path with two wraps, equal to OpenSim's where TRIlonghh does not
-  wrap (and does not change OpenSim's wrap order; see docs/models.md).
+* TRIlong: TRI, the WrapEllipsoid TRIlonghh (quadrant z) and the WrapCylinder TRIlongglen
+  (quadrant x) -> an OpenSim path with three wraps (OpenSim's repetitions and tangency
+  adjustment).
+`build(ellipsoids=True)` (`path_builder` likewise) is OpenSim's arm26: its lengths and moment
+arms equal OpenSim 4.6's at all 66 (muscle, pose) pairs of the reference (tests/paths/
+test_arm26.py). The default, `ellipsoids=False`, leaves the two ellipsoids out: BIClong is then
+its via-point polyline (an MJCF tendon), equal to OpenSim's where BIClonghh does not wrap, and
+TRIlong has TRI and TRIlongglen only, equal to OpenSim's where TRIlonghh does not wrap
+(57 of the 66 pairs). It is the default because the ellipsoids double what a user waits for
+first: compiling `myotwin.moment_arms` takes 37-38 s with them and 17-19 s without (and a
+call 4-6 ms instead of about 1 ms; docs/models.md), past the 1.5x this project accepts for a
+default.
 `MUSCLES` carries each muscle's Thelen2003Muscle parameters from the .osim; `muscles()` makes
 them musculotendons with OpenSim's Thelen 2003 curves.
 """
@@ -67,9 +75,9 @@ CYLINDERS = {
     "TRIlongglen": ("base", (-0.043905, -0.0039, 0.1478), (1.37532, -0.294612, 2.43596), 0.003,
                     0.03, "x"),
 }
-#: WrapEllipsoids of the .osim that are not implemented: name -> (body, translation,
-#: xyz_body_rotation, dimensions, quadrant), and the muscles that use them.
-OMITTED_WRAPS = {
+#: WrapEllipsoids: name -> (body, translation m, xyz_body_rotation rad, dimensions (semi-axes)
+#: m, quadrant), and the muscles that use them.
+ELLIPSOIDS = {
     "TRIlonghh": ("r_humerus", (-0.0078, -0.0041, -0.0014), (3.00162, -0.853466, 2.57419),
                   (0.035, 0.02, 0.02), "z", ("TRIlong",)),
     "BIClonghh": ("r_humerus", (0.0033, 0.0073, 0.0003), (-2.00434, -1.00164, 0.975465),
@@ -133,22 +141,28 @@ def skeleton() -> ModelBuilder:
     return b
 
 
-def path_builder() -> PathBuilder:
-    """arm26's skeleton and its six muscle paths (without the ellipsoid wraps)."""
+def path_builder(ellipsoids: bool = False) -> PathBuilder:
+    """arm26's skeleton and its six muscle paths, with the two WrapEllipsoids (`ELLIPSOIDS`)
+    if `ellipsoids` (module docstring)."""
     pb = PathBuilder(skeleton())
     for name, (body, pos, rot, radius, length, quadrant) in CYLINDERS.items():
         pb.add_opensim_cylinder(name, body, pos=pos, xyz_body_rotation=rot, radius=radius,
                                 length=length, quadrant=quadrant)
+    if ellipsoids:
+        for name, (body, pos, rot, dims, quadrant, _) in ELLIPSOIDS.items():
+            pb.add_opensim_ellipsoid(name, body, pos=pos, xyz_body_rotation=rot,
+                                     dimensions=dims, quadrant=quadrant)
     for muscle, (points, wraps) in PATHS.items():
-        kept = [(w, rng) for w, rng in wraps if w in CYLINDERS]
+        kept = [(w, rng) for w, rng in wraps if ellipsoids or w in CYLINDERS]
         pb.add_path(muscle, [Point(body, pos) for body, pos in points], wraps=kept)
     return pb
 
 
-def build():
+def build(ellipsoids: bool = False):
     """arm26 as an engine `Model` with `paths` in `MUSCLE_NAMES` order; q = (r_shoulder_elev,
-    r_elbow_flex) rad. Needs float64 (enable x64 first)."""
-    return path_builder().build()
+    r_elbow_flex) rad. Needs float64 (enable x64 first). `ellipsoids=True`: with the two
+    WrapEllipsoids, OpenSim's model exactly (module docstring: why not by default)."""
+    return path_builder(ellipsoids).build()
 
 
 def muscles(tendon: str = "explicit_force"):

@@ -2,8 +2,9 @@
 
     import myotwin; myotwin.configure_jax()
     from myotwin import osim
-    arm = osim.load("arm26.osim", omit=("TRIlonghh", "BIClonghh"))
+    arm = osim.load("arm26.osim")               # its ellipsoids included
     myotwin.moment_arms(arm.model, q)          # (n_v, n_muscles), arm.coordinates order
+    osim.load("arm26.osim", omit=("TRIlonghh", "BIClonghh"))   # without them
 
 Data flow: `xml_reading` (with `skeleton_reading`, `force_reading`, `xml_values`) checks the
 file against the subset and turns it into the plain data of `description`; `to_builders`

@@ -16,7 +16,8 @@ from myotwin.engine.builder import WORLD
 Vec3 = tuple[float, float, float]
 
 __all__ = ["WORLD", "Body", "Coordinate", "CoordinateActuator", "Document", "Frame", "Joint",
-           "JointKind", "Muscle", "PathPoint", "PathWrap", "WrapCylinder", "WrapObstacle"]
+           "JointKind", "Muscle", "PathPoint", "PathWrap", "WrapCylinder", "WrapEllipsoid",
+           "WrapObstacle"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,6 +104,19 @@ class WrapObstacle:
 
 
 @dataclasses.dataclass(frozen=True)
+class WrapEllipsoid:
+    """OpenSim WrapEllipsoid on `body`: frame as WrapCylinder, `dimensions` the semi-axes
+    along the frame's x, y, z (m), quadrant as in the file."""
+
+    name: str
+    body: str
+    translation: Vec3
+    xyz_body_rotation: Vec3
+    dimensions: Vec3
+    quadrant: str
+
+
+@dataclasses.dataclass(frozen=True)
 class PathPoint:
     """A PathPoint (coordinate None) or ConditionalPathPoint (active while `coordinate`, of
     joint `joint`, is in `range`, rad or m) at `location` (m) in `body`'s frame."""
@@ -117,10 +131,13 @@ class PathPoint:
 
 @dataclasses.dataclass(frozen=True)
 class PathWrap:
-    """A PathWrap: the wrap object's name and OpenSim's 1-based point range (-1 = first/last)."""
+    """A PathWrap: the wrap object's name and OpenSim's 1-based point range (-1 = first/last);
+    method as in the file ("hybrid" when absent; it matters only for ellipsoids, which support
+    hybrid alone)."""
 
     wrap_object: str
     range: tuple[int, int]
+    method: str = "hybrid"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,6 +179,7 @@ class Document:
     joints: tuple[Joint, ...]
     cylinders: tuple[WrapCylinder, ...]
     obstacles: tuple[WrapObstacle, ...]
+    ellipsoids: tuple[WrapEllipsoid, ...]
     muscles: tuple[Muscle, ...]
     actuators: tuple[CoordinateActuator, ...]
     omitted: tuple[str, ...]

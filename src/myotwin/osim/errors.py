@@ -1,8 +1,9 @@
 """The loader's one error type and the place every message names.
 
 Each message reads `<file>: <Tag> '<name>' (<context>): <problem>`, e.g.
-`arm26.osim: WrapEllipsoid 'TRIlonghh' (body r_humerus): ellipsoid wrapping is not supported;
-pass omit=('TRIlonghh',) to load the model without it`. The problem text quotes the offending
+`leg6dof9musc.osim: CoordinateCouplerConstraint 'pat_angle_r': CoordinateCouplerConstraint is
+not supported (constraints are not modelled); pass omit=('pat_angle_r',) to load the model
+without it`. The problem text quotes the offending
 value as written in the file.
 """
 

@@ -170,7 +170,14 @@ def _path_point(node: Node, bodies, coordinates) -> PathPoint:
     return PathPoint(node.name, body, location, parts[3], parts[2], node.numbers("range", 2))
 
 
-def _path_wrap(node: Node, wraps) -> PathWrap:
+#: PathWrap <method> spellings OpenSim accepts (PathWrap::extendConnectToModel; "Unassigned"
+#: is its default, hybrid), by the method they name.
+_METHODS = {"hybrid": ("hybrid", "Hybrid", "HYBRID", "Unassigned"),
+            "midpoint": ("midpoint", "Midpoint", "MIDPOINT"),
+            "axial": ("axial", "Axial", "AXIAL")}
+
+
+def _path_wrap(node: Node, wraps, ellipsoids) -> PathWrap:
     node.check_children(("wrap_object", "method", "range"))
     name = node.text("wrap_object")
     if name not in wraps:
@@ -178,12 +185,22 @@ def _path_wrap(node: Node, wraps) -> PathWrap:
     raw = node.numbers("range", 2, (-1.0, -1.0))
     if any(x != int(x) for x in raw):
         raise node.error(f"<range> must hold point indices, got {node.text('range')!r}")
-    return PathWrap(name, (int(raw[0]), int(raw[1])))
+    written = node.text("method", "hybrid")
+    method = next((m for m, spellings in _METHODS.items() if written in spellings), None)
+    if method is None:
+        raise node.error(f"<method> must be hybrid, midpoint or axial (OpenSim refuses other "
+                         f"values), got {written!r}")
+    if name in ellipsoids and method != "hybrid":
+        raise node.error(f"the {method} method is not supported for WrapEllipsoid {name!r} "
+                         f"(only hybrid, OpenSim's default), got <method>{written}</method>")
+    return PathWrap(name, (int(raw[0]), int(raw[1])), method)
 
 
-def read_muscle(node: Node, bodies, coordinates, wraps, omitted_wraps) -> Muscle:
+def read_muscle(node: Node, bodies, coordinates, wraps, omitted_wraps,
+                ellipsoids=frozenset()) -> Muscle:
     """A muscle of a supported type. bodies: known body names (with WORLD); coordinates:
-    coordinate -> joint; wraps / omitted_wraps: names of the kept / omitted wrap objects."""
+    coordinate -> joint; wraps / omitted_wraps: names of the kept / omitted wrap objects;
+    ellipsoids: names of the kept WrapEllipsoids (their PathWraps must use "hybrid")."""
     parameters = muscle_parameters(node)
     path = Node.of(node.require("GeometryPath"), node.where)
     path.check_children(("PathPointSet", "PathWrapSet", "Appearance", "default_color"))
@@ -192,7 +209,8 @@ def read_muscle(node: Node, bodies, coordinates, wraps, omitted_wraps) -> Muscle
                    for e in path.objects("PathPointSet"))
     kept = []
     for elem in path.objects("PathWrapSet"):
-        wrap = _path_wrap(Node.of(elem, path.where, context), wraps | omitted_wraps)
+        wrap = _path_wrap(Node.of(elem, path.where, context), wraps | omitted_wraps,
+                          ellipsoids)
         if wrap.wrap_object not in omitted_wraps:
             kept.append(wrap)
     return Muscle(node.tag, node.name, parameters, points, tuple(kept))

@@ -60,7 +60,8 @@ def load(path, *, omit: Iterable[str] = ()) -> OsimModel:
     """Load an OpenSim 4 .osim file of the supported subset (docs/osim.md).
 
     omit: names of wrap objects, constraints, forces or components to leave out (paths then
-    drop an omitted wrap object, as `models.arm26` drops its ellipsoids). Raises
+    drop an omitted wrap object, as `models.arm26.build(ellipsoids=False)` drops its
+    ellipsoids). Raises
     `osim.OsimError` (a ValueError naming the file, the element and the value) for anything
     outside the subset. Needs float64 (`myotwin.configure_jax()` first)."""
     names = () if isinstance(omit, str) else tuple(omit)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from myotwin.osim.description import (WORLD, Body, Coordinate, Frame, Joint, JointKind,
-                                      WrapCylinder, WrapObstacle)
+                                      WrapCylinder, WrapEllipsoid, WrapObstacle)
 from myotwin.osim.errors import Where
 from myotwin.osim.xml_values import Node, Omissions
 
@@ -21,7 +21,6 @@ _OFFSET_FRAME_PROPERTIES = ("socket_parent", "translation", "orientation", *VISU
 _WRAP_COMMON = ("active", "xyz_body_rotation", "translation", "quadrant", "Appearance",
                 "display_preference")
 _UNSUPPORTED_WRAPS = {
-    "WrapEllipsoid": "ellipsoid wrapping is not supported",
     "WrapSphere": "sphere wrapping (WrapSphere) is not supported",
     "WrapTorus": "torus wrapping is not supported",
     "WrapSphereObst": "obstacle-set sphere wrapping is not supported",
@@ -58,10 +57,11 @@ def frame_components(node: Node, omissions: Omissions) -> None:
                           f"omit=({child.name!r},) to load the model without it")
 
 
-def read_wrap_objects(node: Node, body: str, omissions: Omissions,
-                      omitted: set[str]) -> tuple[list[WrapCylinder], list[WrapObstacle]]:
-    """The WrapObjectSet of a body (or ground). Omitted wrap objects go into `omitted`."""
-    cylinders, obstacles = [], []
+def read_wrap_objects(node: Node, body: str, omissions: Omissions, omitted: set[str]
+                      ) -> tuple[list[WrapCylinder], list[WrapObstacle], list[WrapEllipsoid]]:
+    """The WrapObjectSet of a body (or ground): its cylinders, obstacle cylinders and
+    ellipsoids. Omitted wrap objects go into `omitted`."""
+    cylinders, obstacles, ellipsoids = [], [], []
     context = "ground" if body == WORLD else f"body {body}"
     for elem in node.objects("WrapObjectSet"):
         wrap = Node.of(elem, node.where, context)
@@ -71,11 +71,13 @@ def read_wrap_objects(node: Node, body: str, omissions: Omissions,
         hint = f"; pass omit=({wrap.name!r},) to load the model without it"
         if wrap.tag in _UNSUPPORTED_WRAPS:
             raise wrap.error(_UNSUPPORTED_WRAPS[wrap.tag] + hint)
-        if wrap.tag not in ("WrapCylinder", "WrapCylinderObst"):
+        if wrap.tag not in ("WrapCylinder", "WrapCylinderObst", "WrapEllipsoid"):
             raise wrap.error(f"{wrap.tag} is not a supported wrap object" + hint)
         if not wrap.name:
             raise wrap.error("a wrap object needs a name (paths refer to it by name)")
-        extra = ("radius", "length") + (("wrapDirection",) if wrap.tag != "WrapCylinder" else ())
+        extra = {"WrapCylinder": ("radius", "length"),
+                 "WrapCylinderObst": ("radius", "length", "wrapDirection"),
+                 "WrapEllipsoid": ("dimensions",)}[wrap.tag]
         wrap.check_children(_WRAP_COMMON + extra)
         if not wrap.flag("active", True):
             raise wrap.error("an inactive wrap object (<active>false</active>) is not "
@@ -86,13 +88,21 @@ def read_wrap_objects(node: Node, body: str, omissions: Omissions,
             cylinders.append(WrapCylinder(wrap.name, body, *frame, wrap.number("radius"),
                                           wrap.number("length"), wrap.text("quadrant", "all")))
             continue
+        if wrap.tag == "WrapEllipsoid":
+            dimensions = wrap.numbers("dimensions", 3)
+            if min(dimensions) <= 0.0:
+                raise wrap.error(f"<dimensions> must be 3 semi-axes > 0 m, got "
+                                 f"{wrap.text('dimensions')!r}")
+            ellipsoids.append(WrapEllipsoid(wrap.name, body, *frame, dimensions,
+                                            wrap.text("quadrant", "all")))
+            continue
         quadrant = wrap.text("quadrant", "all")
         if quadrant.lower() != "all":
             raise wrap.error(f"an obstacle-set cylinder is supported only with quadrant all "
                              f"(it wraps in its wrapDirection), got {quadrant!r}")
         obstacles.append(WrapObstacle(wrap.name, body, *frame, wrap.number("radius"),
                                       wrap.text("wrapDirection")))
-    return cylinders, obstacles
+    return cylinders, obstacles, ellipsoids
 
 
 def read_ground(node: Node, omissions: Omissions, omitted: set[str]):
@@ -103,7 +113,8 @@ def read_ground(node: Node, omissions: Omissions, omitted: set[str]):
 
 
 def read_body(node: Node, omissions: Omissions, omitted: set[str]):
-    """A Body: mass properties (required) and wrap objects."""
+    """A Body: mass properties (required) and wrap objects (cylinders, obstacles,
+    ellipsoids)."""
     if node.tag != "Body":
         raise node.error(f"{node.tag} is not supported in a BodySet (only Body)")
     node.check_children(_BODY_PROPERTIES)

@@ -9,9 +9,10 @@
   unbounded (OpenSim applies control * optimal_force unclamped; min/max_control are bounds
   for its control solvers, recorded in `OsimModel.actuators`);
 * WrapCylinder -> `PathBuilder.add_opensim_cylinder`, WrapCylinderObst ->
-  `add_opensim_obstacle`; each muscle's GeometryPath -> `add_path` (PathPoint -> `Point`,
-  ConditionalPathPoint -> `ConditionalPoint`, PathWrapSet -> `wraps=` with OpenSim's 1-based
-  ranges, which is the builder's convention).
+  `add_opensim_obstacle`, WrapEllipsoid -> `add_opensim_ellipsoid` (its PathWraps use the
+  "hybrid" method, the one implemented); each muscle's GeometryPath -> `add_path` (PathPoint
+  -> `Point`, ConditionalPathPoint -> `ConditionalPoint`, PathWrapSet -> `wraps=` with
+  OpenSim's 1-based ranges, which is the builder's convention).
 A ValueError of a builder becomes an OsimError naming the file and the element.
 """
 
@@ -84,6 +85,11 @@ def path_builder(doc: Document, skeleton_builder: ModelBuilder) -> PathBuilder:
             pb.add_opensim_obstacle(o.name, o.body, radius=o.radius, pos=o.translation,
                                     xyz_body_rotation=o.xyz_body_rotation,
                                     wrap_direction=o.wrap_direction)
+    for e in doc.ellipsoids:
+        with builder_errors(Where(doc.file_name, "WrapEllipsoid", e.name, f"body {e.body}")):
+            pb.add_opensim_ellipsoid(e.name, e.body, dimensions=e.dimensions, pos=e.translation,
+                                     xyz_body_rotation=e.xyz_body_rotation,
+                                     quadrant=e.quadrant)
     for m in doc.muscles:
         elements = [Point(p.body, p.location) if p.coordinate is None
                     else ConditionalPoint(p.body, p.location, p.coordinate, p.range)

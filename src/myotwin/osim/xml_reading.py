@@ -110,22 +110,22 @@ def _refuse_unless_omitted(model: Node, set_tag: str, omissions: Omissions, what
 
 def _read_bodies(model: Node, omissions: Omissions, omitted_wraps: set[str]):
     """Ground's and the bodies' wrap objects, and the bodies by name."""
-    cylinders, obstacles = read_ground(Node.of(model.require("Ground"), model.where, ""),
-                                       omissions, omitted_wraps)
+    cylinders, obstacles, ellipsoids = read_ground(
+        Node.of(model.require("Ground"), model.where, ""), omissions, omitted_wraps)
     bodies = {}
     for elem in model.objects("BodySet"):
         node = Node.of(elem, model.where, "")
-        body, cyls, obsts = read_body(node, omissions, omitted_wraps)
+        body, cyls, obsts, ells = read_body(node, omissions, omitted_wraps)
         if body.name in bodies:
             raise node.error("two bodies have this name")
         bodies[body.name] = body
-        cylinders, obstacles = cylinders + cyls, obstacles + obsts
-    wraps = [w.name for w in (*cylinders, *obstacles)]
+        cylinders, obstacles, ellipsoids = cylinders + cyls, obstacles + obsts, ellipsoids + ells
+    wraps = [w.name for w in (*cylinders, *obstacles, *ellipsoids)]
     if len(set(wraps)) != len(wraps):
         dup = sorted({w for w in wraps if wraps.count(w) > 1})
         raise model.error(f"wrap object names must be unique (paths refer to them by name), "
                           f"got {dup} more than once")
-    return bodies, cylinders, obstacles
+    return bodies, cylinders, obstacles, ellipsoids
 
 
 def _read_joints(model: Node, bodies) -> tuple[tuple[Joint, ...], dict[str, str]]:
@@ -143,7 +143,7 @@ def _read_joints(model: Node, bodies) -> tuple[tuple[Joint, ...], dict[str, str]
 
 
 def _read_forces(model: Node, omissions: Omissions, bodies, coordinates, wraps,
-                 omitted_wraps):
+                 omitted_wraps, ellipsoids):
     muscles, actuators = [], []
     for elem in model.objects("ForceSet"):
         node = Node.of(elem, model.where, "")
@@ -151,7 +151,7 @@ def _read_forces(model: Node, omissions: Omissions, bodies, coordinates, wraps,
             continue
         if node.tag in MUSCLE_TYPES:
             muscles.append(read_muscle(node, {WORLD, *bodies}, coordinates, wraps,
-                                       omitted_wraps))
+                                       omitted_wraps, ellipsoids))
         elif node.tag == "CoordinateActuator":
             actuators.append(read_coordinate_actuator(node, coordinates))
         else:
@@ -171,12 +171,12 @@ def read_document(path, omit=()) -> Document:
     _check_units(model)
     gravity = model.numbers("gravity", 3)
     omitted_wraps: set[str] = set()
-    bodies, cylinders, obstacles = _read_bodies(model, omissions, omitted_wraps)
+    bodies, cylinders, obstacles, ellipsoids = _read_bodies(model, omissions, omitted_wraps)
     joints, coordinates = _read_joints(model, bodies)
     _refuse_unless_omitted(model, "ConstraintSet", omissions, "constraints are not modelled")
-    wraps = {w.name for w in (*cylinders, *obstacles)}
+    wraps = {w.name for w in (*cylinders, *obstacles, *ellipsoids)}
     muscles, actuators = _read_forces(model, omissions, bodies, coordinates, wraps,
-                                      omitted_wraps)
+                                      omitted_wraps, {w.name for w in ellipsoids})
     _refuse_unless_omitted(model, "ComponentSet", omissions, "components may carry physics")
     frame_components(model, omissions)
     unknown = sorted(set(omit) - set(omissions.used))
@@ -184,5 +184,5 @@ def read_document(path, omit=()) -> Document:
         raise model.error(f"omit names {unknown}, which are not wrap objects, constraints, "
                           "forces or components of the file")
     return Document(str(path), path.name, model.name, gravity, bodies, joints,
-                    tuple(cylinders), tuple(obstacles), muscles, actuators,
+                    tuple(cylinders), tuple(obstacles), tuple(ellipsoids), muscles, actuators,
                     tuple(omissions.used))

@@ -7,6 +7,8 @@
                        Point("fore", (0.02, 0, -0.05))])                       # MJCF tendon
     pb.add_opensim_cylinder("elbow_cyl", "upper", pos=(0, 0, -0.3), radius=0.015,
                             length=0.05, quadrant="-x")
+    pb.add_opensim_ellipsoid("head", "upper", pos=(0, 0, 0), dimensions=(0.03, 0.02, 0.02),
+                             quadrant="z")
     pb.add_path("m2", [Point("upper", (-0.02, 0, -0.1)),
                        ConditionalPoint("upper", (-0.03, 0, -0.28), "elbow", (0.5, 2.5)),
                        Point("fore", (-0.02, 0, 0.02))], wraps=["elbow_cyl"])  # OpenSim path
@@ -17,9 +19,10 @@ Two semantics, chosen per path by what it uses:
   optional side site): written as sites, wrap geoms (contype = conaffinity = 0, so they never
   collide) and a `<spatial>` tendon into the skeleton's MJCF and compiled by MuJoCo, so
   MuJoCo's compiler and MuJoCo 4.0's wrapping rules define them (docs/paths.md).
-* **OpenSim paths** (any `ConditionalPoint`, or `wraps=` naming OpenSim cylinders): evaluated
-  with OpenSim 4.6's GeometryPath rules (`opensim_path.py`, `conditional.py`,
-  `opensim_cylinder.py`). A path cannot mix MuJoCo wraps with OpenSim features.
+* **OpenSim paths** (any `ConditionalPoint`, or `wraps=` naming OpenSim wrap objects:
+  cylinders, obstacle cylinders, ellipsoids): evaluated with OpenSim 4.6's GeometryPath rules
+  (`opensim_path.py`, `conditional.py`, `opensim_cylinder.py`, `opensim_obstacle.py`,
+  `opensim_ellipsoid.py`). A path cannot mix MuJoCo wraps with OpenSim features.
 Paths are numbered in declaration order; `build()` returns the engine `Model` whose `paths`
 is the MJCF `PathSet` (all paths MJCF) or a `CompositePaths` (`opensim_composite.py`).
 
@@ -27,9 +30,9 @@ Positions are in the named body's frame (m), quaternions w-first, angles rad; `x
 is OpenSim's body-fixed X-Y-Z Euler sequence (R = Rx(a) Ry(b) Rz(c)). Checked, with a ValueError
 naming the path, the element and the value: unknown bodies and joints, a conditional point
 without a coordinate or on a ball/free joint, ranges with lo > hi, fewer than two points (two
-fixed points for OpenSim paths), a MuJoCo wrap not between two fixed points, non-positive radii
-and lengths, unknown quadrants, unknown or duplicate wrap names, wrap point ranges outside the
-path, duplicate path names, non-finite numbers.
+fixed points for OpenSim paths), a MuJoCo wrap not between two fixed points, non-positive radii,
+lengths and ellipsoid semi-axes, unknown quadrants, unknown or duplicate wrap names, wrap point
+ranges outside the path, duplicate path names, non-finite numbers.
 """
 
 from __future__ import annotations
@@ -46,10 +49,13 @@ from myotwin.engine.builder import ModelBuilder
 from myotwin.engine.model import JointType, compile_model
 from myotwin.paths.conditional import validate_range
 from myotwin.paths.opensim_composite import CompositePaths
-from myotwin.paths.opensim_path import WRAP_CYLINDER, WRAP_OBSTACLE, OpenSimPathSet
+from myotwin.paths.opensim_path import (WRAP_CYLINDER, WRAP_ELLIPSOID, WRAP_OBSTACLE,
+                                        OpenSimPathSet)
 
 _HANDS = {"righthand": 1, "right": 1, "righthanded": 1, "lefthand": -1, "left": -1,
           "lefthanded": -1}
+_KIND_LABEL = {WRAP_CYLINDER: "OpenSim cylinder", WRAP_OBSTACLE: "OpenSim obstacle cylinder",
+               WRAP_ELLIPSOID: "OpenSim ellipsoid"}
 _QUADRANTS = {"all": (0, 0), "x": (0, 1), "+x": (0, 1), "-x": (0, -1), "y": (1, 1),
               "+y": (1, 1), "-y": (1, -1), "z": (2, 1), "+z": (2, 1), "-z": (2, -1)}
 
@@ -98,13 +104,15 @@ class CylinderWrap:
 
 
 @dataclasses.dataclass
-class _Cylinder:
+class _WrapObject:
+    """An OpenSim wrap object; dims as `OpenSimPathSet.cyl_dims` (an obstacle's unused length
+    is 1)."""
+
     name: str
     body: str
     pos: np.ndarray
     quat: np.ndarray
-    radius: float
-    length: float
+    dims: tuple[float, float, float]
     axis: int
     sign: int
     kind: int = WRAP_CYLINDER
@@ -165,7 +173,7 @@ class PathBuilder:
             raise ValueError(f"PathBuilder needs an engine.ModelBuilder, got {skeleton!r}")
         self.skeleton = skeleton
         self._paths: list[_Path] = []
-        self._cylinders: dict[str, _Cylinder] = {}
+        self._cylinders: dict[str, _WrapObject] = {}
 
     # ------------------------------------------------------------------ declarations
     def _frame(self, what, name, pos, quat, xyz_body_rotation):
@@ -181,6 +189,14 @@ class PathBuilder:
                 raise ValueError(f"{what}: quat must be a unit quaternion, got {quat!r}")
         return _vec(what, "pos", pos), q
 
+    @staticmethod
+    def _quadrant(what, quadrant):
+        key = str(quadrant).strip().lower() if isinstance(quadrant, str) else None
+        if key not in _QUADRANTS:
+            raise ValueError(f"{what}: unknown quadrant {quadrant!r}; expected one of "
+                             f"{sorted(_QUADRANTS)}")
+        return _QUADRANTS[key]
+
     def add_opensim_cylinder(self, name: str, body: str, *, radius: float, length: float,
                              pos=(0.0, 0.0, 0.0), quat=None, xyz_body_rotation=None,
                              quadrant: str = "all") -> str:
@@ -189,13 +205,27 @@ class PathBuilder:
         "x", "-x", "y", "-y", "z", "-z" (OpenSim's spelling). Paths use it by name."""
         what = f"OpenSim cylinder {name!r}"
         pos, q = self._frame(what, name, pos, quat, xyz_body_rotation)
-        key = str(quadrant).strip().lower() if isinstance(quadrant, str) else None
-        if key not in _QUADRANTS:
-            raise ValueError(f"{what}: unknown quadrant {quadrant!r}; expected one of "
-                             f"{sorted(_QUADRANTS)}")
-        axis, sign = _QUADRANTS[key]
-        self._cylinders[name] = _Cylinder(name, body, pos, q, _positive(what, "radius", radius),
-                                          _positive(what, "length", length), axis, sign)
+        axis, sign = self._quadrant(what, quadrant)
+        dims = (_positive(what, "radius", radius), _positive(what, "length", length), 0.0)
+        self._cylinders[name] = _WrapObject(name, body, pos, q, dims, axis, sign)
+        return name
+
+    def add_opensim_ellipsoid(self, name: str, body: str, *, dimensions,
+                              pos=(0.0, 0.0, 0.0), quat=None, xyz_body_rotation=None,
+                              quadrant: str = "all") -> str:
+        """An OpenSim WrapEllipsoid on `body` (frame as for a cylinder), semi-axes
+        `dimensions` (a, b, c) m along the frame's x, y, z (OpenSim's `dimensions`, all > 0),
+        quadrant as for a cylinder. Wrapped by OpenSim's "hybrid" method
+        (`opensim_ellipsoid.py`). Paths use it by name in `wraps=`."""
+        what = f"OpenSim ellipsoid {name!r}"
+        pos, q = self._frame(what, name, pos, quat, xyz_body_rotation)
+        axis, sign = self._quadrant(what, quadrant)
+        dims = _vec(what, "dimensions", dimensions)
+        if np.any(dims <= 0.0):
+            raise ValueError(f"{what}: dimensions must be 3 semi-axes > 0 m, got "
+                             f"{dimensions!r}")
+        self._cylinders[name] = _WrapObject(name, body, pos, q, tuple(float(d) for d in dims),
+                                            axis, sign, WRAP_ELLIPSOID)
         return name
 
     def add_opensim_obstacle(self, name: str, body: str, *, radius: float,
@@ -210,14 +240,16 @@ class PathBuilder:
         if key not in _HANDS:
             raise ValueError(f"{what}: unknown wrap_direction {wrap_direction!r}; expected "
                              "'righthand' or 'lefthand'")
-        self._cylinders[name] = _Cylinder(name, body, pos, q, _positive(what, "radius", radius),
-                                          1.0, 0, 0, WRAP_OBSTACLE, _HANDS[key])
+        dims = (_positive(what, "radius", radius), 1.0, 0.0)
+        self._cylinders[name] = _WrapObject(name, body, pos, q, dims, 0, 0, WRAP_OBSTACLE,
+                                            _HANDS[key])
         return name
 
     def add_path(self, name: str, elements: Sequence, wraps: Sequence = ()) -> str:
         """A path through `elements` (Point / ConditionalPoint / SphereWrap / CylinderWrap, in
-        order). wraps: OpenSim cylinder names or (name, (start, end)) with 1-based point indices
-        (OpenSim PathWrap range; -1 = first/last point)."""
+        order). wraps: OpenSim wrap object names (cylinders, obstacles, ellipsoids) or (name,
+        (start, end)) with 1-based point indices (OpenSim PathWrap range; -1 = first/last
+        point), applied in that order."""
         what = f"path {name!r}"
         if not isinstance(name, str) or not name or any(p.name == name for p in self._paths):
             raise ValueError(f"{what}: name must be a new non-empty string")
@@ -242,7 +274,8 @@ class PathBuilder:
             raise ValueError(f"{what}: a path needs at least two points, got {len(points)}")
         if opensim and mj_wraps:
             raise ValueError(f"{what}: MuJoCo wraps (element {mj_wraps[0]}) cannot be mixed "
-                             "with OpenSim features (conditional points, OpenSim cylinders)")
+                             "with OpenSim features (conditional points, OpenSim wrap "
+                             "objects)")
         if opensim and sum(isinstance(el, Point) for el in elements) < 2:
             raise ValueError(f"{what}: an OpenSim path needs at least two fixed points")
         for k in mj_wraps:
@@ -390,14 +423,13 @@ class PathBuilder:
             point_pos=f64(pos, (-1, 3)), point_range=f64(rng, (-1, 2)),
             cyl_pos=f64([c.pos for c in cyls], (-1, 3)),
             cyl_quat=f64([c.quat / np.linalg.norm(c.quat) for c in cyls], (-1, 4)),
-            cyl_radius=f64([c.radius for c in cyls], (-1,)),
-            cyl_length=f64([c.length for c in cyls], (-1,)),
+            cyl_dims=f64([c.dims for c in cyls], (-1, 3)),
             n_paths=len(names), path_names=tuple(names), path_point_adr=tuple(p_adr),
             path_point_num=tuple(p_num), path_wrap_adr=tuple(w_adr), path_wrap_num=tuple(w_num),
             point_body=tuple(body), point_qpos=tuple(qadr),
             wrap_cyl=tuple(w[0] for w in wraps), wrap_start=tuple(w[1] for w in wraps),
             wrap_end=tuple(w[2] for w in wraps),
-            cyl_body=tuple(body_id(f"OpenSim cylinder {c.name!r}", c.body) for c in cyls),
+            cyl_body=tuple(body_id(f"{_KIND_LABEL[c.kind]} {c.name!r}", c.body) for c in cyls),
             cyl_axis=tuple(c.axis for c in cyls), cyl_sign=tuple(c.sign for c in cyls),
             cyl_kind=tuple(c.kind for c in cyls), cyl_hand=tuple(c.hand for c in cyls),
             cyl_names=tuple(c.name for c in cyls), n_body=int(mj.nbody), n_q=int(mj.nq))

@@ -60,8 +60,9 @@ The tangency adjustment is an early-exit `while_loop`, run only for segments tha
 other segments' tangent points are never used): on arm26 it ends after about 20 trips where
 a fixed-trip loop ran all 100 (lengths 2.8 -> 0.6 ms, moment arms 15 -> 2 ms; docs/models.md).
 JAX differentiates a `while_loop` in forward mode only, so its derivatives come from
-`_derivative_tensor`: the first (second, third) derivative tensor of the adjusted tangent
-points with respect to (p1, p2, radius, length) is taken in forward mode through the loop and
+`_derivative_tensor` (`loop_derivatives.LoopDerivatives`, shared with the ellipsoid): the
+first (second, third) derivative tensor of the adjusted tangent points with respect to
+(p1, p2, radius, length) is taken in forward mode through the loop and
 contracted with the input tangent, a linear map that reverse mode can transpose; with respect
 to (p1, p2) alone where the radius and length are not differentiated (their tangent a symbolic
 zero, as for a model's cylinders under derivatives with respect to q). Derivatives
@@ -74,13 +75,12 @@ derivative works in forward mode only.
 
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jax.custom_derivatives import SymbolicZero
 
+from myotwin.paths.loop_derivatives import LoopDerivatives
 from myotwin.paths.safe import safe_acos, safe_atan2, safe_div, safe_sqrt
 
 NO_WRAP, INSIDE_RADIUS, WRAPPED, MANDATORY_WRAP = 0, 1, 2, 3
@@ -371,76 +371,21 @@ def _adjusted_flat(z, wrap_axis, wrap_sign, single_wrap):
     return jnp.concatenate([r1, r2])
 
 
-#: Derivative orders of `_adjusted_flat` with a transposable rule (see `_derivative_tensor`).
-_CUSTOM_ORDERS = 3
-#: Axes of a derivative tensor: with respect to the end points (p1, p2) alone, or to all of
-#: z = (p1, p2, radius, length_m).
-_POINTS, _ALL = "points", "all"
+def _adjusted_points(points, rest, wrap_axis, wrap_sign, single_wrap):
+    """`_adjusted_flat` as `LoopDerivatives` takes it: points = (p1, p2) (6,), rest =
+    (radius, length_m) (2,)."""
+    return _adjusted_flat(jnp.concatenate([points, rest]), wrap_axis, wrap_sign, single_wrap)
 
 
-def _jacfwd_points(fn):
-    """jacfwd of fn(pp, rl) with respect to pp (6,): a new last axis of 6."""
-    return jax.jacfwd(fn, argnums=0)
-
-
-def _jacfwd_all(fn):
-    """jacfwd of fn(pp, rl) with respect to z = (pp, rl) (8,): a new last axis of 8."""
-    def jac(pp, rl):
-        n = pp.shape[0]
-        return jax.jacfwd(lambda z: fn(z[:n], z[n:]))(jnp.concatenate([pp, rl]))
-    return jac
-
-
-def _nested_jacfwd(axes: tuple, pp, rl, wrap_axis, wrap_sign, single_wrap):
-    """The derivative tensor of `_adjusted_flat` at z = (pp, rl) with one axis per entry of
-    `axes` (6 for `_POINTS`, 8 for `_ALL`, in that order after the (6,) output axis), by nested
-    forward mode (JAX differentiates a while_loop in forward mode only)."""
-    def fn(pp, rl):
-        return _adjusted_flat(jnp.concatenate([pp, rl]), wrap_axis, wrap_sign, single_wrap)
-
-    for axis in axes:
-        fn = _jacfwd_points(fn) if axis == _POINTS else _jacfwd_all(fn)
-    return fn(pp, rl)
-
-
-@functools.lru_cache(maxsize=None)
-def _derivative_tensor(axes: tuple):
-    """`_nested_jacfwd(axes, ...)` as a function JAX can differentiate in both modes up to the
-    total order `_CUSTOM_ORDERS`: its JVP is its value (through itself, so that the rule is
-    used again one order up) and the next tensor contracted with the input tangent, a linear
-    map JAX can transpose. The loop's derivative is that of its trips composed, exactly as in
-    a fixed-trip loop (the trip count is piecewise constant). Beyond `_CUSTOM_ORDERS`: forward
-    mode only.
-
-    The cylinder's radius and length are model constants unless a caller differentiates with
-    respect to them. When their tangent is a symbolic zero the next tensor is taken with
-    respect to the end points alone (6 directions instead of 8 per order: the second
-    derivative, which a mass point's Jdot qd needs, in 36 forward-mode directions instead
-    of 64)."""
-    def value(pp, rl, wrap_axis, wrap_sign, single_wrap):
-        return _nested_jacfwd(axes, pp, rl, wrap_axis, wrap_sign, single_wrap)
-
-    if len(axes) >= _CUSTOM_ORDERS:
-        return value
-    fn = jax.custom_jvp(value)
-
-    def _jvp(primals, tangents):
-        out = fn(*primals)
-        t_points, t_rest = tangents[0], tangents[1]
-        points_zero = isinstance(t_points, SymbolicZero)
-        if isinstance(t_rest, SymbolicZero):
-            if points_zero:
-                return out, jnp.zeros_like(out)
-            return out, jnp.tensordot(_derivative_tensor(axes + (_POINTS,))(*primals),
-                                      t_points, axes=1)
-        if points_zero:
-            t_points = jnp.zeros_like(primals[0])
-        tangent = jnp.concatenate([t_points, t_rest])
-        return out, jnp.tensordot(_derivative_tensor(axes + (_ALL,))(*primals), tangent,
-                                  axes=1)
-
-    fn.defjvp(_jvp, symbolic_zeros=True)
-    return fn
+#: The adjusted tangent points (6,) of (points, rest, wrap_axis, wrap_sign, single_wrap),
+#: differentiable in both modes up to the third order (`loop_derivatives.py`): the tensors
+#: are taken in forward mode through the loop. The cylinder's radius and length are model
+#: constants unless a caller differentiates with respect to them; when their tangent is a
+#: symbolic zero the next tensor is taken with respect to the end points alone (6 directions
+#: instead of 8 per order: the second derivative, which a mass point's Jdot qd needs, in 36
+#: forward-mode directions instead of 64).
+_ADJUSTED = LoopDerivatives(_adjusted_points)
+_derivative_tensor = _ADJUSTED.tensor
 
 
 def opensim_cylinder_wrap(p1, p2, radius, length_m, wrap_axis, wrap_sign,
@@ -457,8 +402,7 @@ def opensim_cylinder_wrap(p1, p2, radius, length_m, wrap_axis, wrap_sign,
         dtype = jnp.result_type(p1, p2, radius, length_m)
         points = jnp.concatenate([p1, p2]).astype(dtype)
         rest = jnp.stack([radius, length_m]).astype(dtype)
-        adjusted = _derivative_tensor(())(points, rest, wrap_axis, wrap_sign,
-                                          jnp.asarray(single_wrap, bool))
+        adjusted = _ADJUSTED(points, rest, wrap_axis, wrap_sign, jnp.asarray(single_wrap, bool))
         r1, r2 = adjusted[:3], adjusted[3:]
     theta, _, wrap_len = _spiral(r1, r2, radius, long_wrap)
     turn = jnp.where(long_wrap, -1.0, 1.0) * theta   # the sense of `_spiral_point`

@@ -1,4 +1,4 @@
-"""Paths with OpenSim GeometryPath semantics: conditional via points and OpenSim cylinders.
+"""Paths with OpenSim GeometryPath semantics: conditional via points and OpenSim wrap objects.
 
 A myotwin extension for paths MJCF cannot express (built with `paths.builder`). The path of
 each muscle is computed as OpenSim 4.6 computes it (GeometryPath::computePath,
@@ -9,26 +9,45 @@ applyWrapObjects and calcPathLength in opensim-core OpenSim/Simulation/Model/Geo
 2. Wrap objects are applied in their declared order. For each wrap: its two tangent points are
    removed from the path; every segment between the first and last active point of its point
    range (1-based indices into all points, -1 = first/last) is wrapped
-   (`opensim_cylinder.py`, `opensim_obstacle.py`), except a segment joining two tangent
-   points of one wrap object.
-   The first segment whose status is mandatoryWrap wins; otherwise the "wrapped" segment with
-   the smallest length change |p1 r1| + spiral + |r2 p2| - |p1 p2| (first on ties). The two
+   (`opensim_cylinder.py`, `opensim_obstacle.py`, `opensim_ellipsoid.py`), except a segment
+   joining two tangent points of one wrap object.
+   The first segment whose status is mandatoryWrap wins (an ellipsoid's only wrapping
+   status); otherwise the "wrapped" segment with the smallest length change
+   |p1 r1| + wrap length + |r2 p2| - |p1 p2| (first on ties; p1, p2 as in step 5). The two
    tangent points are inserted after that segment's first point. The status recorded for the
    wrap is that of the mandatory segment, or else of the last segment evaluated.
 3. With two or more wraps this is repeated up to 8 times, stopping when the path length changes
    by less than 0.5 mm between repetitions; after the first repetition, if the first wrap did
    not wrap (noWrap) and the second had an end point inside (insideRadius), their order is
    swapped and the first wrap's points removed.
-4. Length = sum of straight distances between consecutive points, with the spiral length for
-   the pair of tangent points of one wrap.
+4. Length = sum of straight distances between consecutive points, with the wrap length (a
+   cylinder's spiral, an obstacle's arc, an ellipsoid's surface polyline) for the pair of
+   tangent points of one wrap.
+5. Which positions of the tangent points the lengths use (OpenSim 4.6, opensim-core 85aaf64,
+   reproduced): a tangent point (PathWrapPoint) keeps its new location in the wrap object's
+   frame each time its wrap is applied, and the wraps use that location; but its ground
+   location (Point::getLocationInGround, a cache of the state at Stage::Position) is computed
+   at its first query and not invalidated by PathWrapPoint::setLocation. Queries are: the
+   path length at the end of each repetition (every point of the current path; the final
+   length is the last one), and the length change of a "wrapped" candidate (its two end
+   points; candidates up to the first mandatory one). So where a later repetition moves a
+   tangent point, the path length measures the straight segments from where it was first
+   queried, and adds the wrap lengths of the last repetition. This matters only with two or
+   more wraps that interact: arm26's TRIlong at (1.5, 1.5) rad, where TRIlonghh moves in the
+   second repetition and TRIlongglen wraps a segment ending on it, is 3.6 mm longer in
+   OpenSim 4.6 than with the locations kept current, and reproduced to 2e-15 m
+   (tests/paths/test_arm26.py). `CurrentPath.pos_world` holds the positions as OpenSim reports
+   them, `pos_current` the tangent points as last computed.
 
 Moment arms: r = -dL/dq in velocity coordinates (the issue's definition) by forward-mode
 autodiff through the whole construction (`moment_arms`); it is what central differences of
 OpenSim's length give (the reference's `moment_arm_fd`). `generalized_force_moment_arms` is
 OpenSim's `computeMomentArm` instead: the generalized force of a unit tension along the current
 path, all points (tangent points included) held fixed on their bodies (MomentArmSolver with
-GeometryPath::addInEquivalentForces); the two agree where no wrap is active and differ by up to
-millimetres where OpenSim's (non-geodesic) cylinder wraps.
+GeometryPath::addInEquivalentForces: each segment's direction between the reported points,
+its force applied at the points as last computed, step 5); the two agree where no wrap is
+active and differ by up to millimetres where OpenSim's (non-geodesic) cylinders and ellipsoids
+wrap.
 
 Shapes: n_paths; per path P points and W wraps, S = P + 2 W slots (points, then each wrap's two
 tangent points). q (n_q,) in MuJoCo's qpos layout; the skeleton is an `engine.Model`.
@@ -50,13 +69,14 @@ from myotwin.engine.kinematics import Kinematics, kinematics
 from myotwin.engine.spatial import quat_mul, quat_rotate, quat_to_mat
 from myotwin.paths.conditional import compact, point_active
 from myotwin.paths.opensim_cylinder import INSIDE_RADIUS, MANDATORY_WRAP, NO_WRAP, WRAPPED
-from myotwin.paths.opensim_cylinder import opensim_cylinder_wrap
+from myotwin.paths.opensim_cylinder import CylinderWrap, opensim_cylinder_wrap
+from myotwin.paths.opensim_ellipsoid import ellipsoid_status, opensim_ellipsoid_wrap
 from myotwin.paths.opensim_obstacle import opensim_obstacle_wrap
 from myotwin.paths.safe import norm
 
 _STATIC = {"static": True}
 #: Kinds of OpenSim wrap objects (`OpenSimPathSet.cyl_kind`).
-WRAP_CYLINDER, WRAP_OBSTACLE = 0, 1
+WRAP_CYLINDER, WRAP_OBSTACLE, WRAP_ELLIPSOID = 0, 1, 2
 #: GeometryPath::applyWrapObjects: repetitions with >= 2 wraps, and the length tolerance (m).
 MAX_WRAP_REPETITIONS = 8
 WRAP_LENGTH_TOLERANCE_M = 0.0005
@@ -66,18 +86,24 @@ WRAP_LENGTH_TOLERANCE_M = 0.0005
 class OpenSimPathSet:
     """Immutable set of OpenSim-semantics paths (a JAX pytree).
 
+    The `cyl_` fields describe every wrap object (cylinders, obstacle cylinders, ellipsoids;
+    "cyl" for the first kind supported).
+
     Leaves (float64): point_pos (n_points, 3): points in their body frames (m);
       point_range (n_points, 2): (lo, hi) of conditional points (rad or m; unused for fixed);
-      cyl_pos (n_cyl, 3), cyl_quat (n_cyl, 4): cylinder frames in their body frames (w-first;
-      the axis is the frame's z); cyl_radius, cyl_length (n_cyl,) (m).
+      cyl_pos (n_cyl, 3), cyl_quat (n_cyl, 4): wrap object frames in their body frames
+      (w-first; a cylinder's axis is the frame's z); cyl_dims (n_cyl, 3) (m): a cylinder's
+      (radius, length, 0), an obstacle's (radius, 1, 0) (the 1 unused), an ellipsoid's
+      semi-axes (a, b, c) along the frame's x, y, z.
     Static: n_paths, path_names; path_point_adr/num, path_wrap_adr/num (n_paths,);
       point_body (n_points,), point_qpos (n_points,): qpos address of a conditional point's
       coordinate, -1 for fixed points; wrap_cyl (n_wraps,): cylinder of each path wrap;
       wrap_start, wrap_end (n_wraps,): 0-based point range (defaults resolved);
       cyl_body, cyl_axis (0..2), cyl_sign (-1, 0, +1; 0 = all quadrants) (n_cyl,);
-      cyl_kind (n_cyl,): `WRAP_CYLINDER` (OpenSim WrapCylinder) or `WRAP_OBSTACLE`
-      (WrapCylinderObst, `opensim_obstacle.py`); cyl_hand: +1 right-handed, -1 left-handed
-      (obstacles; 0 otherwise); cyl_names (n_cyl,);
+      cyl_kind (n_cyl,): `WRAP_CYLINDER` (OpenSim WrapCylinder), `WRAP_OBSTACLE`
+      (WrapCylinderObst, `opensim_obstacle.py`) or `WRAP_ELLIPSOID` (WrapEllipsoid,
+      `opensim_ellipsoid.py`); cyl_hand: +1 right-handed, -1 left-handed (obstacles; 0
+      otherwise); cyl_names (n_cyl,);
       n_body, n_q: sizes of the skeleton it was compiled against.
     """
 
@@ -85,8 +111,7 @@ class OpenSimPathSet:
     point_range: jax.Array
     cyl_pos: jax.Array
     cyl_quat: jax.Array
-    cyl_radius: jax.Array
-    cyl_length: jax.Array
+    cyl_dims: jax.Array
     n_paths: int = dataclasses.field(metadata=_STATIC)
     path_names: tuple[str, ...] = dataclasses.field(metadata=_STATIC)
     path_point_adr: tuple[int, ...] = dataclasses.field(metadata=_STATIC)
@@ -119,10 +144,17 @@ class CurrentPath(NamedTuple):
 
     seq (S,) int: slot ids in path order, -1 after `count`; slots 0..P-1 are the points,
       P + 2 w and P + 2 w + 1 the tangent points of wrap w. count () int.
-    pos_world (S, 3): world position of every slot (tangent points valid only if in seq).
-    wrap_length (W,): spiral length of each wrap (valid only if its points are in seq).
+    pos_world (S, 3): world position of every slot as OpenSim reports it (its ground
+      location, `Point::getLocationInGround`: for a tangent point the position it had when
+      first queried, step 5 of the module docstring; valid only if in seq). The path length
+      is measured between these.
+    wrap_length (W,): wrap length of each wrap (valid only if its points are in seq).
     wrap_turn (W,): signed rotation (rad) about its cylinder's axis (local +z) carrying the
-      wrap's first tangent point to its second along the wrap (`CylinderWrap.turn`).
+      wrap's first tangent point to its second along the wrap (`CylinderWrap.turn`; 0 for an
+      ellipsoid, whose surface path is not a rotation about an axis).
+    pos_current (S, 3): as pos_world, but the tangent points as last computed
+      (`PathWrapPoint::getLocation`, where OpenSim applies the path's forces); equal to
+      pos_world unless a later repetition moved a tangent point after its first query.
     """
 
     seq: jax.Array
@@ -130,6 +162,7 @@ class CurrentPath(NamedTuple):
     pos_world: jax.Array
     wrap_length: jax.Array
     wrap_turn: jax.Array
+    pos_current: jax.Array
 
 
 class OpenSimAnchors(NamedTuple):
@@ -248,35 +281,59 @@ def _insert(seq, count, at, slot):
     return out.astype(seq.dtype), (count + 2).astype(count.dtype)
 
 
-def _wrap_segment(pa, pb, rad, cyl_len, ints, static_single, kinds) -> CylinderWrap:
-    """One segment (cylinder frame) over wrap object c of the kinds present (`kinds`, static):
-    ints = (axis, sign, kind, handedness, single) of that object; `static_single` True when
-    every path of the call has one wrap object (then the tangency loop is not compiled)."""
-    axis, sign, kind, hand, single = ints
-    results = []
+def _wrap_segment(pa, pb, dims, ints, static_single, kinds, construct=True) -> CylinderWrap:
+    """One segment (wrap object frame) over wrap object c of the kinds present (`kinds`,
+    static): dims (3,) its `cyl_dims`, ints = (axis, sign, kind, handedness, single, frozen)
+    of that object (frozen: the path's repetitions have converged, the result is discarded;
+    the loops do not run); `static_single` True when every path of the call has one wrap
+    object (then the tangency loop is not compiled). With several kinds present every kind
+    is evaluated and the object's own selected; a kind's loops do not run for the other
+    kinds' objects.
+    construct: False to have an ellipsoid's status alone (its tangent points are then the
+    end points and its length 0; `_apply_wraps` constructs only the segment it chooses)."""
+    axis, sign, kind, hand, single, frozen = ints
+    several = len(kinds) > 1
+    results = {}
     if WRAP_CYLINDER in kinds:
-        results.append(opensim_cylinder_wrap(pa, pb, rad, cyl_len, axis, sign,
-                                             True if static_single else single))
+        skip_loop = True if static_single else (single | frozen | (kind != WRAP_CYLINDER)
+                                                 if several else single | frozen)
+        results[WRAP_CYLINDER] = opensim_cylinder_wrap(pa, pb, dims[0], dims[1], axis, sign,
+                                                       skip_loop)
     if WRAP_OBSTACLE in kinds:
-        results.append(opensim_obstacle_wrap(pa, pb, rad, hand))
-    if len(results) == 1:
-        return results[0]
-    return jax.tree_util.tree_map(lambda o, cy: jnp.where(kind == WRAP_OBSTACLE, o, cy),
-                                  results[1], results[0])
+        results[WRAP_OBSTACLE] = opensim_obstacle_wrap(pa, pb, dims[0], hand)
+    if WRAP_ELLIPSOID in kinds:
+        mine = kind == WRAP_ELLIPSOID
+        # other kinds' dims (a zero) are replaced: their lanes must stay finite, derivatives
+        # included (a NaN would leak into reverse mode through the zero cotangent of `where`)
+        radii = jnp.where(mine, dims, 1.0) if several else dims
+        if construct:
+            e = opensim_ellipsoid_wrap(pa, pb, radii, axis, sign,
+                                       skip=(~mine if several else False) | frozen)
+            results[WRAP_ELLIPSOID] = CylinderWrap(e.status, e.r1, e.r2, e.length,
+                                                   jnp.zeros_like(e.length))
+        else:
+            status = ellipsoid_status(pa, pb, radii)
+            results[WRAP_ELLIPSOID] = CylinderWrap(status, pa, pb, jnp.zeros_like(pa[0]),
+                                                   jnp.zeros_like(pa[0]))
+    out = None
+    for k, res in results.items():
+        out = res if out is None else jax.tree_util.tree_map(
+            lambda new, old, k=k: jnp.where(kind == k, new, old), res, out)
+    return out
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1))
-def _chosen_wrap(kinds, static_single, values, pa, pb, rad, cyl_len, ints):
+def _chosen_wrap(kinds, static_single, values, pa, pb, dims, ints):
     """The chosen segment's (r1, r2, length, turn): `values`, already evaluated at (pa, pb,
-    rad, cyl_len) without derivatives among the candidates, returned as they are; its JVP
+    dims) without derivatives among the candidates, returned as they are; its JVP
     differentiates `_wrap_segment` at that segment. So the wrap is evaluated once more only
     where a derivative is taken."""
     return values
 
 
 def _chosen_wrap_jvp(kinds, static_single, primals, tangents):
-    values, pa, pb, rad, cyl_len, ints = primals
-    args, tans = (pa, pb, rad, cyl_len), tangents[1:5]
+    values, pa, pb, dims, ints = primals
+    args, tans = (pa, pb, dims), tangents[1:4]
     live = [i for i, t in enumerate(tans) if not isinstance(t, SymbolicZero)]
     if not live:
         return values, jax.tree_util.tree_map(jnp.zeros_like, values)
@@ -289,8 +346,8 @@ def _chosen_wrap_jvp(kinds, static_single, primals, tangents):
         return (w.r1, w.r2, w.length, w.turn)
 
     # The wrap evaluated again with its derivative (plain autodiff, so that derivatives one
-    # order up share its work); symbolic zeros stay symbolic (the tangency loop's tensors
-    # then skip radius and length).
+    # order up share its work); symbolic zeros stay symbolic (the loops' tensors then skip
+    # the object's dimensions).
     return jax.jvp(geometry, tuple(args[i] for i in live), tuple(tans[i] for i in live))
 
 
@@ -300,19 +357,23 @@ _chosen_wrap.defjvp(_chosen_wrap_jvp, symbolic_zeros=True)
 def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False):
     """Steps 2-3 for one path (vmapped over paths). pts (P, 3) world points, active (P,);
     tab: this path's rows of `PathTables` (as arrays); cyl: (center (n_cyl, 3), rot (n_cyl, 3, 3),
-    radius, length, axis, sign) of all cylinders. Returns (seq, count, wrap_pos (2W, 3),
-    wrap_len (W,), wrap_turn (W,))."""
+    dims (n_cyl, 3), axis, sign, kind, hand, the set of kinds) of all wrap objects. Returns
+    (seq, count, wrap_pos (2W, 3) as OpenSim reports them, wrap_len (W,), wrap_turn (W,),
+    wrap_pos (2W, 3) as last computed)."""
     n_pt, n_w = pts.shape[0], tab.wrap_cyl.shape[0]
     n_slot = n_pt + 2 * n_w
-    center, rot, radius, length, axis, sign, kind, hand, kinds = cyl
+    center, rot, dims, axis, sign, kind, hand, kinds = cyl
     idx = jnp.arange(n_pt)
     seq, count = compact(active, n_slot)
     # static when no path of this call has two wraps (`single_wrap`, `current_paths`): then
     # the tangency loop is not even compiled
     single = True if (n_w == 1 or single_wrap) else tab.n_wraps == 1
 
-    def apply_wrap(i, carry):
-        seq, count, wpos, wlen, wturn, order, result, aborted = carry
+    wrap_slots = n_pt + jnp.arange(2 * n_w)
+    sg = jax.lax.stop_gradient
+
+    def apply_wrap(i, carry, frozen):
+        seq, count, wpos, wlen, wturn, order, result, aborted, cpos, cflag = carry
         w = order[i]
         c = tab.wrap_cyl[w]
         seq, count = _remove(seq, count, n_pt + 2 * w)
@@ -331,11 +392,11 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
         to_local = lambda x: (x - center[c]) @ rot[c]  # noqa: E731
         la, lb = to_local(xa), to_local(xb)
 
-        ints = (axis[c], sign[c], kind[c], hand[c], jnp.asarray(single))
+        ints = (axis[c], sign[c], kind[c], hand[c], jnp.asarray(single), frozen)
         static_single = True if single is True else None
 
-        def wrap(pa, pb, rad, cyl_len):
-            return _wrap_segment(pa, pb, rad, cyl_len, ints, static_single, kinds)
+        def wrap(pa, pb, dims_c):
+            return _wrap_segment(pa, pb, dims_c, ints, static_single, kinds, construct=False)
 
         # The segment is chosen on values alone (the choice is piecewise constant in q), and
         # its wrap is differentiated alone (`_chosen_wrap`): every derivative (moment arms,
@@ -344,17 +405,32 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
         # twice. Same values. arm26 (benchmarks/arm26.py): moment arms 1.17 -> 0.90 ms, RK4
         # step 3.5 -> 2.5 ms; second derivatives of the lengths 6.7 -> 2.7 ms (a scratch
         # measurement, benchmarks/RESULTS.md "arm26", session 16).
-        sg = jax.lax.stop_gradient
-        res = jax.vmap(wrap, in_axes=(0, 0, None, None))(sg(la), sg(lb), sg(radius[c]),
-                                                         sg(length[c]))
+        res = jax.vmap(wrap, in_axes=(0, 0, None))(sg(la), sg(lb), sg(dims[c]))
+        if WRAP_ELLIPSOID in kinds:
+            # an ellipsoid wraps only with mandatoryWrap, so only the first such candidate's
+            # wrap is used: it alone is constructed (the candidates have their status only)
+            mine = kind[c] == WRAP_ELLIPSOID
+            mand_e = cand & (res.status == MANDATORY_WRAP)
+            k = jnp.argmax(mand_e)
+            e = opensim_ellipsoid_wrap(sg(la[k]), sg(lb[k]), jnp.where(mine, sg(dims[c]), 1.0),
+                                       axis[c], sign[c],
+                                       skip=~(mine & jnp.any(mand_e)) | frozen)
         r1w = center[c] + res.r1 @ sg(rot[c]).T
         r2w = center[c] + res.r2 @ sg(rot[c]).T
-        xa0, xb0 = sg(xa), sg(xb)
-        change = (norm(r1w - xa0) + res.length
-                  + norm(xb0 - r2w) - norm(xb0 - xa0))
+        # the length change uses OpenSim's ground locations of the end points (step 5)
+        ground = sg(jnp.concatenate([pts, jnp.where(cflag[:, None], cpos, wpos)]))
+        ga, gb = ground[a], ground[b]
+        change = (norm(r1w - ga) + res.length
+                  + norm(gb - r2w) - norm(gb - ga))
         mand = cand & (res.status == MANDATORY_WRAP)
         wrapped = cand & (res.status == WRAPPED)
         any_mand = jnp.any(mand)
+        # ... and caches them: those of the "wrapped" candidates OpenSim evaluates (the ones
+        # before the first mandatory segment)
+        asked = wrapped & (j < jnp.where(any_mand, jnp.argmax(mand), n_slot)) & has
+        hit = jnp.any(asked[None, :] & ((a[None, :] == wrap_slots[:, None])
+                                        | (b[None, :] == wrap_slots[:, None])), axis=1)
+        cpos_new = jnp.where((hit & ~cflag)[:, None], wpos, cpos)
         best = jnp.where(any_mand, jnp.argmax(mand),
                          jnp.argmin(jnp.where(wrapped, change, jnp.inf)))
         found = any_mand | jnp.any(wrapped)
@@ -364,24 +440,39 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
         ins_seq, ins_count = _insert(seq, count, best + 1, n_pt + 2 * w)
         take = has & ~aborted & found
         values = (res.r1[best], res.r2[best], res.length[best], res.turn[best])
+        if WRAP_ELLIPSOID in kinds:
+            # (the ellipsoid's best is its first mandatory candidate, k; only the values use
+            # its construction, so a program with derivatives, which recomputes the chosen
+            # wrap, does not compile it)
+            values = tuple(jnp.where(mine, ev, v) for ev, v in
+                           zip((e.r1, e.r2, e.length, jnp.zeros_like(e.length)), values))
         r1_local, r2_local, chosen_len, chosen_turn = _chosen_wrap(
-            kinds, static_single, values, la[best], lb[best], radius[c], length[c], ints)
+            kinds, static_single, values, la[best], lb[best], dims[c], ints)
         r1c = center[c] + rot[c] @ r1_local
         r2c = center[c] + rot[c] @ r2_local
         new = (jnp.where(take, ins_seq, seq), jnp.where(take, ins_count, count),
                jnp.where(take, wpos.at[2 * w].set(r1c).at[2 * w + 1].set(r2c), wpos),
                jnp.where(take, wlen.at[w].set(chosen_len), wlen),
                jnp.where(take, wturn.at[w].set(chosen_turn), wturn),
-               order, result.at[i].set(jnp.where(has, status, result[i])), aborted | ~has)
-        old = (seq, count, wpos, wlen, wturn, order, result, aborted)
+               order, result.at[i].set(jnp.where(has, status, result[i])), aborted | ~has,
+               cpos_new, cflag | hit)
+        old = (seq, count, wpos, wlen, wturn, order, result, aborted, cpos, cflag)
         return jax.tree_util.tree_map(lambda n, o: jnp.where(aborted, o, n), new, old)
 
     def repetition(kk, carry):
-        seq, count, wpos, wlen, wturn, order, last_len, done, aborted = carry
-        s, n, wp, wl, wt, od, res, ab = jax.lax.fori_loop(
-            0, n_w, apply_wrap,
-            (seq, count, wpos, wlen, wturn, order, jnp.zeros(n_w, jnp.int32), aborted))
-        path_len = _length(s, n, jnp.concatenate([pts, wp]), wl, tab.slot_obj)
+        seq, count, wpos, wlen, wturn, order, last_len, done, aborted, cpos, cflag = carry
+        s, n, wp, wl, wt, od, res, ab, cp, cf = jax.lax.fori_loop(
+            0, n_w, lambda i, c: apply_wrap(i, c, done),
+            (seq, count, wpos, wlen, wturn, order, jnp.zeros(n_w, jnp.int32), aborted, cpos,
+             cflag))
+        # OpenSim's path length queries (and caches) the ground location of every point of
+        # the current path
+        in_path = jnp.any((s[None, :] == wrap_slots[:, None])
+                          & (jnp.arange(n_slot) < n)[None, :], axis=1)
+        cp = jnp.where((in_path & ~cf)[:, None], wp, cp)
+        cf = cf | in_path
+        path_len = _length(s, n, jnp.concatenate([pts, jnp.where(cf[:, None], cp, wp)]), wl,
+                           tab.slot_obj)
         converged = (jnp.abs(path_len - last_len) < WRAP_LENGTH_TOLERANCE_M) | ab
         converged = converged | (tab.n_wraps < 2)  # a single wrap is applied once
         if n_w > 1:
@@ -390,15 +481,18 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
             s2, n2 = _remove(s, n, n_pt)
             s, n = jnp.where(swap, s2, s), jnp.where(swap, n2, n)
             od = jnp.where(swap, od.at[0].set(1).at[1].set(0), od)
-        new = (s, n, wp, wl, wt, od, path_len, converged, ab)
+        new = (s, n, wp, wl, wt, od, path_len, converged, ab, cp, cf)
         return jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), carry, new)
 
-    init = (seq, count, jnp.zeros((2 * n_w, 3), pts.dtype), jnp.zeros((n_w,), pts.dtype),
+    zeros = jnp.zeros((2 * n_w, 3), pts.dtype)
+    init = (seq, count, zeros, jnp.zeros((n_w,), pts.dtype),
             jnp.zeros((n_w,), pts.dtype), jnp.arange(n_w, dtype=jnp.int32),
-            jnp.asarray(jnp.inf, pts.dtype), jnp.array(False), jnp.array(False))
-    seq, count, wrap_pos, wrap_len, wrap_turn, *_ = jax.lax.fori_loop(0, max_reps, repetition,
-                                                                      init)
-    return seq, count, wrap_pos, wrap_len, wrap_turn
+            jnp.asarray(jnp.inf, pts.dtype), jnp.array(False), jnp.array(False), zeros,
+            jnp.zeros(2 * n_w, bool))
+    seq, count, wrap_pos, wrap_len, wrap_turn, *_, cpos, cflag = jax.lax.fori_loop(
+        0, max_reps, repetition, init)
+    return (seq, count, jnp.where(cflag[:, None], cpos, wrap_pos), wrap_len, wrap_turn,
+            wrap_pos)
 
 
 def current_paths(ps: OpenSimPathSet, kin: Kinematics, q: jax.Array) -> CurrentPath:
@@ -431,11 +525,8 @@ def _current_paths_compiled(ps: OpenSimPathSet, anchors: OpenSimAnchors, q: jax.
     if n_w == 0:
         seq, count = jax.vmap(lambda a: compact(a, a.shape[0]))(active)
         empty = jnp.zeros((pts.shape[0], 0), pts.dtype)
-        return CurrentPath(seq, count, pts, empty, empty)
+        return CurrentPath(seq, count, pts, empty, empty, pts)
     center, rot = anchors.cyl_center, anchors.cyl_rot
-    cyl = (center, rot, ps.cyl_radius, ps.cyl_length, jnp.asarray(ps.cyl_axis),
-           jnp.asarray(ps.cyl_sign), jnp.asarray(ps.cyl_kind), jnp.asarray(ps.cyl_hand),
-           frozenset(ps.cyl_kind))
     reps = MAX_WRAP_REPETITIONS if n_w > 1 else 1
     tab_j = jax.tree_util.tree_map(jnp.asarray, tab)
     # Two static groups: paths with at most one wrap object, whose tangency adjustment OpenSim
@@ -443,24 +534,38 @@ def _current_paths_compiled(ps: OpenSimPathSet, anchors: OpenSimAnchors, q: jax.
     # others. In one vmapped call over all paths the single-wrap lanes would skip the loop but
     # still ride along in its batched trips while any multi-wrap lane adjusts (with the former
     # fixed-trip loop: arm26 lengths 8.3 -> 2.7 ms, docs/models.md). Same results either way.
-    multi = np.asarray(tab.n_wraps) >= 2
+    # A group evaluates only the kinds of wrap objects its paths use; where some path has two
+    # wraps, the single-wrap paths with an ellipsoid join the second group, so that the
+    # ellipsoid (the largest construction to compile) is compiled once.
+    kind_of = np.asarray(ps.cyl_kind, np.int64)
+    n_wraps = np.asarray(tab.n_wraps)
+    uses = [set(kind_of[tab.wrap_cyl[p, :n_wraps[p]]].tolist()) for p in range(n_wraps.size)]
+    second = n_wraps >= 2
+    if second.any():
+        second |= np.array([WRAP_ELLIPSOID in u for u in uses], bool)
     parts = []
-    for rows, single in ((np.flatnonzero(~multi), True), (np.flatnonzero(multi), False)):
+    for rows, group in ((np.flatnonzero(~second), False), (np.flatnonzero(second), True)):
         if rows.size:
             sub = jax.tree_util.tree_map(lambda x, r=rows: x[r], tab_j)
+            kinds = frozenset().union(*(uses[r] for r in rows)) or frozenset(ps.cyl_kind)
+            cyl = (center, rot, ps.cyl_dims, jnp.asarray(ps.cyl_axis),
+                   jnp.asarray(ps.cyl_sign), jnp.asarray(ps.cyl_kind),
+                   jnp.asarray(ps.cyl_hand), kinds)
+            single = not (group and (n_wraps[rows] >= 2).any())
             # a single wrap is applied once (`repetition` marks it converged): one trip
             n_reps = 1 if single else reps
             parts.append((rows, jax.vmap(
-                lambda p, a, t, one=single, k=n_reps: _apply_wraps(p, a, t, cyl, k, one))(
+                lambda p, a, t, one=single, k=n_reps, cy=cyl: _apply_wraps(p, a, t, cy, k,
+                                                                          one))(
                     pts[rows], active[rows], sub)))
     if len(parts) == 1:
-        seq, count, wrap_pos, wrap_len, wrap_turn = parts[0][1]
+        seq, count, wrap_pos, wrap_len, wrap_turn, wrap_now = parts[0][1]
     else:
         back = np.argsort(np.concatenate([rows for rows, _ in parts]))
-        seq, count, wrap_pos, wrap_len, wrap_turn = (
-            jnp.concatenate([out[k] for _, out in parts])[back] for k in range(5))
+        seq, count, wrap_pos, wrap_len, wrap_turn, wrap_now = (
+            jnp.concatenate([out[k] for _, out in parts])[back] for k in range(6))
     return CurrentPath(seq, count, jnp.concatenate([pts, wrap_pos], axis=1), wrap_len,
-                       wrap_turn)
+                       wrap_turn, jnp.concatenate([pts, wrap_now], axis=1))
 
 
 def _lengths(ps: OpenSimPathSet, cur: CurrentPath) -> jax.Array:
@@ -512,22 +617,46 @@ def lengthening_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array) -
                    (jnp.zeros((), q.dtype),), (jnp.ones((), q.dtype),))[1]
 
 
+def _force_offset(seq, count, reported, current, direction, body, obj):
+    """The part of a unit tension's virtual work that comes from OpenSim applying each
+    segment's force at the tangent points as last computed (`current`) rather than at the
+    reported ones its direction is taken from (GeometryPath::addInEquivalentForces): the sum
+    over segments between different bodies of direction . (offset_b - offset_a), offset =
+    current - reported. Zero (with a zero derivative) where the two coincide."""
+    a, b = jnp.maximum(seq[:-1], 0), jnp.maximum(seq[1:], 0)
+    live = jnp.arange(seq.shape[0] - 1) < count - 1
+    offset = current - reported
+    work = jnp.sum(direction * (offset[b] - offset[a]), axis=-1)
+    return jnp.sum(jnp.where(live & (body[a] != body[b]) & ~((obj[a] >= 0) & (obj[a] == obj[b])),
+                             work, 0.0))
+
+
 def generalized_force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array) -> jax.Array:
     """(n_v, n_paths) OpenSim's computeMomentArm: the generalized force of a unit tension along
     the current path with every point, tangent points included, fixed on its body (so the
-    derivative ignores how the tangent points and the spiral move with q)."""
+    derivative ignores how the tangent points and the spiral move with q). As in OpenSim, each
+    segment's direction is that between the reported points (`CurrentPath.pos_world`) and
+    its force acts at the points as last computed (`CurrentPath.pos_current`)."""
     check_model(ps, model)
     cur = jax.lax.stop_gradient(current_paths(ps, kinematics(model, q), q))
-    body = path_tables(ps).slot_body                                        # (n_paths, S)
+    tab = path_tables(ps)
+    body = tab.slot_body                                                    # (n_paths, S)
     kin = kinematics(model, q)
-    local = jnp.einsum("psji,psj->psi", kin.body_rot_world[body],
-                       cur.pos_world - kin.body_pos_world[body])
+    to_local = lambda x: jnp.einsum("psji,psj->psi", kin.body_rot_world[body],  # noqa: E731
+                                    x - kin.body_pos_world[body])
+    local, local_now = to_local(cur.pos_world), to_local(cur.pos_current)
+    ends = jnp.take_along_axis(cur.pos_world, jnp.maximum(cur.seq, 0)[..., None], axis=1)
+    direction = jax.vmap(lambda e: e[1:] - e[:-1])(ends)
+    direction = direction / jnp.maximum(norm(direction), 1e-300)[..., None]
 
     def lengths(v):
         kv = kinematics(model, integrate_pos(model, q, v, 1.0))
-        world = kv.body_pos_world[body] + jnp.einsum("psij,psj->psi", kv.body_rot_world[body],
-                                                     local)
-        return _lengths(ps, cur._replace(pos_world=world))
+        moved = lambda x: kv.body_pos_world[body] + jnp.einsum(  # noqa: E731
+            "psij,psj->psi", kv.body_rot_world[body], x)
+        world, world_now = moved(local), moved(local_now)
+        offset = jax.vmap(_force_offset)(cur.seq, cur.count, world, world_now, direction,
+                                         jnp.asarray(body), jnp.asarray(tab.slot_obj))
+        return _lengths(ps, cur._replace(pos_world=world)) + offset
 
     return -jax.jacfwd(lengths)(jnp.zeros(model.n_v, q.dtype)).T
 
