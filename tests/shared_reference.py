@@ -18,3 +18,13 @@ def _shared() -> Path:
 
 
 SHARED = _shared()
+
+
+def needs(path) -> Path:
+    """`path` (a file under SHARED), or skip the calling test naming it if it is absent."""
+    import pytest
+
+    path = Path(path)
+    if not path.exists():
+        pytest.skip(f"shared reference {path} is absent")
+    return path

@@ -14,19 +14,14 @@ from __future__ import annotations
 import json
 import math
 
-import pytest
-
 from myotwin.cli.main import main
-from shared_reference import SHARED
+from shared_reference import SHARED, needs
 
 MODELS = SHARED / "reference" / "opensim" / "models"
 
 
 def _needs(name):
-    path = MODELS / name
-    if not path.exists():
-        pytest.skip(f"OpenSim model {path} is absent")
-    return path
+    return needs(MODELS / name)
 
 
 def test_check_reports_the_loaded_model(capsys):

@@ -30,7 +30,7 @@ import myotwin
 from myotwin import osim
 from myotwin.engine import bias_forces
 from osim_synthetic import set_text, write_osim
-from shared_reference import SHARED
+from shared_reference import SHARED, needs
 
 MODELS = SHARED / "reference" / "opensim" / "models"
 TOL_LENGTH_M = 1e-12
@@ -38,9 +38,7 @@ TOL_DYNAMICS = 1e-12
 
 
 def _needs(path):
-    if not path.exists():
-        pytest.skip(f"OpenSim model {path} is absent")
-    return path
+    return needs(path)
 
 
 def _vec(elem, tag):

@@ -15,7 +15,7 @@ import pytest
 
 from myotwin import osim
 from osim_synthetic import TINY, set_text, write_osim
-from shared_reference import REPO, SHARED
+from shared_reference import REPO, SHARED, needs
 
 MODELS = SHARED / "reference" / "opensim" / "models"
 DOCS = REPO / "docs" / "osim.md"
@@ -32,10 +32,7 @@ def _refused(path, *expected, omit=()):
 
 
 def _needs(name):
-    path = MODELS / name
-    if not path.exists():
-        pytest.skip(f"OpenSim model {path} is absent")
-    return path
+    return needs(MODELS / name)
 
 
 # ---------------------------------------------------------------- reference models

@@ -29,16 +29,13 @@ import pytest
 from myotwin.cli.main import main
 from myotwin.osim.storage import read_storage
 from osim_synthetic import TINY, write_osim
-from shared_reference import SHARED
+from shared_reference import SHARED, needs
 
 MODELS = SHARED / "reference" / "opensim" / "models"
 
 
 def _model(name):
-    path = MODELS / name
-    if not path.exists():
-        pytest.skip(f"{path} is absent (shared/reference not mounted)")
-    return path
+    return needs(MODELS / name)
 
 
 def _controls(path, labels, rows):

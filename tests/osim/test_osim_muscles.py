@@ -28,16 +28,14 @@ from myotwin import osim
 from myotwin.muscle import DeGrooteCurves, MillardCurves, ThelenCurves, equilibrium
 from myotwin.muscle import muscle_outputs
 from osim_synthetic import write_osim
-from shared_reference import SHARED
+from shared_reference import SHARED, needs
 
 MODELS = SHARED / "reference" / "opensim" / "models"
 REFERENCE = SHARED / "reference" / "opensim" / "arm26_reference.json"
 
 
 def _needs(path):
-    if not path.exists():
-        pytest.skip(f"OpenSim reference {path} is absent")
-    return path
+    return needs(path)
 
 
 def test_arm26_equilibrium_end_to_end_vs_opensim():

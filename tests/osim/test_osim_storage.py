@@ -11,16 +11,13 @@ import numpy as np
 import pytest
 
 from myotwin.osim.storage import StorageError, StorageWriter, read_storage
-from shared_reference import SHARED
+from shared_reference import SHARED, needs
 
 DATA = SHARED / "reference" / "opensim" / "data" / "arm26"
 
 
 def _data(name):
-    path = DATA / name
-    if not path.exists():
-        pytest.skip(f"{path} is absent (shared/reference not mounted)")
-    return path
+    return needs(DATA / name)
 
 
 def test_reads_opensim_states_and_controls():

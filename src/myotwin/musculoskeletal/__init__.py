@@ -12,10 +12,11 @@ integration), `energy` (power balance). docs/muscle.md, "Driving the skeleton".
 """
 
 from myotwin.musculoskeletal.dynamics import muscle_drive, rates, state_derivative
-from myotwin.musculoskeletal.energy import elastic_energy, mechanical_energy, muscle_input_power
+from myotwin.musculoskeletal.energy import (elastic_energy, mechanical_energy, muscle_input_power,
+                                            muscle_outputs_at)
 from myotwin.musculoskeletal.model import MusculoskeletalModel, musculoskeletal_model
 from myotwin.musculoskeletal.paths import path_state
-from myotwin.musculoskeletal.simulate import rollout, simulate
+from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout, simulate
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
 
 __all__ = [
@@ -23,9 +24,11 @@ __all__ = [
     "MusculoskeletalState",
     "elastic_energy",
     "equilibrium_state",
+    "first_nonfinite_step",
     "mechanical_energy",
     "muscle_drive",
     "muscle_input_power",
+    "muscle_outputs_at",
     "musculoskeletal_model",
     "path_state",
     "rates",

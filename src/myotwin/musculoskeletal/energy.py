@@ -28,14 +28,16 @@ from myotwin.musculoskeletal.paths import path_state
 from myotwin.musculoskeletal.state import MusculoskeletalState
 
 
-def _outputs(msm: MusculoskeletalModel, state: MusculoskeletalState) -> MuscleOutputs:
+def muscle_outputs_at(msm: MusculoskeletalModel, state: MusculoskeletalState) -> MuscleOutputs:
+    """Every muscle's fiber and tendon quantities (`MuscleOutputs`, (n_muscles,) each) at a
+    state of the coupled system: the paths' l_MT, v_MT at (q, qd), the muscles' own states."""
     length, speed, _ = path_state(msm, state.q, state.qd)
     return muscle_outputs(msm.muscles, state.activation, length, speed, state.tendon_state)
 
 
 def elastic_energy(msm: MusculoskeletalModel, state: MusculoskeletalState) -> jax.Array:
     """Scalar elastic energy stored in the muscles' passive fibers and tendons (J)."""
-    out = _outputs(msm, state)
+    out = muscle_outputs_at(msm, state)
     return jnp.sum(out.fiber_potential_energy_J + out.tendon_potential_energy_J)
 
 
@@ -48,5 +50,5 @@ def mechanical_energy(msm: MusculoskeletalModel, state: MusculoskeletalState) ->
 def muscle_input_power(msm: MusculoskeletalModel, state: MusculoskeletalState) -> jax.Array:
     """Scalar power delivered by the muscles' active elements and fiber dampers (W); it
     depends on the state only (the excitation sets the activation's rate, not the force)."""
-    out = _outputs(msm, state)
+    out = muscle_outputs_at(msm, state)
     return jnp.sum(out.fiber_active_power_W + out.fiber_damping_power_W)

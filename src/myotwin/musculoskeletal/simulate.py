@@ -88,7 +88,9 @@ def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation,
                                   states)
 
 
-def _first_bad_step(states: MusculoskeletalState) -> int:
+def first_nonfinite_step(states: MusculoskeletalState) -> int:
+    """The first row of `states` (fields with a leading step axis) with a non-finite entry in
+    any field, or -1."""
     bad = np.zeros(states.q.shape[0], dtype=bool)
     for x in states:
         x = np.asarray(x)
@@ -117,7 +119,7 @@ def simulate(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation
     state0 = MusculoskeletalState(*(jnp.asarray(x, dtype=float) for x in state0))
     states = rollout(msm, state0, u, dt_s, n, integrator, ctrl)
     if not isinstance(states.q, jax.core.Tracer):
-        k = _first_bad_step(states)
+        k = first_nonfinite_step(states)
         if k >= 0:
             raise FloatingPointError(f"simulation diverged: the state is not finite at step "
                                      f"{k} (t = {k * dt_s:.6g} s)")

@@ -45,10 +45,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.integrators import Integrator
-from myotwin.muscle.musculotendon import muscle_outputs
+from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.model import MusculoskeletalModel
-from myotwin.musculoskeletal.paths import path_state
-from myotwin.musculoskeletal.simulate import rollout
+from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
 from myotwin.osim.loader import OsimModel
 from myotwin.osim.storage import Storage, StorageWriter
@@ -208,10 +207,10 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
             states = rollout(msm, state, jnp.asarray(inputs.excitation(t_mid)), dt_s, chunk,
                              Integrator(integrator), jnp.asarray(inputs.control(t_mid)))
             steps = done + np.arange(1, chunk + 1)
-            finite = _finite_rows(states)[1:]
             keep = steps <= n
-            if not np.all(finite[keep]):
-                bad_step = int(steps[np.argmin(finite)])
+            bad_row = first_nonfinite_step(states)   # row 0 is the chunk's finite start
+            if bad_row > 0 and steps[bad_row - 1] <= n:
+                bad_step = int(steps[bad_row - 1])
                 keep &= steps < bad_step
             rows = np.flatnonzero(keep & ((steps % stride == 0) | (steps == n)))
             if rows.size:
@@ -250,8 +249,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
 
 def _outputs_fn(msm: MusculoskeletalModel):
     def one(m, s):
-        length, speed, _ = path_state(m, s.q, s.qd)
-        o = muscle_outputs(m.muscles, s.activation, length, speed, s.tendon_state)
+        o = muscle_outputs_at(m, s)
         return o.fiber_length_m, o.tendon_force_N
 
     return jax.jit(jax.vmap(one, in_axes=(None, 0)))
@@ -259,14 +257,6 @@ def _outputs_fn(msm: MusculoskeletalModel):
 
 def _stack(states) -> MusculoskeletalState:
     return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *states)
-
-
-def _finite_rows(states: MusculoskeletalState) -> np.ndarray:
-    ok = np.ones(states.q.shape[0], dtype=bool)
-    for x in states:
-        x = np.asarray(x)
-        ok &= np.all(np.isfinite(x.reshape(x.shape[0], -1)), axis=1)
-    return ok
 
 
 def _write(states_file, forces_file, states, derived, steps, dt_s) -> None:
