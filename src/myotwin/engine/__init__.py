@@ -4,7 +4,8 @@ Stages: `model` (compile once into an immutable pytree) -> `kinematics` (poses, 
 `jacobian` (dof motion vectors, site Jacobians) -> `mass` and `bias` (M(q), c(q, qd)) ->
 `twists` (body velocities and bias accelerations) -> `passive`, `actuation`, `contact` and
 `applied` (generalized forces) -> `limits` (joint-limit constraint QP) ->
-`dynamics` (forward/inverse) ->
+`dynamics` (forward/inverse; `coupling` projects them onto coordinates that drive several
+dofs, OpenSim's spline-coupled joint axes) ->
 `integrators` (one step; `implicit` for BDF1/SDIRK2) -> `simulate` (fixed-step rollouts
 with lax.scan).
 Everything is float64: enable `jax_enable_x64` in the entry point before `load`.
@@ -29,6 +30,16 @@ from myotwin.engine.contact import (
     contact_forces,
     contact_points,
     with_contact_params,
+)
+from myotwin.engine.coupling import (
+    CoordinateCoupling,
+    PiecewisePolynomial,
+    coordinate_coupling,
+    coupled_inverse_dynamics,
+    coupled_mass_matrix,
+    full_motion,
+    full_positions,
+    reduce_forces,
 )
 from myotwin.engine.dynamics import (
     forward_dynamics,
@@ -74,6 +85,14 @@ __all__ = [
     "ContactForces",
     "ContactModel",
     "ContactPoints",
+    "CoordinateCoupling",
+    "PiecewisePolynomial",
+    "coordinate_coupling",
+    "coupled_inverse_dynamics",
+    "coupled_mass_matrix",
+    "full_motion",
+    "full_positions",
+    "reduce_forces",
     "GeomType",
     "Integrator",
     "JointType",

@@ -1,0 +1,210 @@
+"""Coupled coordinates: engine joints whose motion is a function of a smaller set of coordinates.
+
+OpenSim's CustomJoint moves its child through up to six transform axes, each a function of
+one coordinate: gait models translate the knee along two axes as splines of the knee angle.
+The engine keeps MuJoCo's joints (docs/engine.md), so such a joint is compiled as one engine
+hinge or slide per moving axis (the full model, coordinates q_f) and this module eliminates the
+dependent ones exactly: every engine dof j follows one reduced coordinate s(j),
+
+    q_f[j] = f_j(q[s(j)]),   qd_f = J qd,   qdd_f = J qdd + Jdot qd,
+    J[j, s(j)] = f_j'(q[s(j)]),  (Jdot qd)[j] = f_j''(q[s(j)]) qd[s(j)]^2,
+
+and the equations of motion of the reduced system are the full ones projected by J
+(d'Alembert / Kane; the chained Jacobians of the seed, Wang et al. 2022 §3, Eq. 7, with
+q_f in the role of the maximal coordinates):
+
+    tau = J^T tau_f(q_f, qd_f, J qdd + Jdot qd),   M = J^T M_f J.
+
+This is exact (no constraint forces, no drift), unlike MuJoCo's approach to the same models
+(extra dofs held by soft equality constraints, MyoSuite's knee). f_j is a piecewise
+polynomial (`PiecewisePolynomial`): every OpenSim function of one coordinate that a joint
+uses (Constant, LinearFunction, SimmSpline, NaturalCubicSpline, PiecewiseLinearFunction,
+PolynomialFunction, MultiplierFunction of those) is one, extrapolation included. An
+independent dof is the identity f(x) = x.
+
+The full model must have hinge and slide joints only (q_f and qd_f then have the same layout)
+with qpos0 = 0 (q_f is the joint displacement itself).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from myotwin.engine.dynamics import inverse_dynamics
+from myotwin.engine.mass import mass_matrix
+from myotwin.engine.model import JointType, Model
+
+
+class PiecewisePolynomial(NamedTuple):
+    """A function of one variable, polynomial on each of k + 1 pieces (NumPy, float64).
+
+    breaks (k,): increasing; piece 0 is x < breaks[0], piece i (1 <= i < k) is
+      breaks[i-1] <= x < breaks[i], piece k is x >= breaks[k-1] (k = 0: one piece, all x).
+    origins (k + 1,): the point each piece's polynomial is expanded about.
+    coefficients (k + 1, d + 1): ascending powers of (x - origin) on each piece.
+    """
+
+    breaks: np.ndarray
+    origins: np.ndarray
+    coefficients: np.ndarray
+
+
+def identity_polynomial() -> PiecewisePolynomial:
+    """f(x) = x."""
+    return PiecewisePolynomial(np.zeros(0), np.zeros(1), np.array([[0.0, 1.0]]))
+
+
+def _checked(p: PiecewisePolynomial, what: str) -> PiecewisePolynomial:
+    breaks = np.asarray(p.breaks, np.float64).reshape(-1)
+    origins = np.asarray(p.origins, np.float64).reshape(-1)
+    coefficients = np.asarray(p.coefficients, np.float64)
+    k = breaks.size
+    if coefficients.ndim != 2 or coefficients.shape[0] != k + 1 or origins.size != k + 1:
+        raise ValueError(f"{what}: {k} breaks need {k + 1} origins and {k + 1} rows of "
+                         f"coefficients, got {origins.size} and {coefficients.shape}")
+    if np.any(np.diff(breaks) <= 0):
+        raise ValueError(f"{what}: breaks must increase strictly, got {breaks.tolist()}")
+    for name, a in (("breaks", breaks), ("origins", origins), ("coefficients", coefficients)):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{what}: {name} must be finite, got {a.tolist()}")
+    return PiecewisePolynomial(breaks, origins, coefficients)
+
+
+@dataclasses.dataclass(frozen=True)
+class CoordinateCoupling:
+    """The map from n_reduced coordinates to the n_full engine dofs (a JAX pytree).
+
+    source (n_full,) static: the reduced coordinate each engine dof follows.
+    breaks (n_full, k_max): per dof, padded with +inf (never reached).
+    origins (n_full, k_max + 1), coefficients (n_full, k_max + 1, d_max + 1): zero padded.
+    """
+
+    n_reduced: int = dataclasses.field(metadata={"static": True})
+    source: tuple[int, ...] = dataclasses.field(metadata={"static": True})
+    breaks: jax.Array
+    origins: jax.Array
+    coefficients: jax.Array
+
+    @property
+    def n_full(self) -> int:
+        return len(self.source)
+
+
+jax.tree_util.register_dataclass(CoordinateCoupling)
+
+
+def coordinate_coupling(n_reduced: int, source, functions) -> CoordinateCoupling:
+    """Compile per-dof functions: dof j = functions[j](q[source[j]]). Raises ValueError on a
+    source outside range(n_reduced), a coordinate no dof follows, or a malformed function."""
+    source = tuple(int(s) for s in source)
+    functions = [_checked(f, f"coupling function of dof {j}") for j, f in enumerate(functions)]
+    if len(functions) != len(source):
+        raise ValueError(f"{len(source)} dofs but {len(functions)} functions")
+    bad = [s for s in source if not 0 <= s < n_reduced]
+    if bad:
+        raise ValueError(f"coupling sources must be in [0, {n_reduced}), got {bad}")
+    unused = sorted(set(range(n_reduced)) - set(source))
+    if unused:
+        raise ValueError(f"reduced coordinates {unused} move no engine dof")
+    k_max = max((f.breaks.size for f in functions), default=0)
+    d_max = max((f.coefficients.shape[1] for f in functions), default=1)
+    n = len(functions)
+    breaks = np.full((n, k_max), np.inf)
+    origins = np.zeros((n, k_max + 1))
+    coefficients = np.zeros((n, k_max + 1, d_max))
+    for j, f in enumerate(functions):
+        k, d = f.breaks.size, f.coefficients.shape[1]
+        breaks[j, :k], origins[j, :k + 1] = f.breaks, f.origins
+        coefficients[j, :k + 1, :d] = f.coefficients
+    return CoordinateCoupling(n_reduced, source, jnp.asarray(breaks), jnp.asarray(origins),
+                              jnp.asarray(coefficients))
+
+
+def _dof_functions(c: CoordinateCoupling, q: jax.Array):
+    """(f, f', f'') (n_full,) of each dof at its source coordinate."""
+    x = q[np.asarray(c.source, dtype=np.int32)] if c.n_full else jnp.zeros(0, q.dtype)
+    piece = jnp.sum(x[:, None] >= c.breaks, axis=1)
+    u = x - jnp.take_along_axis(c.origins, piece[:, None], axis=1)[:, 0]
+    coeff = jnp.take_along_axis(c.coefficients, piece[:, None, None], axis=1)[:, 0]
+    powers = np.arange(coeff.shape[1])
+    value = jnp.zeros_like(x)
+    first = jnp.zeros_like(x)
+    second = jnp.zeros_like(x)
+    for p in powers[::-1]:  # Horner on the value and both derivatives
+        second = second * u + 2.0 * first
+        first = first * u + value
+        value = value * u + coeff[:, p]
+    return value, first, second
+
+
+def full_positions(c: CoordinateCoupling, q: jax.Array) -> jax.Array:
+    """(n_full,) engine q_f of the reduced coordinates q (n_reduced,)."""
+    return _dof_functions(c, q)[0]
+
+
+def full_jacobian(c: CoordinateCoupling, q: jax.Array) -> jax.Array:
+    """(n_full, n_reduced) J = d q_f / d q."""
+    slope = _dof_functions(c, q)[1]
+    return jnp.zeros((c.n_full, c.n_reduced), q.dtype).at[
+        np.arange(c.n_full), np.asarray(c.source, dtype=np.int32)].set(slope)
+
+
+class FullMotion(NamedTuple):
+    """Engine-dof motion of a reduced state: q_f, qd_f, qdd_f (n_full,)."""
+
+    q: jax.Array
+    qd: jax.Array
+    qdd: jax.Array
+
+
+def full_motion(c: CoordinateCoupling, q: jax.Array, qd: jax.Array,
+                qdd: jax.Array) -> FullMotion:
+    """q_f, qd_f = J qd and qdd_f = J qdd + Jdot qd (module docstring)."""
+    value, first, second = _dof_functions(c, q)
+    src = np.asarray(c.source, dtype=np.int32)
+    rate = qd[src]
+    return FullMotion(value, first * rate, first * qdd[src] + second * rate * rate)
+
+
+def reduce_forces(c: CoordinateCoupling, q: jax.Array, tau_full: jax.Array) -> jax.Array:
+    """(n_reduced,) J^T tau_full: a generalized force on the engine dofs (n_full,) as a force
+    on the reduced coordinates (the same power for every reduced velocity)."""
+    slope = _dof_functions(c, q)[1]
+    return jax.ops.segment_sum(slope * tau_full, np.asarray(c.source, dtype=np.int32),
+                               num_segments=c.n_reduced)
+
+
+def check_coupled_model(model: Model, c: CoordinateCoupling) -> None:
+    """Raise ValueError unless `model` has n_full hinge/slide dofs with qpos0 = 0."""
+    if model.n_v != c.n_full or model.n_q != c.n_full:
+        raise ValueError(f"the coupling moves {c.n_full} engine dofs but the model has "
+                         f"n_q = {model.n_q}, n_v = {model.n_v}")
+    bad = [JointType(t).name for t in model.joint_type
+           if t not in (JointType.HINGE, JointType.SLIDE)]
+    if bad:
+        raise ValueError(f"coupled coordinates need hinge and slide joints only, got {bad}")
+    if np.any(np.asarray(model.qpos0) != 0.0):
+        raise ValueError("coupled coordinates need qpos0 = 0 (no joint `ref`)")
+
+
+def coupled_inverse_dynamics(model: Model, c: CoordinateCoupling, q: jax.Array, qd: jax.Array,
+                             qdd: jax.Array, *, qfrc_applied: jax.Array | None = None,
+                             xfrc_applied: jax.Array | None = None) -> jax.Array:
+    """(n_reduced,) generalized force producing qdd at (q, qd) (n_reduced,): J^T times the
+    engine's `inverse_dynamics` of the full motion; qfrc_applied (n_full,) on the engine dofs
+    and xfrc_applied (n_body, 6) as there."""
+    motion = full_motion(c, q, qd, qdd)
+    tau_full = inverse_dynamics(model, motion.q, motion.qd, motion.qdd,
+                                qfrc_applied=qfrc_applied, xfrc_applied=xfrc_applied)
+    return reduce_forces(c, q, tau_full)
+
+
+def coupled_mass_matrix(model: Model, c: CoordinateCoupling, q: jax.Array) -> jax.Array:
+    """(n_reduced, n_reduced) J^T M_f(q_f) J."""
+    jac = full_jacobian(c, q)
+    return jac.T @ mass_matrix(model, full_positions(c, q)) @ jac
