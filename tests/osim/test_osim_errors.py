@@ -45,12 +45,15 @@ def test_arm26_loads_with_its_ellipsoids():
                                                                               "TRIlonghh"]
 
 
-@pytest.mark.parametrize("name", ["leg6dof9musc.osim", "gait10dof18musc.osim"])
-def test_leg_and_gait_models_name_their_multi_axis_pelvis_joint(name):
-    message = _refused(_needs(name), "CustomJoint 'ground_pelvis'", "3 transform axes move",
-                       "rotation1 (pelvis_tilt)", "translation1 (pelvis_tx)",
-                       "translation2 (pelvis_ty)")
-    documented = "only one moving axis"
+def test_leg_model_names_its_coordinate_coupler_constraint():
+    _refused(_needs("leg6dof9musc.osim"), "CoordinateCouplerConstraint",
+             "constraints are not modelled")
+
+
+def test_gait_model_names_its_moving_path_points():
+    message = _refused(_needs("gait10dof18musc.osim"), "MovingPathPoint 'rect_fem_r-P3'",
+                       "muscle rect_fem_r", "not supported")
+    documented = "MovingPathPoint"
     assert documented in message and documented in DOCS.read_text()
 
 
@@ -116,9 +119,16 @@ def _ellipsoid_by_midpoint(root):
     _wrap_on_the_path(root, "midpoint")
 
 
-def _two_moving_axes(root):
+def _function_of_nothing(root):
+    axis = root.find(".//TransformAxis[@name='rotation2']")
+    axis.remove(axis.find("Constant"))
+    axis.append(ET.fromstring("<LinearFunction><coefficients>2 0</coefficients>"
+                              "</LinearFunction>"))
+
+
+def _foreign_axis(root):
     axis = root.find(".//TransformAxis[@name='translation1']")
-    axis.find("coordinates").text = "theta"
+    axis.find("coordinates").text = "phi"
 
 
 def _body_without_joint(root):
@@ -152,14 +162,17 @@ EDITS = {
                            "/bodyset/nobody"),
         ("PathPoint 'm-P2'", "muscle m", "'/bodyset/nobody'")),
     "MovingPathPoint": (_moving_point, ("MovingPathPoint 'm-P2'", "muscle m", "not supported")),
-    "CustomJoint slope 2": (lambda r: set_text(r, ".//LinearFunction/coefficients", "2 0"),
-                            ("TransformAxis 'rotation1'", "CustomJoint hinge",
-                             "LinearFunction (coefficients '2 0')")),
-    "CustomJoint non-zero constant": (
-        lambda r: set_text(r, ".//TransformAxis[@name='rotation2']/Constant/value", "0.1"),
-        ("TransformAxis 'rotation2'", "CustomJoint hinge", "Constant (value '0.1')")),
-    "CustomJoint two moving axes": (_two_moving_axes, ("CustomJoint 'hinge'",
-                                                        "translation1 (theta)")),
+    "CustomJoint unknown function": (
+        lambda r: setattr(r.find(".//LinearFunction"), "tag", "StepFunction"),
+        ("StepFunction", "TransformAxis rotation1", "CustomJoint hinge")),
+    "CustomJoint axis of two coordinates": (
+        lambda r: set_text(r, ".//TransformAxis[@name='rotation1']/coordinates", "theta phi"),
+        ("TransformAxis 'rotation1'", "CustomJoint hinge", "several coordinates")),
+    "CustomJoint function of no coordinate": (_function_of_nothing, (
+        "TransformAxis 'rotation2'", "CustomJoint hinge", "must be a Constant",
+        "LinearFunction (coefficients '2 0')")),
+    "CustomJoint axis of another coordinate": (_foreign_axis, (
+        "TransformAxis 'translation1'", "CustomJoint hinge", "'phi'", "['theta']")),
     "locked coordinate": (lambda r: set_text(r, ".//Coordinate/locked", "true"),
                           ("Coordinate 'theta'", "CustomJoint hinge", "<locked>true</locked>")),
     "Version 30000": (_version, ("OpenSimDocument", "Version 30000")),

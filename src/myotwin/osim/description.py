@@ -16,8 +16,8 @@ from myotwin.engine.builder import WORLD
 Vec3 = tuple[float, float, float]
 
 __all__ = ["WORLD", "Body", "Coordinate", "CoordinateActuator", "Document", "Frame", "Joint",
-           "JointKind", "Muscle", "PathPoint", "PathWrap", "WrapCylinder", "WrapEllipsoid",
-           "WrapObstacle"]
+           "JointAxis", "JointKind", "Muscle", "PathPoint", "PathWrap", "WrapCylinder",
+           "WrapEllipsoid", "WrapObstacle"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,8 +45,9 @@ class JointKind(enum.Enum):
     """What a supported joint is in the engine."""
 
     WELD = "weld"      # the child body is fixed to the parent: no engine joint
-    HINGE = "hinge"    # rotation about `Joint.axis` through the joint frame's origin
-    SLIDE = "slide"    # translation along `Joint.axis`
+    HINGE = "hinge"    # rotation about an axis through the joint frame's origin
+    SLIDE = "slide"    # translation along an axis
+    CUSTOM = "custom"  # several moving axes (JointAxis), each an engine hinge or slide
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,19 +62,43 @@ class Coordinate:
 
 
 @dataclasses.dataclass(frozen=True)
+class JointAxis:
+    """One moving axis of a joint: a rotation (HINGE) about, or a translation (SLIDE) along,
+    the unit vector `axis` in the joint frame, by `function(coordinate)` (rad or m; an
+    `osim.functions.OsimFunction`, or None for the identity: the coordinate itself, as in a
+    PinJoint, a SliderJoint or a LinearFunction with coefficients (1, 0)). `name` is the
+    OpenSim TransformAxis name (rotation1..translation3), or the joint's tag for a PinJoint /
+    SliderJoint."""
+
+    name: str
+    kind: JointKind
+    axis: Vec3
+    coordinate: str
+    function: object | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class Joint:
     """A joint of the subset. parent / child: the joint frames on the parent and child bodies
-    (OpenSim's socket_parent_frame / socket_child_frame); axis: the hinge or slide direction in
-    the joint frame (None for a weld); coordinate: the joint's one coordinate (None for a
-    weld)."""
+    (OpenSim's socket_parent_frame / socket_child_frame); coordinates: the joint's own, in file
+    order; axes: its moving axes in the order they move the child (OpenSim's SpatialTransform:
+    the translations, in the parent joint frame, then the rotations, body-fixed), none for a
+    weld."""
 
     tag: str
     name: str
     parent: Frame
     child: Frame
-    kind: JointKind
-    axis: Vec3 | None = None
-    coordinate: Coordinate | None = None
+    coordinates: tuple[Coordinate, ...] = ()
+    axes: tuple[JointAxis, ...] = ()
+
+    @property
+    def kind(self) -> JointKind:
+        """WELD without moving axes; else the kind of a single axis (HINGE or SLIDE), or
+        CUSTOM for several."""
+        if not self.axes:
+            return JointKind.WELD
+        return self.axes[0].kind if len(self.axes) == 1 else JointKind.CUSTOM
 
 
 @dataclasses.dataclass(frozen=True)

@@ -50,6 +50,7 @@ from myotwin.musculoskeletal.model import MusculoskeletalModel
 from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
 from myotwin.osim.loader import OsimModel
+from myotwin.osim.muscles import refuse_coupled
 from myotwin.osim.storage import Storage, StorageWriter
 
 #: Steps per compiled chunk: the unit of writing (0.05 s of output at dt = 0.1 ms).
@@ -163,6 +164,8 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     record_every_s: interval of the written rows (default: every step), a whole number of
     steps. Returns the summary; raises FloatingPointError after writing if the state stops
     being finite."""
+    if loaded.coupling is not None:
+        raise ValueError(refuse_coupled(loaded, "forward simulation"))
     duration_s = _positive("duration_s", duration_s)
     dt_s = _positive("dt_s", dt_s)
     n = int(round(duration_s / dt_s))

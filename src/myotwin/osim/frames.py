@@ -1,16 +1,20 @@
 """Where a joint puts its child body, and its axis and anchor in the child body's frame.
 
 An OpenSim joint connects a frame P on the parent body (pose X_parent_P) to a frame F on the
-child body (pose X_child_F); the joint's own transform X_PF(q) is the identity at q = 0 for
-every joint of the subset (PinJoint, SliderJoint, and CustomJoints whose moving axis is
-1 * q + 0 and whose other axes are 0). So the child's pose in the parent at q = 0 is
+child body (pose X_child_F) through its transform X_FM(q): the child's pose in the parent is
+X_parent_P * X_FM(q) * inverse(X_child_F). The engine builds each moving axis of the joint as
+a hinge or slide whose displacement q_f is the axis's value (the coordinate itself, or the
+axis's function of it, `engine.coupling`), so q_f = 0 is X_FM = identity and the child's
+pose at q_f = 0 is
 
-    X_parent_child = X_parent_P * X_joint(0) * inverse(X_child_F) = X_parent_P * inverse(X_child_F)
+    X_parent_child = X_parent_P * inverse(X_child_F).
 
-and, as q moves, the child turns about (or slides along) the joint axis fixed in P = F: in
-the child frame the axis is R_child_F * axis and a hinge's anchor is F's origin. That is
-exactly an engine body at that pose with a hinge / slide joint (MJCF semantics: axis and
-anchor in the body frame, q = 0 at the body's pose). Quaternions w-first.
+As q_f moves, the child turns about (or slides along) each axis fixed in the frame moved by
+the axes before it -- translations first, along axes fixed in P, then the rotations,
+body-fixed, as OpenSim's SpatialTransform composes them -- so in the child frame an axis is
+R_child_F * axis and a hinge's anchor is F's origin. That is exactly an engine body at that
+pose with its hinges / slides (MJCF semantics: axis and anchor in the body frame, applied in
+order, q = 0 at the body's pose). Quaternions w-first.
 """
 
 from __future__ import annotations

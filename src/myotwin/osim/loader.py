@@ -8,8 +8,11 @@ from collections.abc import Iterable, Mapping
 
 import jax
 
+from myotwin.engine.coupling import CoordinateCoupling, coordinate_coupling, identity_polynomial
 from myotwin.engine.model import Model
 from myotwin.osim import to_builders
+from myotwin.osim.description import JointKind
+from myotwin.osim.functions import is_linear, piecewise_polynomial
 from myotwin.osim.xml_reading import read_document
 from myotwin.paths.builder import PathBuilder
 
@@ -22,12 +25,26 @@ class OsimModel:
       `myotwin.muscle_lengths(model, q)`, `myotwin.moment_arms(model, q)`, the dynamics.
     path_builder: the `PathBuilder` (skeleton `ModelBuilder` in `path_builder.skeleton`), to
       add elements and `build()` again.
-    coordinates: coordinate names in the engine's q order (read from the compiled model).
+    coordinates: the OpenSim coordinate names: the joints in the engine's (depth-first)
+      order, each joint's coordinates in the file's order (the engine's q order when
+      `coupling` is None).
+    engine_joints: the engine's joint names in its q order: a coordinate's own name, or
+      "<joint>/<axis>" for a CustomJoint axis that is a function of its coordinate (a knee's
+      spline translations).
+    coupling: None when every engine joint is a coordinate (then `model`'s q is the
+      coordinates); else the `engine.CoordinateCoupling` from the coordinates q to the engine's
+      q_f (`engine.coupling.full_positions`; `coupled_inverse_dynamics` for the dynamics):
+      `model`'s functions take q_f, and generalized forces reduce by J^T.
     coordinate_ranges: name -> (lo, hi) rad or m; coordinate_clamped: name -> the file's
       `clamped` flag; both recorded, not enforced (the engine's joints are unlimited).
     coordinate_default_values: name -> OpenSim's default value (rad or m), an initial pose.
     coordinate_joints: name -> the joint it belongs to (for OpenSim's state names,
       `/jointset/<joint>/<coordinate>/value`).
+    coordinate_motion: name -> OpenSim's motion type: "rotational" when it turns a rotation
+      axis through a linear function (PinJoint, LinearFunction), else "translational" when it
+      moves a translation axis so, else "coupled" (only through other functions); a
+      rotational coordinate is in rad (degrees in files marked inDegrees), the others in m.
+    body_names: the engine's body names in its order, "world" (OpenSim's ground) first.
     muscle_names: the muscles in ForceSet order (= the model's paths).
     muscles: name -> read-only mapping of parameters (SI names, `osim.force_reading`).
     actuator_names: the CoordinateActuators in ForceSet order (= the model's actuators);
@@ -40,10 +57,14 @@ class OsimModel:
     model: Model
     path_builder: PathBuilder
     coordinates: tuple[str, ...]
+    engine_joints: tuple[str, ...]
+    coupling: CoordinateCoupling | None
     coordinate_ranges: Mapping[str, tuple[float, float]]
     coordinate_clamped: Mapping[str, bool]
     coordinate_default_values: Mapping[str, float]
     coordinate_joints: Mapping[str, str]
+    coordinate_motion: Mapping[str, str]
+    body_names: tuple[str, ...]
     muscle_names: tuple[str, ...]
     muscles: Mapping[str, Mapping[str, object]]
     actuator_names: tuple[str, ...]
@@ -56,12 +77,42 @@ def _frozen(mapping=(), **items) -> types.MappingProxyType:
     return types.MappingProxyType(dict(mapping, **items))
 
 
-def load(path, *, omit: Iterable[str] = ()) -> OsimModel:
+def _motion(doc, coordinate: str) -> str:
+    """OpenSim's Coordinate motion type (checked against OpenSim 4.6's getMotionType)."""
+    linear = {axis.kind for joint in doc.joints for axis in joint.axes
+              if axis.coordinate == coordinate
+              and (axis.function is None or is_linear(axis.function))}
+    if JointKind.HINGE in linear:
+        return "rotational"
+    return "translational" if JointKind.SLIDE in linear else "coupled"
+
+
+def _coupling(doc, engine_joints: tuple[str, ...]):
+    """(the coordinates, each joint's in its file order, the joints in the engine's order;
+    the coupling, None when they are the engine's joints in its q order)."""
+    axes = to_builders.engine_joints(doc)
+    joint_of = {c.name: j for j in doc.joints for c in j.coordinates}
+    joints = dict.fromkeys(joint_of[axes[name].coordinate].name for name in engine_joints)
+    by_name = {j.name: j for j in doc.joints}
+    coordinates = tuple(c.name for name in joints for c in by_name[name].coordinates)
+    if coordinates == engine_joints:
+        return coordinates, None
+    index = {name: i for i, name in enumerate(coordinates)}
+    functions = [identity_polynomial() if axes[name].function is None
+                 else piecewise_polynomial(axes[name].function) for name in engine_joints]
+    coupling = coordinate_coupling(len(coordinates),
+                                   [index[axes[name].coordinate] for name in engine_joints],
+                                   functions)
+    return coordinates, coupling
+
+
+def load(path, *, omit: Iterable[str] = (), forces: bool = True) -> OsimModel:
     """Load an OpenSim 4 .osim file of the supported subset (docs/osim.md).
 
     omit: names of wrap objects, constraints, forces or components to leave out (paths then
     drop an omitted wrap object, as `models.arm26.build(ellipsoids=False)` drops its
-    ellipsoids). Raises
+    ellipsoids). forces=False loads the skeleton only (the ForceSet is not read: no muscles,
+    no actuators), for inverse dynamics with every force excluded. Raises
     `osim.OsimError` (a ValueError naming the file, the element and the value) for anything
     outside the subset. Needs float64 (`myotwin.configure_jax()` first)."""
     names = () if isinstance(omit, str) else tuple(omit)
@@ -71,21 +122,25 @@ def load(path, *, omit: Iterable[str] = ()) -> OsimModel:
     if not jax.config.jax_enable_x64:
         raise RuntimeError("osim.load needs float64: call myotwin.configure_jax() (or "
                            'jax.config.update("jax_enable_x64", True)) first')
-    doc = read_document(path, names)
+    doc = read_document(path, names, forces=forces)
     pb = to_builders.path_builder(doc, to_builders.skeleton(doc))
-    model, coordinates = to_builders.build_model(doc, pb)
-    by_name = {j.coordinate.name: j.coordinate for j in doc.joints if j.coordinate is not None}
-    joint_of = {j.coordinate.name: j.name for j in doc.joints if j.coordinate is not None}
+    model, engine_joints = to_builders.build_model(doc, pb)
+    coordinates, coupling = _coupling(doc, engine_joints)
+    by_name = {c.name: c for j in doc.joints for c in j.coordinates}
+    joint_of = {c.name: j.name for j in doc.joints for c in j.coordinates}
     coords = {name: by_name[name] for name in coordinates}  # q order
     actuators = {a.name: _frozen(coordinate=a.coordinate, gear=a.optimal_force,
                                  control_range=(a.min_control, a.max_control))
                  for a in doc.actuators}
     return OsimModel(
-        model=model, path_builder=pb, coordinates=coordinates,
+        model=model, path_builder=pb, coordinates=coordinates, engine_joints=engine_joints,
+        coupling=coupling,
         coordinate_ranges=_frozen({n: c.range for n, c in coords.items()}),
         coordinate_clamped=_frozen({n: c.clamped for n, c in coords.items()}),
         coordinate_default_values=_frozen({n: c.default_value for n, c in coords.items()}),
         coordinate_joints=_frozen({n: joint_of[n] for n in coords}),
+        coordinate_motion=_frozen({n: _motion(doc, n) for n in coords}),
+        body_names=to_builders.body_names(pb),
         muscle_names=tuple(m.name for m in doc.muscles),
         muscles=_frozen({m.name: m.parameters for m in doc.muscles}),
         actuator_names=tuple(a.name for a in doc.actuators), actuators=_frozen(actuators),

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from myotwin.osim.description import (WORLD, Body, Coordinate, Frame, Joint, JointKind,
-                                      WrapCylinder, WrapEllipsoid, WrapObstacle)
+from myotwin.osim.description import (WORLD, Body, Coordinate, Frame, Joint, JointAxis,
+                                      JointKind, WrapCylinder, WrapEllipsoid, WrapObstacle)
 from myotwin.osim.errors import Where
+from myotwin.osim.functions import (is_constant, is_constant_zero, is_identity,
+                                    read_function)
 from myotwin.osim.xml_values import Node, Omissions
 
 #: Visual-only children of frames and bodies (drawn by OpenSim's GUI, no physics).
@@ -174,7 +176,7 @@ def read_joint(node: Node) -> Joint:
     """A WeldJoint, PinJoint, SliderJoint or CustomJoint of the subset."""
     if node.tag not in ("WeldJoint", "PinJoint", "SliderJoint", "CustomJoint"):
         raise node.error(f"{node.tag} is not supported (supported joints: WeldJoint, PinJoint, "
-                         "SliderJoint, CustomJoint with at most one moving axis)")
+                         "SliderJoint, CustomJoint)")
     node.check_children(_JOINT_PROPERTIES + (("SpatialTransform",)
                                              if node.tag == "CustomJoint" else ()))
     if node.flag("reverse", False):
@@ -192,21 +194,22 @@ def read_joint(node: Node) -> Joint:
     parent = _socket_frame(node, "socket_parent_frame", frames)
     child = _socket_frame(node, "socket_child_frame", frames)
     found = node.find("coordinates")
-    coords = [_coordinate(Node.of(e, node.where)) for e in ([] if found is None else found)]
+    coords = tuple(_coordinate(Node.of(e, node.where))
+                   for e in ([] if found is None else found))
     if node.tag == "CustomJoint":
-        kind, axis, coord = _spatial_transform(node, coords)
-        return Joint(node.tag, node.name, parent, child, kind, axis, coord)
+        return Joint(node.tag, node.name, parent, child, coords,
+                     _spatial_transform(node, coords))
     expected = 0 if node.tag == "WeldJoint" else 1
     if len(coords) != expected:
         raise node.error(f"a {node.tag} has {expected} coordinate{'s' * (expected != 1)}, got "
                          f"{[c.name for c in coords]}")
     if node.tag == "WeldJoint":
-        return Joint(node.tag, node.name, parent, child, JointKind.WELD)
+        return Joint(node.tag, node.name, parent, child)
     if node.tag == "PinJoint":  # rotation about the joint frames' common z axis
-        return Joint(node.tag, node.name, parent, child, JointKind.HINGE, (0.0, 0.0, 1.0),
-                     coords[0])
-    return Joint(node.tag, node.name, parent, child, JointKind.SLIDE, (1.0, 0.0, 0.0),
-                 coords[0])
+        axis = JointAxis(node.tag, JointKind.HINGE, (0.0, 0.0, 1.0), coords[0].name)
+    else:  # SliderJoint: translation along the joint frames' x axis
+        axis = JointAxis(node.tag, JointKind.SLIDE, (1.0, 0.0, 0.0), coords[0].name)
+    return Joint(node.tag, node.name, parent, child, coords, (axis,))
 
 
 # ---------------------------------------------------------------- CustomJoint
@@ -245,9 +248,14 @@ def _describe(function: ET.Element) -> str:
     return function.tag + (f" ({details})" if details else "")
 
 
-def _spatial_transform(node: Node, coords: list[Coordinate]):
-    """A CustomJoint whose SpatialTransform has at most one moving axis, a LinearFunction
-    with coefficients (1, 0) of one coordinate, and every other axis exactly 0."""
+def _spatial_transform(node: Node, coords: tuple[Coordinate, ...]) -> tuple[JointAxis, ...]:
+    """The moving axes of a CustomJoint's SpatialTransform, translations first (OpenSim's
+    X_FM(q) = translation in F, then the rotations body-fixed in order; checked against
+    OpenSim 4.6 in tests/osim/test_osim_custom_joints.py). An axis moves when it lists one
+    of the joint's coordinates and its function is not exactly 0; an axis without a coordinate
+    is skipped when exactly 0, and a Constant (a fixed offset between the other axes, as
+    leg6dof9musc's pelvis) becomes an axis held at that value (a constant function of the
+    joint's first coordinate); an axis of several coordinates is refused."""
     st = Node(node.require("SpatialTransform"), node.where)
     st.check_children(("TransformAxis",))
     axes = {}
@@ -258,34 +266,38 @@ def _spatial_transform(node: Node, coords: list[Coordinate]):
         axes[axis.name] = axis
     if len(axes) != len(_AXES):
         raise st.error(f"a SpatialTransform lists {', '.join(_AXES)}, got {sorted(axes)}")
-    moving = {name: axis.text("coordinates", "").split() for name, axis in axes.items()
-              if axis.text("coordinates", "")}
-    if len(moving) > 1:
-        listed = ", ".join(f"{k} ({' '.join(v)})" for k, v in moving.items())
-        raise node.error(f"{len(moving)} transform axes move ({listed}); only one moving axis "
-                         "(a hinge or a slide) is supported")
-    for name, axis in axes.items():
-        function = _function(axis)
-        if name not in moving and not _is_zero(function, axis.where):
-            raise axis.error(f"an axis without coordinates must be exactly 0 (Constant 0), got "
-                             f"{_describe(function)}")
-    if not moving:
-        if coords:
-            raise node.error(f"coordinates {[c.name for c in coords]} drive no transform axis")
-        return JointKind.WELD, None, None
-    (name, names), = moving.items()
-    axis = axes[name]
-    function = _function(axis)
-    coeffs = (Node(function, axis.where).numbers("coefficients", 2)
-              if function.tag == "LinearFunction" else None)
-    if coeffs != (1.0, 0.0) or len(names) != 1:
-        raise axis.error(f"a moving axis must be a LinearFunction with coefficients (1, 0) of "
-                         f"one coordinate, got {_describe(function)} of {names}")
-    if [c.name for c in coords] != names:
-        raise axis.error(f"the axis moves with {names}, but the joint's coordinates are "
-                         f"{[c.name for c in coords]}")
-    direction = axis.numbers("axis", 3)
-    if not any(direction):
-        raise axis.error(f"<axis> must be non-zero, got {axis.text('axis')!r}")
-    kind = JointKind.HINGE if name.startswith("rotation") else JointKind.SLIDE
-    return kind, direction, coords[0]
+    names = [c.name for c in coords]
+    moving = []
+    for name in _AXES[3:] + _AXES[:3]:  # translations, then rotations
+        axis = axes[name]
+        listed = axis.text("coordinates", "").split()
+        element = _function(axis)
+        if not listed:
+            if _is_zero(element, axis.where):
+                continue
+            function = read_function(element, axis.where)
+            if not is_constant(function) or not names:
+                raise axis.error(
+                    "an axis without coordinates must be a Constant (a fixed offset) in a "
+                    f"joint with coordinates, got {_describe(element)}"
+                    + ("" if names else " in a joint without coordinates"))
+            listed = names[:1]  # a constant "function" of the joint's first coordinate
+        if len(listed) != 1:
+            raise axis.error(f"an axis driven by several coordinates ({listed}) is not "
+                             "supported")
+        if listed[0] not in names:
+            raise axis.error(f"the axis moves with {listed[0]!r}, which is not one of the "
+                             f"joint's coordinates {names}")
+        function = read_function(element, axis.where)
+        if is_constant_zero(function):
+            continue
+        direction = axis.numbers("axis", 3)
+        if not any(direction):  # else the engine (MuJoCo) normalises it, as OpenSim does
+            raise axis.error(f"<axis> must be non-zero, got {axis.text('axis')!r}")
+        kind = JointKind.HINGE if name.startswith("rotation") else JointKind.SLIDE
+        moving.append(JointAxis(name, kind, direction, listed[0],
+                                None if is_identity(function) else function))
+    idle = [n for n in names if not any(a.coordinate == n for a in moving)]
+    if idle:
+        raise node.error(f"coordinates {idle} drive no transform axis")
+    return tuple(moving)

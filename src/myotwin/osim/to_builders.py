@@ -3,8 +3,10 @@
 * bodies (parent first) -> `ModelBuilder.add_body` at the pose of `frames.child_body_pose`,
   mass / mass_center / inertia as in the file (the 3 principal moments when the products of
   inertia are 0, else the full 6); mass 0 with zero inertia is a massless body;
-* PinJoint, SliderJoint, one-axis CustomJoint -> `add_joint` (hinge or slide, named after
-  the coordinate, axis and anchor in the child body frame); WeldJoint -> no joint;
+* PinJoint, SliderJoint -> `add_joint` (hinge or slide, named after the coordinate, axis and
+  anchor in the child body frame); CustomJoint -> one such joint per moving axis,
+  translations first (`engine_joints`; the coupling of axes that are functions of their
+  coordinate is made by `loader`); WeldJoint -> no joint;
 * CoordinateActuator -> `add_motor` on its coordinate, gear = optimal_force, control
   unbounded (OpenSim applies control * optimal_force unclamped; min/max_control are bounds
   for its control solvers, recorded in `OsimModel.actuators`);
@@ -24,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from myotwin.engine.builder import ModelBuilder
-from myotwin.osim.description import Body, Document, JointKind
+from myotwin.osim.description import Body, Document, JointAxis
 from myotwin.osim.errors import Where
 from myotwin.osim.frames import child_body_pose, joint_axis_in_child
 from myotwin.paths.builder import ConditionalPoint, PathBuilder, Point
@@ -48,24 +50,40 @@ def _mass_properties(body: Body) -> dict:
     return dict(mass=body.mass, com=body.mass_center, inertia=inertia)
 
 
+def engine_joints(doc: Document) -> dict[str, JointAxis]:
+    """Engine joint name -> the joint axis it is, in the order `skeleton` adds them. An axis
+    that is its coordinate itself (identity function) is named after the coordinate (the
+    first such axis of a coordinate); any other is named "<joint>/<axis>" (e.g.
+    "knee_r/translation1") and follows its coordinate through `coupling`."""
+    named: dict[str, JointAxis] = {}
+    for joint in doc.joints:
+        for axis in joint.axes:
+            own = axis.function is None and axis.coordinate not in named
+            named[axis.coordinate if own else f"{joint.name}/{axis.name}"] = axis
+    return named
+
+
 def skeleton(doc: Document) -> ModelBuilder:
     """Bodies, joints, gravity and CoordinateActuator motors (contact disabled: the subset
-    has no contact)."""
+    has no contact). Each moving axis of a joint is one engine hinge or slide (`engine_joints`
+    names them), in the joint's order, about / along the axis through the child joint frame's
+    origin, so the child body moves by X_parent_P * X_FM(q) * inverse(X_child_F)
+    (`frames`)."""
     name = doc.model_name or Path(doc.file_name).stem
     b = ModelBuilder(name, gravity=doc.gravity, contact=False)
+    names = {id(axis): n for n, axis in engine_joints(doc).items()}
     for joint in doc.joints:
         body = doc.bodies[joint.child.body]
         pos, quat = child_body_pose(joint.parent, joint.child)
         with builder_errors(Where(doc.file_name, "Body", body.name)):
             b.add_body(body.name, joint.parent.body, pos=pos, quat=quat,
                        **_mass_properties(body))
-        if joint.kind is JointKind.WELD:
-            continue
         anchor = np.asarray(joint.child.translation, dtype=np.float64)
-        with builder_errors(Where(doc.file_name, joint.tag, joint.name)):
-            b.add_joint(body.name, joint.kind.value, name=joint.coordinate.name,
-                        axis=joint_axis_in_child(joint.child, joint.axis),
-                        anchor=anchor if anchor.any() else None)  # None: MJCF's default 0
+        for axis in joint.axes:
+            with builder_errors(Where(doc.file_name, joint.tag, joint.name)):
+                b.add_joint(body.name, axis.kind.value, name=names[id(axis)],
+                            axis=joint_axis_in_child(joint.child, axis.axis),
+                            anchor=anchor if anchor.any() else None)  # None: MJCF's 0
     for act in doc.actuators:
         with builder_errors(Where(doc.file_name, "CoordinateActuator", act.name)):
             b.add_motor(act.coordinate, name=act.name, gear=act.optimal_force)
@@ -97,6 +115,12 @@ def path_builder(doc: Document, skeleton_builder: ModelBuilder) -> PathBuilder:
         with builder_errors(Where(doc.file_name, m.tag, m.name)):
             pb.add_path(m.name, elements, wraps=[(w.wrap_object, w.range) for w in m.wraps])
     return pb
+
+
+def body_names(pb: PathBuilder) -> tuple[str, ...]:
+    """The compiled model's body names in the engine's order (the world first)."""
+    mj = pb.mj_model()
+    return tuple(mj.body(i).name for i in range(mj.nbody))
 
 
 def build_model(doc: Document, pb: PathBuilder):

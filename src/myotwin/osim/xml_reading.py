@@ -17,7 +17,7 @@ from myotwin.osim.description import WORLD, Document, Joint
 from myotwin.osim.errors import OsimError, Where
 from myotwin.osim.force_reading import MUSCLE_TYPES, read_coordinate_actuator, read_muscle
 from myotwin.osim.skeleton_reading import frame_components, read_body, read_ground, read_joint
-from myotwin.osim.xml_values import Node, Omissions
+from myotwin.osim.xml_values import Node, Omissions, document_element
 
 #: First OpenSim 4 document version (older files use OpenSim 3's format).
 MIN_VERSION = 40000
@@ -41,20 +41,8 @@ def _parse(path: Path, file_name: str) -> ET.Element:
 
 
 def _model_node(root: ET.Element, file_name: str) -> Node:
-    doc = Node(root, Where(file_name, root.tag, ""))
-    if root.tag != "OpenSimDocument":
-        raise doc.error("the root element must be OpenSimDocument")
-    raw = root.get("Version")
-    try:
-        version = int(raw)
-    except (TypeError, ValueError):
-        raise doc.error(f"Version must be an integer, got {raw!r}") from None
-    if version < MIN_VERSION:
-        raise doc.error(f"Version {raw} is an OpenSim 3 (or older) file; only OpenSim 4 files "
-                        f"(Version >= {MIN_VERSION}) are supported")
-    doc.check_children(("Model",))
-    model = doc.require("Model")
-    return Node(model, Where(file_name, "Model", model.get("name", "")))
+    return document_element(root, file_name, "Model", MIN_VERSION,
+                            "an OpenSim 3 (or older) file (OpenSim 4 files have 40000 or more)")
 
 
 def _check_units(model: Node) -> None:
@@ -135,10 +123,10 @@ def _read_joints(model: Node, bodies) -> tuple[tuple[Joint, ...], dict[str, str]
     joints = _tree_order(model, read, bodies)
     coordinates: dict[str, str] = {}
     for node, joint in read:
-        if joint.coordinate is not None:
-            if joint.coordinate.name in coordinates:
-                raise node.error(f"coordinate {joint.coordinate.name!r} is defined twice")
-            coordinates[joint.coordinate.name] = joint.name
+        for coordinate in joint.coordinates:
+            if coordinate.name in coordinates:
+                raise node.error(f"coordinate {coordinate.name!r} is defined twice")
+            coordinates[coordinate.name] = joint.name
     return joints, coordinates
 
 
@@ -161,9 +149,11 @@ def _read_forces(model: Node, omissions: Omissions, bodies, coordinates, wraps,
     return tuple(muscles), tuple(actuators)
 
 
-def read_document(path, omit=()) -> Document:
+def read_document(path, omit=(), *, forces: bool = True) -> Document:
     """Read and check the .osim file at `path`; the names in `omit` (wrap objects,
-    constraints, forces, components) are left out and recorded in `Document.omitted`."""
+    constraints, forces, components) are left out and recorded in `Document.omitted`.
+    forces=False reads the skeleton only: the ForceSet is not read (no muscles, no
+    actuators), as OpenSim's tools do with every force excluded."""
     path = Path(path)
     omissions = Omissions(frozenset(omit))
     model = _model_node(_parse(path, path.name), path.name)
@@ -175,8 +165,9 @@ def read_document(path, omit=()) -> Document:
     joints, coordinates = _read_joints(model, bodies)
     _refuse_unless_omitted(model, "ConstraintSet", omissions, "constraints are not modelled")
     wraps = {w.name for w in (*cylinders, *obstacles, *ellipsoids)}
-    muscles, actuators = _read_forces(model, omissions, bodies, coordinates, wraps,
-                                      omitted_wraps, {w.name for w in ellipsoids})
+    muscles, actuators = (_read_forces(model, omissions, bodies, coordinates, wraps,
+                                       omitted_wraps, {w.name for w in ellipsoids})
+                          if forces else ((), ()))
     _refuse_unless_omitted(model, "ComponentSet", omissions, "components may carry physics")
     frame_components(model, omissions)
     unknown = sorted(set(omit) - set(omissions.used))

@@ -142,3 +142,24 @@ class Omissions:
             self.used.append(node.name)
             return True
         return False
+
+
+def document_element(root: ET.Element, file_name: str, tag: str, min_version: int,
+                     too_old: str) -> Node:
+    """The one `tag` element under an `OpenSimDocument` root whose integer Version is at
+    least `min_version`; an OsimError otherwise. too_old says what an older Version is (e.g.
+    "an OpenSim 3 (or older) file")."""
+    doc = Node(root, Where(file_name, root.tag, ""))
+    if root.tag != "OpenSimDocument":
+        raise doc.error("the root element must be OpenSimDocument")
+    raw = root.get("Version")
+    try:
+        version = int(raw)
+    except (TypeError, ValueError):
+        raise doc.error(f"Version must be an integer, got {raw!r}") from None
+    if version < min_version:
+        raise doc.error(f"Version {raw} is {too_old}; only Version >= {min_version} is "
+                        "supported")
+    doc.check_children((tag,))
+    elem = doc.require(tag)
+    return Node(elem, Where(file_name, tag, elem.get("name", "")))

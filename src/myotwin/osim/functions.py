@@ -1,0 +1,313 @@
+"""OpenSim `Function`s of one coordinate, read from .osim XML and evaluated in JAX.
+
+    fn = read_function(elem, axis.where)    # elem: <SimmSpline>, <MultiplierFunction>, ...
+    evaluate(fn, q)                         # pure; jit, vmap and grad go through it
+
+A TransformAxis function or a MovingPathPoint location is then a jittable, differentiable
+function of its coordinate. Types: Constant, LinearFunction, PolynomialFunction, SimmSpline
+(with OpenSim 4's aliases NaturalCubicSpline and natCubicSpline, which its type registry maps
+to SimmSpline), PiecewiseLinearFunction, PiecewiseConstantFunction, MultiplierFunction.
+GCVSpline is refused: its coefficients come from Woltring's generalized cross-validation
+fit (gcvspl), which is not reproduced here.
+
+Each type is stored as a piecewise polynomial: its coefficients are computed once, in NumPy,
+by the same double-precision operations in the same order as OpenSim (so they are the same
+numbers); `evaluate` picks the piece branch-free (a comparison count) and runs Horner's rule.
+First and second derivatives come from autodiff and equal OpenSim's calcDerivative up to
+rounding. OpenSim's rules (opensim-core OpenSim/Common/*.cpp, SimTK::Function):
+
+* SimmSpline: Forsythe, Malcolm & Moler's cubic spline (Computer Methods for Mathematical
+  Computations, 1977, SPLINE). The third derivative at each end knot equals that of the
+  cubic through the four end points (divided differences); 3 points give the parabola
+  through them, 2 points the straight line. Knot spacings are taken as at least
+  TINY_NUMBER = 1e-7. Outside [x_0, x_n-1]: the straight line through the end point with
+  the end slope (second derivative 0). Within ROUNDOFF_ERROR = 2e-13 inside an end knot:
+  that knot's value, slope and second derivative.
+* PiecewiseLinearFunction: the same extrapolation and end-knot rules, slopes
+  (y_k+1 - y_k) / max(1e-7, x_k+1 - x_k); the last slope is continued to the right.
+* PiecewiseConstantFunction: y_k between x_k and x_k+1 (each value holds up to the next
+  knot), y_0 left of x_0 too, y_n-1 from 2e-13 below the last knot on; derivatives are 0.
+* At an interior knot hit exactly, OpenSim's bisection picks the interval on one side or
+  the other (by the knot's index); the same side is picked here, so kinks (piecewise
+  linear slopes) and jumps (piecewise constant values) agree there too.
+* LinearFunction: coefficients (slope, intercept), slope * x + intercept. PolynomialFunction:
+  coefficients from the highest power down, Horner's rule. MultiplierFunction: the inner
+  function times `scale`, derivatives likewise.
+* Absent properties take OpenSim's defaults: Constant value 0, LinearFunction (1, 0),
+  PolynomialFunction (1,), MultiplierFunction scale 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import xml.etree.ElementTree as ET
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from myotwin.engine.coupling import PiecewisePolynomial
+from myotwin.osim.errors import Where
+from myotwin.osim.xml_values import Node
+
+#: OpenSim's SimmMacros.h: the smallest knot spacing used, and the end-knot snapping window.
+TINY_NUMBER = 1e-7
+ROUNDOFF_ERROR = 2e-13
+
+
+class Kind(enum.Enum):
+    """The OpenSim function type (aliases of SimmSpline are SIMM_SPLINE)."""
+
+    CONSTANT = "Constant"
+    LINEAR = "LinearFunction"
+    POLYNOMIAL = "PolynomialFunction"
+    SIMM_SPLINE = "SimmSpline"
+    PIECEWISE_LINEAR = "PiecewiseLinearFunction"
+    PIECEWISE_CONSTANT = "PiecewiseConstantFunction"
+    MULTIPLIER = "MultiplierFunction"
+
+
+_TAGS = {**{k.value: k for k in Kind}, "NaturalCubicSpline": Kind.SIMM_SPLINE,
+         "natCubicSpline": Kind.SIMM_SPLINE}
+_XY = {Kind.SIMM_SPLINE: 2, Kind.PIECEWISE_LINEAR: 2, Kind.PIECEWISE_CONSTANT: 1}  # min points
+_STATIC = {"static": True}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class OsimFunction:
+    """One OpenSim function of one variable (a JAX pytree; see the module docstring).
+
+    Leaves (float64, NumPy): knots (n_knots,); origins (n_pieces,) and coefficients
+      (n_pieces, degree + 1): piece p is sum_j coefficients[p, j] (x - origins[p])**j;
+      scale: the MultiplierFunction factor (1 otherwise); inner: the multiplied function (a
+      MultiplierFunction's own knots, origins and coefficients are unused placeholders).
+    Pieces of an x-y function (n_knots = n): 0 left of x_0, 1 + k on [x_k, x_k+1), n right
+      of x_n-1, n + 1 at the last knot. Functions without knots have one piece.
+    Static: kind, tag (as written), tie_pieces (n_knots,): the piece OpenSim uses when x
+      equals that knot exactly.
+    """
+
+    knots: np.ndarray
+    origins: np.ndarray
+    coefficients: np.ndarray
+    scale: float = 1.0
+    inner: OsimFunction | None = None
+    kind: Kind = dataclasses.field(default=Kind.CONSTANT, metadata=_STATIC)
+    tag: str = dataclasses.field(default="Constant", metadata=_STATIC)
+    tie_pieces: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
+
+
+_DATA = [f.name for f in dataclasses.fields(OsimFunction) if not f.metadata.get("static")]
+_META = [f.name for f in dataclasses.fields(OsimFunction) if f.metadata.get("static")]
+jax.tree_util.register_dataclass(OsimFunction, data_fields=_DATA, meta_fields=_META)
+
+
+# ---------------------------------------------------------------- evaluation
+
+def evaluate(fn: OsimFunction, x) -> jax.Array:
+    """The value of `fn` at x (any shape, elementwise), as OpenSim's calcValue; jax.grad of
+    it gives calcDerivative's first and second derivatives, at the knots too."""
+    if fn.kind is Kind.MULTIPLIER:
+        return evaluate(fn.inner, x) * fn.scale
+    x = jnp.asarray(x)
+    n = len(fn.tie_pieces)
+    if n == 0:
+        piece = jnp.zeros(x.shape, dtype=int)
+        dx = x - fn.origins[0]
+    else:
+        knots = jnp.asarray(fn.knots)
+        count = jnp.sum(x[..., None] >= knots, axis=-1)        # knots at or left of x
+        nearest = jnp.clip(count - 1, 0, n - 1)
+        tie = jnp.asarray(fn.tie_pieces)[nearest]
+        piece = jnp.where(x == knots[nearest], tie, count)
+        near_first = (x >= knots[0]) & (jnp.abs(x - knots[0]) <= ROUNDOFF_ERROR)
+        near_last = (x <= knots[-1]) & (jnp.abs(x - knots[-1]) <= ROUNDOFF_ERROR)
+        piece = jnp.where(near_first, 1, jnp.where(near_last, n + 1, piece))
+        dx = x - jnp.asarray(fn.origins)[piece]
+        # Snapped to an end knot: OpenSim evaluates there (dx = 0); the slope stays d/dx.
+        dx = jnp.where(near_first | near_last, dx - jax.lax.stop_gradient(dx), dx)
+    coefficients = jnp.asarray(fn.coefficients)[piece]
+    value = coefficients[..., -1]
+    for j in range(fn.coefficients.shape[1] - 2, -1, -1):
+        value = coefficients[..., j] + dx * value
+    return value
+
+
+def is_constant_zero(fn: OsimFunction) -> bool:
+    """True if `fn` is exactly 0 everywhere (e.g. Constant 0, or a multiple of it)."""
+    if fn.kind is Kind.MULTIPLIER:
+        return fn.scale == 0.0 or is_constant_zero(fn.inner)
+    return bool(np.all(fn.coefficients == 0.0))
+
+
+def is_constant(fn: OsimFunction) -> bool:
+    """True for a Constant, or a MultiplierFunction of one: the same value for every x."""
+    if fn.kind is Kind.MULTIPLIER:
+        return is_constant(fn.inner)
+    return fn.kind is Kind.CONSTANT
+
+
+def is_linear(fn: OsimFunction) -> bool:
+    """True for a LinearFunction (any slope and intercept)."""
+    return fn.kind is Kind.LINEAR
+
+
+def is_identity(fn: OsimFunction) -> bool:
+    """True for a LinearFunction with coefficients exactly (1, 0): f(x) = x."""
+    return fn.kind is Kind.LINEAR and fn.coefficients.tolist() == [[0.0, 1.0]]
+
+
+def piecewise_polynomial(fn: OsimFunction) -> PiecewisePolynomial:
+    """`fn` as an `engine.coupling.PiecewisePolynomial` (breaks = the knots; a multiplier's
+    scale folded into the coefficients, which changes the result by rounding only). That form
+    picks pieces by x >= break alone, so it leaves out OpenSim's choice of interval at an
+    interior knot hit exactly and its 2e-13 snapping to the end knots: it differs from
+    `evaluate` at exactly those points (a kink's slope, the curvature at the last knot)."""
+    if fn.kind is Kind.MULTIPLIER:
+        inner = piecewise_polynomial(fn.inner)
+        return inner._replace(coefficients=inner.coefficients * fn.scale)
+    k = fn.knots.size
+    return PiecewisePolynomial(fn.knots.copy(), fn.origins[:k + 1].copy(),
+                               fn.coefficients[:k + 1].copy())
+
+
+# ---------------------------------------------------------------- reading
+
+def read_function(elem: ET.Element, where: Where) -> OsimFunction:
+    """The function element `elem` (e.g. <SimmSpline>) of the element at `where` (e.g. a
+    TransformAxis); anything malformed or unsupported is an OsimError naming both."""
+    owner = " ".join(s for s in (where.tag, where.name) if s)
+    node = Node(elem, where.inside(elem.tag, elem.get("name", ""),
+                                   f"{owner}, {where.context}" if where.context else owner))
+    kind = _TAGS.get(elem.tag)
+    if kind is None:
+        what = (" (a smoothing spline fitted by generalized cross-validation)"
+                if elem.tag == "GCVSpline" else "")
+        raise node.error(f"{elem.tag}{what} is not a supported function type; supported: "
+                         f"{', '.join(_TAGS)}")
+    if kind is Kind.MULTIPLIER:
+        node.check_children(("function", "scale"))
+        inner = list(node.require("function"))
+        if len(inner) != 1:
+            raise node.error(f"<function> must hold exactly one function, got "
+                             f"{[e.tag for e in inner]}")
+        return OsimFunction(np.zeros(0), np.zeros(1), np.zeros((1, 1)),
+                            scale=node.number("scale", 1.0),
+                            inner=read_function(inner[0], node.where),
+                            kind=kind, tag=elem.tag)
+    if kind in _XY:
+        return _xy_function(node, kind)
+    if kind is Kind.CONSTANT:
+        node.check_children(("value",))
+        ascending = [node.number("value", 0.0)]
+    elif kind is Kind.LINEAR:
+        node.check_children(("coefficients",))
+        slope, intercept = node.numbers("coefficients", 2, (1.0, 0.0))
+        ascending = [intercept, slope]
+    else:
+        node.check_children(("coefficients",))
+        ascending = list(_numbers(node, "coefficients", (1.0,)))[::-1]
+        if not ascending:
+            raise node.error("<coefficients> must hold at least one number, got ''")
+    return OsimFunction(np.zeros(0), np.zeros(1), np.array([ascending], dtype=float),
+                        kind=kind, tag=elem.tag)
+
+
+def _numbers(node: Node, tag: str, default=None) -> tuple[float, ...]:
+    """Property `tag` as any number of finite numbers (`default` if absent, else required)."""
+    if default is not None and node.find(tag) is None:
+        return default
+    raw = node.text(tag)
+    try:
+        values = tuple(float(word) for word in raw.split())
+    except ValueError:
+        raise node.error(f"<{tag}> must be numbers, got {raw!r}") from None
+    if not all(map(math.isfinite, values)):
+        raise node.error(f"<{tag}> must be finite, got {raw!r}")
+    return values
+
+
+def _xy_function(node: Node, kind: Kind) -> OsimFunction:
+    node.check_children(("x", "y"))
+    x, y = _numbers(node, "x"), _numbers(node, "y")
+    if len(x) != len(y):
+        raise node.error(f"<x> and <y> must have the same length, got {len(x)} values in <x> "
+                         f"({node.text('x')!r}) and {len(y)} in <y> ({node.text('y')!r})")
+    if len(x) < _XY[kind]:
+        raise node.error(f"a {node.tag} needs at least {_XY[kind]} points, got {len(x)} "
+                         f"(<x> {node.text('x')!r})")
+    words = node.text("x").split()
+    for i in range(len(x) - 1):
+        if not x[i] < x[i + 1]:
+            raise node.error(f"<x> must be strictly increasing, got {words[i]!r} then "
+                             f"{words[i + 1]!r} in {node.text('x')!r}")
+    if kind is Kind.SIMM_SPLINE:
+        b, c, d = _simm_spline(x, y)
+        intervals = list(zip(y, b, c, d))
+        left, right, last = (y[0], b[0], 0.0, 0.0), (y[-1], b[-1], 0.0, 0.0), intervals[-1]
+    elif kind is Kind.PIECEWISE_LINEAR:
+        intervals = [(y[i], (y[i + 1] - y[i]) / max(TINY_NUMBER, x[i + 1] - x[i]))
+                     for i in range(len(x) - 1)]
+        left, right = (y[0], intervals[0][1]), (y[-1], intervals[-1][1])
+        last = right
+    else:
+        intervals = [(v,) for v in y]
+        left, right, last = (y[0],), (y[-1],), (y[-1],)
+    n = len(x)
+    rows = [left, *intervals[:n - 1], right, last]
+    origins = [x[0], *x[:n - 1], x[-1], x[-1]]
+    ties = tuple([1] + [1 + _bisection(n, m) for m in range(1, n - 1)] + [n + 1])[:n]
+    return OsimFunction(np.array(x), np.array(origins), np.array(rows, dtype=float),
+                        kind=kind, tag=node.tag, tie_pieces=ties)
+
+
+def _bisection(n: int, m: int) -> int:
+    """The interval k (x_k <= x <= x_k+1) OpenSim's bisection over n knots settles on for x
+    equal to interior knot m: it halves [i, j) from (0, n) until x_k <= x <= x_k+1."""
+    low, high = 0, n
+    while True:
+        k = (low + high) // 2
+        if m < k:
+            high = k
+        elif m > k + 1:
+            low = k
+        else:
+            return k
+
+
+def _simm_spline(x, y) -> tuple[list[float], list[float], list[float]]:
+    """OpenSim's SimmSpline coefficients b, c, d (n each): on [x_k, x_k+1] the spline is
+    y_k + b_k t + c_k t^2 + d_k t^3, t = x - x_k; b, c at the last knot are its end slope
+    and half curvature. Forsythe-Malcolm-Moler, in OpenSim's order of operations."""
+    n = len(x)
+    h = [max(TINY_NUMBER, x[i + 1] - x[i]) for i in range(n - 1)]
+    slopes = [(y[i + 1] - y[i]) / h[i] for i in range(n - 1)]
+    if n == 2:
+        return [slopes[0]] * 2, [0.0, 0.0], [0.0, 0.0]
+    # Tridiagonal system for sigma (a sixth of the second derivative at each knot): diagonal
+    # `diag`, off-diagonal h, right-hand side `rhs` (differences of successive slopes).
+    diag = [-h[0]] + [2.0 * (h[i - 1] + h[i]) for i in range(1, n - 1)] + [-h[n - 2]]
+    rhs = [0.0] + [slopes[i] - slopes[i - 1] for i in range(1, n - 1)] + [0.0]
+    if n > 3:  # end third derivatives from the cubics through the four end points
+        span = lambda i, j: max(TINY_NUMBER, x[j] - x[i])  # noqa: E731
+        first = rhs[2] / span(1, 3) - rhs[1] / span(0, 2)
+        last = rhs[n - 2] / span(n - 3, n - 1) - rhs[n - 3] / span(n - 4, n - 2)
+        rhs[0] = first * h[0] * h[0] / span(0, 3)
+        rhs[n - 1] = -last * h[n - 2] * h[n - 2] / span(n - 4, n - 1)
+    for i in range(1, n):
+        t = h[i - 1] / diag[i - 1]
+        diag[i] -= t * h[i - 1]
+        rhs[i] -= t * rhs[i - 1]
+    sigma = rhs
+    sigma[n - 1] /= diag[n - 1]
+    for i in range(n - 2, -1, -1):
+        sigma[i] = (sigma[i] - h[i] * sigma[i + 1]) / diag[i]
+    b = [(y[i + 1] - y[i]) / h[i] - h[i] * (sigma[i + 1] + 2.0 * sigma[i])
+         for i in range(n - 1)]
+    b.append((y[n - 1] - y[n - 2]) / h[n - 2] + h[n - 2] * (sigma[n - 2] + 2.0 * sigma[n - 1]))
+    d = [(sigma[i + 1] - sigma[i]) / h[i] for i in range(n - 1)]
+    d.append(d[n - 2])
+    c = [3.0 * s for s in sigma]
+    return b, c, d

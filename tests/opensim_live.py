@@ -1,0 +1,48 @@
+"""The `opensim` 4.6 package as a reference engine for tests (a [test] dependency).
+
+`opensim_package()` imports it, or skips the calling module saying why, and stops OpenSim
+writing opensim.log into the working directory. `run_inverse_dynamics_tool` runs OpenSim's
+InverseDynamicsTool with its output printed to 16 digits (OpenSim's default is 8).
+"""
+
+from pathlib import Path
+
+
+def opensim_package():
+    """The imported `opensim` module (skips the calling test module when it is absent)."""
+    import pytest
+
+    osim = pytest.importorskip("opensim", reason="the opensim 4.6 package is a test "
+                               "dependency (pyproject [test]); without it there is no OpenSim "
+                               "to compare with")
+    osim.Logger.removeFileSink()
+    return osim
+
+
+def run_inverse_dynamics_tool(out_dir: Path, model: Path, coordinates: Path,
+                              external_loads: Path, cutoff_hz: float, start_s: float,
+                              end_s: float, file_name: str = "opensim_id.sto"):
+    """OpenSim's InverseDynamicsTool on these files with the muscles excluded; returns the
+    table it wrote (`myotwin.osim.storage.Storage`)."""
+    from myotwin.osim.storage import read_storage
+
+    osim = opensim_package()
+    tool = osim.InverseDynamicsTool()
+    tool.setModelFileName(str(model))
+    tool.setCoordinatesFileName(str(coordinates))
+    tool.setExternalLoadsFileName(str(external_loads))
+    tool.setLowpassCutoffFrequency(cutoff_hz)
+    tool.setStartTime(start_s)
+    tool.setEndTime(end_s)
+    excluded = osim.ArrayStr()
+    excluded.append("Muscles")
+    tool.setExcludedForces(excluded)
+    tool.setResultsDir(str(out_dir))
+    tool.setOutputGenForceFileName(file_name)
+    precision = osim.IO.GetPrecision()
+    osim.IO.SetPrecision(16)
+    try:
+        tool.run()
+    finally:
+        osim.IO.SetPrecision(precision)
+    return read_storage(Path(out_dir) / file_name)
