@@ -110,7 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="wrap objects, constraints, forces or components to leave out")
     p.add_argument("--lengths", action="store_true", help="also each muscle's length and "
                    "moment arms at the coordinates' default values (compiles the paths)")
+    p.add_argument("--skeleton", action="store_true", help="read the skeleton only (no "
+                   "ForceSet: no muscles, no actuators)")
     _add_forward_parser(cmds)
+    from myotwin.cli.osim_inverse_dynamics import add_parser as add_inverse_dynamics_parser
+
+    add_inverse_dynamics_parser(cmds)
     return parser
 
 

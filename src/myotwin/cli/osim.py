@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 
 from myotwin.cli.osim_forward import cmd_forward  # noqa: F401  (`myotwin osim forward`)
+from myotwin.cli.osim_inverse_dynamics import cmd_inverse_dynamics  # noqa: F401
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -26,9 +27,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     import myotwin
     from myotwin import osim
     from myotwin.cli.main import print_json
+    from myotwin.engine.coupling import full_jacobian, full_positions
     from myotwin.paths.opensim_composite import CompositePaths
 
-    loaded = osim.load(args.file, omit=tuple(args.omit))
+    loaded = osim.load(args.file, omit=tuple(args.omit), forces=not args.skeleton)
     paths = loaded.model.paths
     kinds = (paths.path_kind if isinstance(paths, CompositePaths)
              else (0,) * len(loaded.muscle_names))   # all MJCF tendons
@@ -42,13 +44,18 @@ def cmd_check(args: argparse.Namespace) -> int:
                     for k, name in enumerate(loaded.muscle_names)},
         "actuators": {name: {"coordinate": a["coordinate"], "gear": a["gear"]}
                       for name, a in loaded.actuators.items()},
+        "engine_joints": list(loaded.engine_joints),
+        "coupled": loaded.coupling is not None,
         "omitted": list(loaded.omitted),
     }
     if args.lengths and loaded.muscle_names:
         q = jnp.asarray([loaded.coordinate_default_values[n] for n in loaded.coordinates],
                         dtype=jnp.float64)
-        lengths = myotwin.muscle_lengths(loaded.model, q)
-        arms = myotwin.moment_arms(loaded.model, q)
+        q_engine = q if loaded.coupling is None else full_positions(loaded.coupling, q)
+        lengths = myotwin.muscle_lengths(loaded.model, q_engine)
+        arms = myotwin.moment_arms(loaded.model, q_engine)   # (n_engine, n_muscles)
+        if loaded.coupling is not None:   # -dL/dq = J^T (-dL/dq_f)
+            arms = full_jacobian(loaded.coupling, q).T @ arms
         report["at_default_pose"] = {
             name: {"length_m": float(lengths[k]),
                    "moment_arm_m": {c: float(arms[i, k])

@@ -1,0 +1,246 @@
+"""Inverse dynamics of an .osim model along measured motion, as OpenSim's InverseDynamicsTool.
+
+`myotwin osim inverse-dynamics MODEL --coordinates IK.mot [--external-loads GRF.xml]
+[--lowpass-hz F] --out DIR` (docs/osim.md "Inverse dynamics"):
+
+1. the coordinates file is prepared exactly as the tool prepares it (`signals`: padding, the
+   3rd-order Butterworth lowpass run both ways, degrees to radians, natural quintic splines)
+   and q, qd, qdd are the splines' values and derivatives at the tool's output times;
+   coordinates the file lacks stay at their default value (qd = qdd = 0), as in OpenSim;
+2. each ExternalForce (`external_loads`) is evaluated at those times and applied to its body
+   at its point: force and torque in their frame (ground or a body) turned into ground, the
+   point mapped from its frame with the model's own kinematics at that time (what
+   `ExternalForce::computeForce` does with the state);
+3. the generalized forces are the engine's inverse dynamics -- M(q) qdd + c(q, qd) - g(q) -
+   J^T f_ext -- projected onto the coordinates by the coupling of spline-driven joint axes
+   (`engine.coupling`), for every time at once (jit + vmap).
+
+The model is the skeleton only (`osim.load(..., forces=False)`): OpenSim's tool with every
+muscle and actuator excluded, which is how inverse dynamics is used to get joint moments.
+Columns are OpenSim's: `<coordinate>_moment` (N m) for rotational coordinates,
+`<coordinate>_force` (N) otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from myotwin.engine.coupling import coupled_inverse_dynamics, identity_polynomial
+from myotwin.engine.coupling import coordinate_coupling, full_positions
+from myotwin.engine.dynamics import inverse_dynamics
+from myotwin.engine.kinematics import kinematics
+from myotwin.osim.external_loads import AppliedLoad
+from myotwin.osim.loader import OsimModel
+from myotwin.osim.signals import coordinate_trajectories, output_times
+from myotwin.osim.storage import Storage
+
+GROUND = "ground"
+
+
+@dataclasses.dataclass(frozen=True)
+class Motion:
+    """q, qd, qdd (n_times, n_coordinates) in SI at times_s (n_times,), coordinates in the
+    model's order; `missing`: coordinates the file lacked (held at their default value)."""
+
+    times_s: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    missing: tuple[str, ...]
+
+
+def _column_of(table: Storage, loaded: OsimModel, name: str) -> int | None:
+    """The column of coordinate `name`: its own name, or OpenSim 4's state path."""
+    path = f"/jointset/{loaded.coordinate_joints[name]}/{name}/value"
+    for label in (name, path):
+        if label in table.labels:
+            return table.labels.index(label)
+    return None
+
+
+def prepared_motion(loaded: OsimModel, table: Storage, *, cutoff_hz: float | None = None,
+                    start_time_s: float = -np.inf, end_time_s: float = np.inf,
+                    source: str | None = None) -> Motion:
+    """The coordinates of `table` (an IK .mot) prepared as OpenSim's ID tool prepares them
+    (module docstring, step 1). cutoff_hz None: no filtering (OpenSim's default -1).
+    source: the file's name for messages (default: the table's name)."""
+    where = source or table.name
+    names = loaded.coordinates
+    columns = {n: _column_of(table, loaded, n) for n in names}
+    present = [n for n in names if columns[n] is not None]
+    missing = tuple(n for n in names if columns[n] is None)
+    if not present:
+        raise ValueError(f"{where}: no column names a coordinate of the model "
+                         f"{list(names)}; columns are {list(table.labels)}")
+    times = table.time_s
+    if times.size < 2 or np.any(np.diff(times) <= 0):
+        raise ValueError(f"{where}: the time column must increase strictly over at "
+                         "least two rows")
+    values = table.data[:, [columns[n] for n in present]]
+    if not np.all(np.isfinite(values)):
+        row, col = np.argwhere(~np.isfinite(values))[0]
+        raise ValueError(f"{where}: column {present[col]!r} is not finite at time "
+                         f"{times[row]!r} s ({values[row, col]!r})")
+    rotational = np.array([loaded.coordinate_motion[n] == "rotational" for n in present])
+    t_out = output_times(times, start_time_s, end_time_s, cutoff_hz)
+    q_p, qd_p, qdd_p = coordinate_trajectories(times, values, cutoff_hz, table.in_degrees,
+                                               rotational, t_out)
+    shape = (t_out.size, len(names))
+    q = np.tile([loaded.coordinate_default_values[n] for n in names], (t_out.size, 1))
+    qd, qdd = np.zeros(shape), np.zeros(shape)
+    index = [names.index(n) for n in present]
+    q[:, index], qd[:, index], qdd[:, index] = q_p, qd_p, qdd_p
+    return Motion(t_out, q, qd, qdd, missing)
+
+
+def column_labels(loaded: OsimModel) -> tuple[str, ...]:
+    """OpenSim's ID column names, "time" first."""
+    suffix = {"rotational": "moment", "translational": "force", "coupled": "force"}
+    return ("time",) + tuple(f"{n}_{suffix[loaded.coordinate_motion[n]]}"
+                             for n in loaded.coordinates)
+
+
+def _frame_index(loaded: OsimModel, frame: str, what: str) -> int:
+    """Engine body index of an OpenSim frame name (ground -> 0)."""
+    if frame == GROUND:
+        return 0
+    if frame not in loaded.body_names:
+        raise ValueError(f"{what}: {frame!r} is not a body of the model "
+                         f"({', '.join(loaded.body_names[1:])}) or ground")
+    return loaded.body_names.index(frame)
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadPlan:
+    """The external loads as arrays: per load (n_loads,) the applied body and the frames of
+    force/torque and point (engine body indices, 0 = ground), and per time (n_times,
+    n_loads, 3) force_N, point_m, torque_Nm in those frames."""
+
+    body: np.ndarray
+    force_frame: np.ndarray
+    point_frame: np.ndarray
+    force_N: np.ndarray
+    point_m: np.ndarray
+    torque_Nm: np.ndarray
+
+
+def load_plan(loaded: OsimModel, loads: Sequence[AppliedLoad], n_times: int) -> LoadPlan:
+    """Arrays of `external_loads.evaluate_external_loads` output for `loaded`'s bodies."""
+    if not loads:
+        zeros = np.zeros((n_times, 0, 3))
+        empty = np.zeros(0, dtype=np.int32)
+        return LoadPlan(empty, empty, empty, zeros, zeros, zeros)
+    for load in loads:
+        if load.torque_frame != load.force_frame:
+            raise ValueError(f"ExternalForce {load.name!r}: torque frame "
+                             f"{load.torque_frame!r} differs from force frame "
+                             f"{load.force_frame!r}")
+
+    def index(attr: str) -> np.ndarray:
+        return np.array([_frame_index(loaded, getattr(load, attr),
+                                      f"ExternalForce {load.name!r} {attr}")
+                         for load in loads], dtype=np.int32)
+
+    body = index("applied_to_body")
+    if np.any(body == 0):
+        raise ValueError(f"ExternalForce {loads[int(np.argmin(body))].name!r}: a force "
+                         "applied to ground moves nothing")
+    return LoadPlan(body, index("force_frame"), index("point_frame"),
+                    np.stack([load.force_N for load in loads], axis=1),
+                    np.stack([load.point_m for load in loads], axis=1),
+                    np.stack([load.torque_Nm for load in loads], axis=1))
+
+
+def _xfrc(model, kin, plan: LoadPlan, force, point, torque) -> jax.Array:
+    """(n_body, 6) world force and torque at each body's COM (the engine's xfrc_applied)."""
+    rot_f = kin.body_rot_world[plan.force_frame]            # (n_loads, 3, 3); ground = I
+    rot_p = kin.body_rot_world[plan.point_frame]
+    force_w = jnp.einsum("lij,lj->li", rot_f, force)
+    torque_w = jnp.einsum("lij,lj->li", rot_f, torque)
+    point_w = kin.body_pos_world[plan.point_frame] + jnp.einsum("lij,lj->li", rot_p, point)
+    arm = point_w - kin.body_com_world[plan.body]
+    wrench = jnp.concatenate([force_w, torque_w + jnp.cross(arm, force_w)], axis=-1)
+    return jnp.zeros((model.n_body, 6), force.dtype).at[plan.body].add(wrench)
+
+
+def generalized_forces(loaded: OsimModel, motion: Motion, plan: LoadPlan) -> np.ndarray:
+    """(n_times, n_coordinates) generalized forces (N m or N) along `motion` with the
+    external loads of `plan` (module docstring, step 3)."""
+    model = loaded.model
+    coupling = loaded.coupling
+    if coupling is None:
+        n = len(loaded.coordinates)
+        coupling = coordinate_coupling(n, range(n), [identity_polynomial()] * n)
+
+    @jax.jit
+    @jax.vmap
+    def one(q, qd, qdd, force, point, torque):
+        kin = kinematics(model, full_positions(coupling, q))
+        xfrc = _xfrc(model, kin, plan, force, point, torque)
+        if loaded.coupling is None:
+            return inverse_dynamics(model, q, qd, qdd, xfrc_applied=xfrc)
+        return coupled_inverse_dynamics(model, coupling, q, qd, qdd, xfrc_applied=xfrc)
+
+    tau = one(*(jnp.asarray(a) for a in (motion.q, motion.qd, motion.qdd, plan.force_N,
+                                         plan.point_m, plan.torque_Nm)))
+    tau = np.asarray(tau)
+    if not np.all(np.isfinite(tau)):
+        row = int(np.argwhere(~np.all(np.isfinite(tau), axis=1))[0, 0])
+        raise ValueError(f"the generalized forces are not finite at time "
+                         f"{motion.times_s[row]!r} s (check the coordinates and loads there)")
+    return tau
+
+
+def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
+        cutoff_hz: float | None = None, start_time_s: float = -np.inf,
+        end_time_s: float = np.inf) -> dict:
+    """`myotwin osim inverse-dynamics`: writes DIR/inverse_dynamics.sto (OpenSim's table
+    "Inverse Dynamics Generalized Forces", columns `column_labels`) and DIR/summary.json;
+    returns the summary. Bad input raises ValueError (OsimError, StorageError) naming the
+    file, field and value."""
+    import json
+    import time
+    from pathlib import Path
+
+    from myotwin.osim.external_loads import evaluate_external_loads, read_external_loads
+    from myotwin.osim.loader import load
+    from myotwin.osim.storage import StorageWriter, read_storage
+
+    if cutoff_hz is not None and not cutoff_hz > 0:
+        raise ValueError(f"--lowpass-hz must be positive (omit it for no filtering), got "
+                         f"{cutoff_hz!r}")
+    started = time.perf_counter()
+    loaded = load(model_path, forces=False)
+    table = read_storage(coordinates_path)
+    loads = read_external_loads(external_loads_path) if external_loads_path else None
+    motion = prepared_motion(loaded, table, cutoff_hz=cutoff_hz, start_time_s=start_time_s,
+                             end_time_s=end_time_s, source=str(coordinates_path))
+    applied = evaluate_external_loads(loads, motion.times_s) if loads else ()
+    tau = generalized_forces(loaded, motion, load_plan(loaded, applied, motion.times_s.size))
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table_path = out / "inverse_dynamics.sto"
+    with StorageWriter(table_path, "Inverse Dynamics Generalized Forces",
+                       column_labels(loaded)) as writer:
+        writer.write_rows(np.column_stack([motion.times_s, tau]))
+    summary = {
+        "model": str(model_path),
+        "coordinates_file": str(coordinates_path),
+        "external_loads_file": None if external_loads_path is None else str(external_loads_path),
+        "external_forces": [load.name for load in applied],
+        "lowpass_cutoff_hz": cutoff_hz,
+        "coordinates": list(loaded.coordinates),
+        "coordinates_missing": list(motion.missing),
+        "n_rows": int(motion.times_s.size),
+        "first_time_s": float(motion.times_s[0]),
+        "last_time_s": float(motion.times_s[-1]),
+        "files": {"generalized_forces": str(table_path)},
+        "wall_time_s": time.perf_counter() - started,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
