@@ -109,3 +109,17 @@ def test_bad_piecewise_polynomial_is_refused():
     with pytest.raises(ValueError, match="2 breaks need 3 origins"):
         C.coordinate_coupling(1, [0], [C.PiecewisePolynomial(np.array([0.0, 1.0]), np.zeros(2),
                                                              np.zeros((3, 2)))])
+
+
+@pytest.mark.parametrize("theta, rate", [(0.3, 1.2), (-1.1, -0.4)])
+def test_coupled_forward_dynamics_inverts_the_lagrangian(theta, rate):
+    """qdd from `coupled_forward_dynamics` with a generalized force tau on theta, against the
+    closed form theta'' = (tau - M' theta'^2 / 2 - m g r cos theta) / M (1e-12 relative)."""
+    from myotwin.engine.coupled_dynamics import coupled_forward_dynamics
+
+    model, coupling = _model()
+    tau = 0.7
+    qdd = coupled_forward_dynamics(model, coupling, jnp.array([theta]), jnp.array([rate]),
+                                   jnp.zeros(0), qfrc=jnp.array([tau]))
+    bias, mass = _closed_form(theta, rate, 0.0)
+    np.testing.assert_allclose(qdd[0], (tau - bias) / mass, rtol=1e-12, err_msg="qdd")

@@ -56,7 +56,7 @@ def cmd_forward(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.file}: the model has no muscles to drive")
     inputs = Inputs(loaded, excitation, controls)
     msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon=args.tendon),
-                                   coupling=args.coupling)
+                                   coupling=args.coupling, coordinates=loaded.coupling)
     try:
         summary = forward(loaded, msm, args.out, inputs=inputs, duration_s=args.duration_s,
                           dt_s=args.dt_s, record_every_s=args.record_every_s, q0=initial,

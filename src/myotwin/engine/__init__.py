@@ -31,6 +31,7 @@ from myotwin.engine.contact import (
     contact_points,
     with_contact_params,
 )
+from myotwin.engine.coupled_dynamics import coupled_forward_dynamics
 from myotwin.engine.coupling import (
     CoordinateCoupling,
     PiecewisePolynomial,
@@ -88,6 +89,7 @@ __all__ = [
     "CoordinateCoupling",
     "PiecewisePolynomial",
     "coordinate_coupling",
+    "coupled_forward_dynamics",
     "coupled_inverse_dynamics",
     "coupled_mass_matrix",
     "full_motion",

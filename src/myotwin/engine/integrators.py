@@ -101,8 +101,12 @@ def _assemble(model: Model, plan: QposPlan, linear: jax.Array, quats: jax.Array)
     return take(jnp.concatenate([linear, quats.reshape(-1)]), source)
 
 
-def integrate_pos(model: Model, q: jax.Array, v: jax.Array, dt) -> jax.Array:
-    """(n_q,) configuration q (n_q,) moved by velocity v (n_v,) for time dt (mj_integratePos)."""
+def integrate_pos(model: Model | None, q: jax.Array, v: jax.Array, dt) -> jax.Array:
+    """(n_q,) configuration q (n_q,) moved by velocity v (n_v,) for time dt (mj_integratePos).
+    model None: coordinates in a vector space (coupled coordinates, engine.coupling): q + dt v.
+    """
+    if model is None:
+        return q + dt * v
     plan = qpos_plan(model)
     if model.n_q == 0:
         return q
@@ -191,7 +195,9 @@ def _dexpinv(model: Model, theta: jax.Array, v: jax.Array) -> jax.Array:
     """(n_v,) v with each ball/free rotation triplet w replaced by the truncated inverse
     differential of the exponential, w + theta x w / 2 + theta x (theta x w) / 12, at the
     stage's rotation vector theta (same triplets of the (n_v,) theta; the body-frame form of
-    Munthe-Kaas 1998 Eq. 2.4, with the terms MuJoCo 4.0.0 keeps)."""
+    Munthe-Kaas 1998 Eq. 2.4, with the terms MuJoCo 4.0.0 keeps); v itself for model None."""
+    if model is None:
+        return v
     plan = qpos_plan(model)
     if plan.quat_dof.size == 0:
         return v
@@ -238,8 +244,9 @@ def rk4_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None, xfrc_applied=None
 
 def rk4_step_with(model: Model, q, qd, extra, rates, dt):
     """One classic RK4 step of (q, qd, extra) (`rk4_step` for the skeleton; the extra states
-    follow the same tableau in their vector space); returns (q', qd', extra')."""
-    q = normalize_quaternions(model, q)
+    follow the same tableau in their vector space); returns (q', qd', extra'). model None:
+    q and qd are coordinates in a vector space (`integrate_pos`)."""
+    q = q if model is None else normalize_quaternions(model, q)
     zero_extra = jax.tree_util.tree_map(jnp.zeros_like, extra)
 
     def stage(i, carry):

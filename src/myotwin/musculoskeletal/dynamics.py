@@ -11,7 +11,8 @@ points) in `engine.forward_dynamics`:
   d/dt (q, qd, a, s) = (qd, forward_dynamics(q, qd, ctrl, qfrc_applied + r F), da/dt, ds/dt)
 
 (the q rate is the velocity qd in velocity coordinates; the integrators move q on its
-manifold, `engine.integrators`).
+manifold, `engine.integrators`). With coupled coordinates (`model.py`) q and qd are the
+coordinates and the skeleton's accelerations are `engine.coupled_dynamics`'s.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from myotwin.engine.coupled_dynamics import coupled_forward_dynamics
 from myotwin.engine.dynamics import forward_dynamics
 from myotwin.muscle.musculotendon import MuscleDynamics, dynamics
 from myotwin.musculoskeletal.model import MusculoskeletalModel
@@ -46,9 +48,13 @@ def rates(msm: MusculoskeletalModel, state: MusculoskeletalState, excitation, ct
     `engine.forward_dynamics`."""
     dyn, qfrc = muscle_drive(msm, state, excitation)
     applied = qfrc if qfrc_applied is None else qfrc + qfrc_applied
-    qdd = forward_dynamics(msm.skeleton, state.q, state.qd,
-                           _skeleton_ctrl(msm, ctrl, state.qd.dtype),
-                           qfrc_applied=applied, xfrc_applied=xfrc_applied)
+    ctrl = _skeleton_ctrl(msm, ctrl, state.qd.dtype)
+    if msm.coordinates is not None:   # coupled coordinates: qfrc_applied on the coordinates
+        qdd = coupled_forward_dynamics(msm.skeleton, msm.coordinates, state.q, state.qd, ctrl,
+                                       qfrc=applied, xfrc_applied=xfrc_applied)
+    else:
+        qdd = forward_dynamics(msm.skeleton, state.q, state.qd, ctrl,
+                               qfrc_applied=applied, xfrc_applied=xfrc_applied)
     return qdd, dyn.activation_rate, dyn.tendon_state_rate
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from myotwin.engine.coupling import full_motion
 from myotwin.engine.dynamics import kinetic_energy, potential_energy
 from myotwin.muscle.musculotendon import MuscleOutputs, muscle_outputs
 from myotwin.musculoskeletal.model import MusculoskeletalModel
@@ -43,8 +44,12 @@ def elastic_energy(msm: MusculoskeletalModel, state: MusculoskeletalState) -> ja
 
 def mechanical_energy(msm: MusculoskeletalModel, state: MusculoskeletalState) -> jax.Array:
     """Scalar T + V + E_el (J) (module docstring)."""
-    return (kinetic_energy(msm.skeleton, state.q, state.qd)
-            + potential_energy(msm.skeleton, state.q) + elastic_energy(msm, state))
+    q, qd = state.q, state.qd
+    if msm.coordinates is not None:   # the skeleton's dofs of the coordinates
+        motion = full_motion(msm.coordinates, q, qd, jnp.zeros_like(qd))
+        q, qd = motion.q, motion.qd
+    return (kinetic_energy(msm.skeleton, q, qd)
+            + potential_energy(msm.skeleton, q) + elastic_energy(msm, state))
 
 
 def muscle_input_power(msm: MusculoskeletalModel, state: MusculoskeletalState) -> jax.Array:

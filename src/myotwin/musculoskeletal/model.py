@@ -23,6 +23,11 @@ force and motion.
   `generalized_force_moment_arms` (built with `paths.builder` or `osim.load`), without
   muscle mass points.
 
+Coordinates (`coordinates`, an `engine.CoordinateCoupling`, e.g. `OsimModel.coupling`): the
+state's q and qd are then the coupling's coordinates (n_reduced,), not the skeleton's dofs;
+the paths are evaluated at q_f = f(q), their moment arms w.r.t. the coordinates are
+J^T r_f, and the skeleton's accelerations come from `engine.coupled_dynamics` (the dofs'
+dynamics projected by J; no joint limits, no muscle mass points).
 Validation at build time (ValueError naming the muscle, the path and the value): the model
 has no paths, a muscle's path is unknown, two muscles share a path, the number of paths given
 differs from the number of muscles, an unknown coupling or one the paths cannot give.
@@ -44,10 +49,12 @@ _STATIC = {"static": True}
 class MusculoskeletalModel:
     """skeleton: engine `Model` with paths; muscles: `Muscle` (n_muscles); static
     muscle_path (n_muscles,): index into `skeleton.paths` of each muscle's path; coupling:
-    "length_gradient" or "opensim" (module docstring)."""
+    "length_gradient" or "opensim" (module docstring); coordinates: None, or the
+    `engine.CoordinateCoupling` whose coordinates are the state's q (module docstring)."""
 
     skeleton: object
     muscles: Muscle
+    coordinates: object = None
     muscle_path: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
     coupling: str = dataclasses.field(default="length_gradient", metadata=_STATIC)
 
@@ -56,7 +63,8 @@ class MusculoskeletalModel:
         return len(self.muscle_path)
 
 
-jax.tree_util.register_dataclass(MusculoskeletalModel, data_fields=["skeleton", "muscles"],
+jax.tree_util.register_dataclass(MusculoskeletalModel,
+                                 data_fields=["skeleton", "muscles", "coordinates"],
                                  meta_fields=["muscle_path", "coupling"])
 #: The couplings of path and skeleton (module docstring).
 COUPLINGS = ("length_gradient", "opensim")
@@ -77,10 +85,13 @@ def _path_index(paths, name_or_index, muscle: str) -> int:
 
 
 def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] | None = None,
-                          coupling: str = "length_gradient") -> MusculoskeletalModel:
+                          coupling: str = "length_gradient",
+                          coordinates=None) -> MusculoskeletalModel:
     """Pair `skeleton` (an engine Model with paths) with `muscles`: muscle i pulls along
     paths[i] (a path name or index), by default the path named like the muscle; coupling
-    "length_gradient" (default) or "opensim" (module docstring)."""
+    "length_gradient" (default) or "opensim"; coordinates: an `engine.CoordinateCoupling`
+    (e.g. `OsimModel.coupling`) when the skeleton's dofs follow fewer coordinates (module
+    docstring)."""
     if getattr(skeleton, "paths", None) is None:
         raise ValueError("musculoskeletal_model: the skeleton has no musculotendon paths (no "
                          "spatial <tendon> in its MJCF), so no muscle can act on it")
@@ -106,7 +117,13 @@ def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] 
             raise ValueError(f"muscles '{seen[p]}' and '{m}' both pull on path "
                              f"'{skeleton.paths.path_names[p]}': one muscle per path")
         seen[p] = m
-    return MusculoskeletalModel(skeleton, muscles, index, coupling)
+    if coordinates is not None:
+        from myotwin.engine.coupled_dynamics import check_coupled_forward
+        from myotwin.engine.coupling import check_coupled_model
+
+        check_coupled_model(skeleton, coordinates)
+        check_coupled_forward(skeleton)
+    return MusculoskeletalModel(skeleton, muscles, coordinates, index, coupling)
 
 
 def _gives_point_force_arms(paths) -> bool:

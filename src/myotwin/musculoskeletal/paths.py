@@ -15,6 +15,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from myotwin.engine.coupling import full_jacobian, full_positions
 from myotwin.engine.rows import take
 from myotwin.musculoskeletal.model import MusculoskeletalModel
 from myotwin.paths.on_model import lengths_and_moment_arms
@@ -28,9 +29,16 @@ def path_state(msm: MusculoskeletalModel, q: jax.Array,
     "opensim")."""
     index = np.asarray(msm.muscle_path, dtype=np.int64)
     paths = msm.skeleton.paths
-    lengths, arms = lengths_and_moment_arms(msm.skeleton, q)
+    c = msm.coordinates
+    q_f = q if c is None else full_positions(c, q)
+    lengths, arms = lengths_and_moment_arms(msm.skeleton, q_f)
     length, arms = take(lengths, index), take(arms, index, axis=1)
+    jac = None if c is None else full_jacobian(c, q)
+    if jac is not None:   # moment arms w.r.t. the coordinates: -dL/dq = J^T (-dL/dq_f)
+        arms = jac.T @ arms
     speed = -(qd @ arms)
     if msm.coupling == "opensim" and not isinstance(paths, PathSet):
-        arms = take(paths.generalized_force_moment_arms(msm.skeleton, q), index, axis=1)
+        arms = take(paths.generalized_force_moment_arms(msm.skeleton, q_f), index, axis=1)
+        if jac is not None:
+            arms = jac.T @ arms
     return length, speed, arms

@@ -78,8 +78,9 @@ def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation,
             qdd, da, ds = rates(msm, MusculoskeletalState(q, qd, *extra), u, c)
             return qdd, (da, ds)
 
-        q, qd, (a, s) = step(model, state.q, state.qd, (state.activation, state.tendon_state),
-                             step_rates, dt_s)
+        q, qd, (a, s) = step(None if msm.coordinates is not None else model, state.q,
+                             state.qd, (state.activation, state.tendon_state), step_rates,
+                             dt_s)
         new = MusculoskeletalState(q, qd, a, s)
         return new, new
 

@@ -50,7 +50,6 @@ from myotwin.musculoskeletal.model import MusculoskeletalModel
 from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
 from myotwin.osim.loader import OsimModel
-from myotwin.osim.muscles import refuse_coupled
 from myotwin.osim.storage import Storage, StorageWriter
 
 #: Steps per compiled chunk: the unit of writing (0.05 s of output at dt = 0.1 ms).
@@ -164,8 +163,10 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     record_every_s: interval of the written rows (default: every step), a whole number of
     steps. Returns the summary; raises FloatingPointError after writing if the state stops
     being finite."""
-    if loaded.coupling is not None:
-        raise ValueError(refuse_coupled(loaded, "forward simulation"))
+    if (loaded.coupling is None) != (msm.coordinates is None):
+        raise ValueError(f"{loaded.source}: the musculoskeletal model's coordinates are not the "
+                         "loaded model's: build it with musculoskeletal_model(loaded.model, "
+                         "muscles, coordinates=loaded.coupling)")
     duration_s = _positive("duration_s", duration_s)
     dt_s = _positive("dt_s", dt_s)
     n = int(round(duration_s / dt_s))

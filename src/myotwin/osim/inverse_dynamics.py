@@ -24,14 +24,14 @@ Columns are OpenSim's: `<coordinate>_moment` (N m) for rotational coordinates,
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.coupling import coupled_inverse_dynamics, identity_polynomial
-from myotwin.engine.coupling import coordinate_coupling, full_positions
+from myotwin.engine.coupling import coupled_inverse_dynamics, full_positions
 from myotwin.engine.dynamics import inverse_dynamics
 from myotwin.engine.kinematics import kinematics
 from myotwin.osim.external_loads import AppliedLoad
@@ -156,38 +156,44 @@ def load_plan(loaded: OsimModel, loads: Sequence[AppliedLoad], n_times: int) -> 
                     np.stack([load.torque_Nm for load in loads], axis=1))
 
 
-def _xfrc(model, kin, plan: LoadPlan, force, point, torque) -> jax.Array:
-    """(n_body, 6) world force and torque at each body's COM (the engine's xfrc_applied)."""
-    rot_f = kin.body_rot_world[plan.force_frame]            # (n_loads, 3, 3); ground = I
-    rot_p = kin.body_rot_world[plan.point_frame]
+def _xfrc(model, kin, frames, force, point, torque) -> jax.Array:
+    """(n_body, 6) world force and torque at each body's COM (the engine's xfrc_applied) of
+    the loads (n_loads, 3) whose applied body, force/torque frame and point frame are
+    `frames` (three tuples of engine body indices)."""
+    body, force_frame, point_frame = (np.asarray(f, dtype=np.int32) for f in frames)
+    rot_f = kin.body_rot_world[force_frame]            # (n_loads, 3, 3); ground = I
+    rot_p = kin.body_rot_world[point_frame]
     force_w = jnp.einsum("lij,lj->li", rot_f, force)
     torque_w = jnp.einsum("lij,lj->li", rot_f, torque)
-    point_w = kin.body_pos_world[plan.point_frame] + jnp.einsum("lij,lj->li", rot_p, point)
-    arm = point_w - kin.body_com_world[plan.body]
+    point_w = kin.body_pos_world[point_frame] + jnp.einsum("lij,lj->li", rot_p, point)
+    arm = point_w - kin.body_com_world[body]
     wrench = jnp.concatenate([force_w, torque_w + jnp.cross(arm, force_w)], axis=-1)
-    return jnp.zeros((model.n_body, 6), force.dtype).at[plan.body].add(wrench)
+    return jnp.zeros((model.n_body, 6), force.dtype).at[body].add(wrench)
+
+
+@functools.partial(jax.jit, static_argnames=("frames",))
+def _batched_forces(model, coupling, frames, q, qd, qdd, force, point, torque):
+    """(n_times, n_coordinates): one inverse dynamics per row (compiled once per model
+    structure and load frames, so repeated calls do not recompile)."""
+    def one(q, qd, qdd, force, point, torque):
+        q_f = q if coupling is None else full_positions(coupling, q)
+        xfrc = _xfrc(model, kinematics(model, q_f), frames, force, point, torque)
+        if coupling is None:
+            return inverse_dynamics(model, q, qd, qdd, xfrc_applied=xfrc)
+        return coupled_inverse_dynamics(model, coupling, q, qd, qdd, xfrc_applied=xfrc)
+
+    return jax.vmap(one)(q, qd, qdd, force, point, torque)
 
 
 def generalized_forces(loaded: OsimModel, motion: Motion, plan: LoadPlan) -> np.ndarray:
     """(n_times, n_coordinates) generalized forces (N m or N) along `motion` with the
     external loads of `plan` (module docstring, step 3)."""
-    model = loaded.model
-    coupling = loaded.coupling
-    if coupling is None:
-        n = len(loaded.coordinates)
-        coupling = coordinate_coupling(n, range(n), [identity_polynomial()] * n)
-
-    @jax.jit
-    @jax.vmap
-    def one(q, qd, qdd, force, point, torque):
-        kin = kinematics(model, full_positions(coupling, q))
-        xfrc = _xfrc(model, kin, plan, force, point, torque)
-        if loaded.coupling is None:
-            return inverse_dynamics(model, q, qd, qdd, xfrc_applied=xfrc)
-        return coupled_inverse_dynamics(model, coupling, q, qd, qdd, xfrc_applied=xfrc)
-
-    tau = one(*(jnp.asarray(a) for a in (motion.q, motion.qd, motion.qdd, plan.force_N,
-                                         plan.point_m, plan.torque_Nm)))
+    frames = tuple(tuple(int(i) for i in f)
+                   for f in (plan.body, plan.force_frame, plan.point_frame))
+    tau = _batched_forces(loaded.model, loaded.coupling, frames,
+                          *(jnp.asarray(a) for a in (motion.q, motion.qd, motion.qdd,
+                                                     plan.force_N, plan.point_m,
+                                                     plan.torque_Nm)))
     tau = np.asarray(tau)
     if not np.all(np.isfinite(tau)):
         row = int(np.argwhere(~np.all(np.isfinite(tau), axis=1))[0, 0])

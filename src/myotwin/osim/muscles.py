@@ -73,15 +73,6 @@ def _refuse(name: str, params, tendon: str) -> None:
                          "myotwin's De Groote muscles always have the passive fiber force")
 
 
-def refuse_coupled(loaded, what: str) -> str:
-    """The message refusing `what` on a model whose coordinates are coupled (engine.coupling):
-    its engine model has dofs that only the coupling may move."""
-    coupled = [n for n in loaded.engine_joints if n not in loaded.coordinates]
-    return (f"{loaded.source}: {what} is not supported for models with coupled joint axes "
-            f"(engine joints {coupled} follow their coordinates through functions; only "
-            "kinematics and inverse dynamics handle them, `myotwin osim inverse-dynamics`)")
-
-
 def build_muscles(loaded, *, tendon: str, names: Sequence[str] | None = None) -> Muscle:
     """The muscles `names` (default: all, in `loaded.muscle_names` order) of an `OsimModel` as
     one `myotwin.muscle.Muscle` group with the tendon model `tendon` ("rigid",
@@ -90,8 +81,6 @@ def build_muscles(loaded, *, tendon: str, names: Sequence[str] | None = None) ->
     (one curve family per group), and Millard muscles one set of curve objects; a ValueError
     names the muscle and the reason otherwise (module docstring)."""
     names = tuple(loaded.muscle_names if names is None else names)
-    if loaded.coupling is not None:
-        raise ValueError(refuse_coupled(loaded, "muscle-driven simulation"))
     if not names:
         raise ValueError(f"{loaded.source}: the model has no muscles to build")
     unknown = [n for n in names if n not in loaded.muscles]
