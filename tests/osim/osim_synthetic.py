@@ -3,6 +3,7 @@
 `TINY` is a one-body model inside the subset (a CustomJoint hinge, a WrapCylinder, a Thelen
 muscle with two path points); `write_osim(tmp_path, TINY, edit)` writes it after `edit(root)`
 has changed the parsed XML, so each error test starts from a file known to load.
+`moving_point` makes its second path point a MovingPathPoint of theta (which loads too).
 """
 
 from __future__ import annotations
@@ -96,6 +97,29 @@ TINY = f"""<?xml version="1.0" encoding="UTF-8" ?>
   </Model>
 </OpenSimDocument>
 """
+
+
+#: `moving_point`'s location in the link's frame: x = slope theta + intercept (a
+#: LinearFunction), y a Constant, z absent (OpenSim's default Constant 0).
+MOVING_X = (0.01, 0.02)
+MOVING_Y = -0.3
+
+
+def moving_point(root: ET.Element, edit=None) -> None:
+    """Make TINY's path point m-P2 a MovingPathPoint of theta (`MOVING_X`, `MOVING_Y`), then
+    `edit(point)` if given."""
+    point = root.find(".//PathPoint[@name='m-P2']")
+    point.tag = "MovingPathPoint"
+    point.remove(point.find("location"))
+    for axis in "xyz":
+        ET.SubElement(point, f"socket_{axis}_coordinate").text = "/jointset/hinge/theta"
+    ET.SubElement(point, "x_location").append(ET.fromstring(
+        f"<LinearFunction><coefficients>{MOVING_X[0]} {MOVING_X[1]}</coefficients>"
+        "</LinearFunction>"))
+    ET.SubElement(point, "y_location").append(ET.fromstring(
+        f"<Constant><value>{MOVING_Y}</value></Constant>"))
+    if edit is not None:
+        edit(point)
 
 
 def write_osim(directory: Path, text: str, edit=None, name: str = "tiny.osim") -> Path:

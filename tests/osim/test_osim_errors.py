@@ -1,10 +1,11 @@
 """Files outside the supported subset are refused with an OsimError that names the file, the
 element's tag and name, and the offending value (docs/osim.md, "Rejected").
 
-Reference models: leg6dof9musc.osim and gait10dof18musc.osim (their first unsupported element,
-checked to be a documented one), double_pendulum.osim (point-mass rods); arm26.osim loads with
-its ellipsoids (and refuses a typo in `omit`). Synthetic files: `osim_synthetic.TINY` (which loads)
-changed in one place each.
+Reference models: leg6dof9musc.osim (its first unsupported element, checked to be a documented
+one), double_pendulum.osim (point-mass rods); arm26.osim loads with its ellipsoids (and refuses
+a typo in `omit`); gait10dof18musc.osim and its subject01 load with their MovingPathPoints (and
+refuse one whose sockets name two coordinates). Synthetic files: `osim_synthetic.TINY` (which
+loads) changed in one place each.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from myotwin import osim
-from osim_synthetic import TINY, set_text, write_osim
+from myotwin.paths.opensim_path import moving_paths
+from osim_synthetic import TINY, moving_point, set_text, write_osim
 from shared_reference import REPO, SHARED, needs
 
 MODELS = SHARED / "reference" / "opensim" / "models"
@@ -50,11 +52,27 @@ def test_leg_model_names_its_coordinate_coupler_constraint():
              "constraints are not modelled")
 
 
-def test_gait_model_names_its_moving_path_points():
-    message = _refused(_needs("gait10dof18musc.osim"), "MovingPathPoint 'rect_fem_r-P3'",
-                       "muscle rect_fem_r", "not supported")
-    documented = "MovingPathPoint"
-    assert documented in message and documented in DOCS.read_text()
+@pytest.mark.parametrize("name", ["gait10dof18musc.osim", "gait10dof18musc_subject01.osim"])
+def test_gait_models_load_with_their_moving_path_points(name):
+    """Once refused at their first MovingPathPoint (rect_fem_r-P3); now the whole file loads
+    (lengths and moment arms against OpenSim: test_osim_gait_muscles.py)."""
+    gait = osim.load(_needs(name))
+    assert gait.omitted == () and len(gait.muscle_names) == 18
+    moving = moving_paths(gait.model.paths.opensim)
+    assert moving == ("rect_fem_r", "vasti_r", "rect_fem_l", "vasti_l")
+    assert "| `MovingPathPoint` (`socket_parent_frame`" in DOCS.read_text()  # supported subset
+
+
+def test_gait_moving_point_on_two_coordinates_is_refused(tmp_path):
+    text = _needs("gait10dof18musc.osim").read_text()
+    start = text.index('<MovingPathPoint name="rect_fem_r-P3">')
+    socket = "<socket_y_coordinate>/jointset/knee_r/knee_angle_r</socket_y_coordinate>"
+    at = text.index(socket, start)
+    path = tmp_path / "gait_two_coordinates.osim"
+    path.write_text(text[:at] + socket.replace("knee_r/knee_angle_r", "hip_r/hip_flexion_r")
+                    + text[at + len(socket):])
+    _refused(path, "MovingPathPoint 'rect_fem_r-P3'", "muscle rect_fem_r",
+             "must name the same coordinate", "'/jointset/hip_r/hip_flexion_r'")
 
 
 def test_double_pendulum_point_masses_are_refused():
@@ -75,9 +93,18 @@ def test_tiny_model_loads(tmp_path):
     assert tiny.muscles["m"]["opensim_defaults_used"] == ()
 
 
-def _moving_point(root):
-    point = root.find(".//PathPoint[@name='m-P2']")
-    point.tag = "MovingPathPoint"
+def _moving(edit):
+    return lambda root: moving_point(root, edit)
+
+
+def _x_location(text):
+    def edit(point):
+        x = point.find("x_location")
+        for child in list(x):
+            x.remove(child)
+        for elem in ET.fromstring(f"<x>{text}</x>"):
+            x.append(elem)
+    return edit
 
 
 def _version(root):
@@ -161,7 +188,29 @@ EDITS = {
         lambda r: set_text(r, ".//PathPoint[@name='m-P2']/socket_parent_frame",
                            "/bodyset/nobody"),
         ("PathPoint 'm-P2'", "muscle m", "'/bodyset/nobody'")),
-    "MovingPathPoint": (_moving_point, ("MovingPathPoint 'm-P2'", "muscle m", "not supported")),
+    "MovingPathPoint unknown coordinate": (
+        _moving(lambda p: set_text(p, "socket_y_coordinate", "/jointset/hinge/phi")),
+        ("MovingPathPoint 'm-P2'", "muscle m", "<socket_y_coordinate>", "'/jointset/hinge/phi'")),
+    "MovingPathPoint without a coordinate socket": (
+        _moving(lambda p: p.remove(p.find("socket_z_coordinate"))),
+        ("MovingPathPoint 'm-P2'", "muscle m", "required property <socket_z_coordinate>")),
+    "MovingPathPoint with an empty socket": (
+        _moving(lambda p: set_text(p, "socket_x_coordinate", "")),
+        ("MovingPathPoint 'm-P2'", "muscle m", "<socket_x_coordinate>", "got ''")),
+    "MovingPathPoint spline with decreasing x": (
+        _moving(_x_location("<SimmSpline><x>0 0.5 0.2</x><y>0 1 2</y></SimmSpline>")),
+        ("SimmSpline", "MovingPathPoint m-P2, x_location, muscle m", "strictly increasing",
+         "'0.5' then '0.2'")),
+    "MovingPathPoint unknown function": (
+        _moving(_x_location("<GCVSpline><x>0 1</x><y>0 1</y></GCVSpline>")),
+        ("GCVSpline", "MovingPathPoint m-P2, x_location", "not a supported function type")),
+    "MovingPathPoint two functions": (
+        _moving(_x_location("<Constant><value>1</value></Constant><Constant />")),
+        ("MovingPathPoint 'm-P2'", "<x_location> must hold exactly one function",
+         "['Constant', 'Constant']")),
+    "MovingPathPoint unknown property": (
+        _moving(lambda p: ET.SubElement(p, "range")),
+        ("MovingPathPoint 'm-P2'", "muscle m", "<range>")),
     "CustomJoint unknown function": (
         lambda r: setattr(r.find(".//LinearFunction"), "tag", "StepFunction"),
         ("StepFunction", "TransformAxis rotation1", "CustomJoint hinge")),

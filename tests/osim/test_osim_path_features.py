@@ -1,4 +1,4 @@
-"""ConditionalPathPoint and WrapCylinderObst read from a synthetic .osim file.
+"""ConditionalPathPoint, MovingPathPoint and WrapCylinderObst read from synthetic .osim files.
 
 The file is `osim_synthetic.TINY` (a link hanging from a hinge about z at (0, 1, 0)) with a
 ConditionalPathPoint in muscle `m` and a second muscle `obst` over a WrapCylinderObst on
@@ -8,7 +8,12 @@ ground. Checked:
 * the whole model vs the same paths declared by hand with `PathBuilder` from the numbers
   written below (1e-15 m: the same builder calls, so only a parsing error can differ), at
   poses where the obstacle changes `obst`'s length (the builder's obstacle itself is
-  validated in tests/paths/test_path_builder.py).
+  validated in tests/paths/test_path_builder.py);
+* TINY with its insertion made a MovingPathPoint of theta (`osim_synthetic.moving_point`: a
+  LinearFunction, a Constant and an absent z_location, OpenSim's Constant 0) vs the closed form,
+  theta clamped to its range [-1, 1] as OpenSim does (1e-12 m), and its -dL/dq vs central
+  differences of the closed form (h = 1e-6; tolerance 1e-8 m). The gait model's moving points
+  are checked against OpenSim itself in test_osim_gait_muscles.py.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import numpy as np
 import myotwin
 from myotwin import osim
 from myotwin.paths.builder import ConditionalPoint, PathBuilder, Point
-from osim_synthetic import TINY, write_osim
+from osim_synthetic import MOVING_X, MOVING_Y, TINY, moving_point, write_osim
 
 TOL_CLOSED_FORM_M = 1e-12
 TOL_SAME_CALLS_M = 1e-15
@@ -105,3 +110,25 @@ def test_conditional_point_and_obstacle(tmp_path):
         [0.3 * np.sin(q), -0.3 * np.cos(q), 0.0]) - np.array(OBST_POINTS[0][1])) for q in Q]
     assert np.max(ours[:, 1] - straight) > 1e-3  # the obstacle wraps `obst` somewhere
     print(f"conditional path error {err_m:.2e} m; loaded vs by hand {err_hand:.2e} m")
+
+
+def _closed_form_moving(q):
+    """Length of `m` with its insertion a MovingPathPoint: ground (0.05, 1, 0) -> link
+    (slope clamp(q) + intercept, MOVING_Y, 0), clamp to theta's range [-1, 1]."""
+    rot = np.array([[np.cos(q), -np.sin(q), 0], [np.sin(q), np.cos(q), 0], [0, 0, 1]])
+    local = np.array([MOVING_X[0] * np.clip(q, -1.0, 1.0) + MOVING_X[1], MOVING_Y, 0.0])
+    return np.linalg.norm(np.array([0.0, 1.0, 0.0]) + rot @ local - np.array([0.05, 1.0, 0.0]))
+
+
+def test_moving_path_point(tmp_path):
+    loaded = osim.load(write_osim(tmp_path, TINY, moving_point))
+    qs = jnp.asarray([-1.3, -0.5, 0.3, 0.999, 1.2])[:, None]      # beyond the range at both ends
+    lengths = np.asarray(jax.vmap(lambda q: myotwin.muscle_lengths(loaded.model, q))(qs))[:, 0]
+    err = max(abs(lengths[i] - _closed_form_moving(float(q[0]))) for i, q in enumerate(qs))
+    assert err <= TOL_CLOSED_FORM_M, f"moving point vs closed form: {err:.3e} m"
+    arms = np.asarray(jax.vmap(lambda q: myotwin.moment_arms(loaded.model, q))(qs))[:, 0, 0]
+    h = 1e-6
+    differences = [-(_closed_form_moving(float(q[0]) + h) - _closed_form_moving(float(q[0]) - h))
+                   / (2 * h) for q in qs]
+    err_r = np.abs(arms - differences).max()
+    assert err_r <= 1e-8, f"moving point -dL/dq vs differences: {err_r:.3e} m"

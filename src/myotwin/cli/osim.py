@@ -3,7 +3,7 @@ becomes of it (`myotwin.osim.load`, docs/osim.md).
 
 Prints JSON: the coordinates in the engine's q order with their ranges and default values,
 the muscles (type, path kind: a MuJoCo tendon for fixed points only, an OpenSim path with
-conditional points or wraps), the CoordinateActuators, the omitted elements; with --lengths
+conditional or moving points or wraps), the CoordinateActuators, the omitted elements; with --lengths
 also each muscle's length (m) and moment arms (m, r = -dL/dq, per coordinate) at the
 coordinates' default values, to compare with OpenSim's plots. An element outside the
 supported subset is reported in one line naming the file, the element and the value (exit

@@ -38,41 +38,10 @@ import numpy as np
 from myotwin.engine.dynamics import inverse_dynamics
 from myotwin.engine.mass import mass_matrix
 from myotwin.engine.model import JointType, Model
-
-
-class PiecewisePolynomial(NamedTuple):
-    """A function of one variable, polynomial on each of k + 1 pieces (NumPy, float64).
-
-    breaks (k,): increasing; piece 0 is x < breaks[0], piece i (1 <= i < k) is
-      breaks[i-1] <= x < breaks[i], piece k is x >= breaks[k-1] (k = 0: one piece, all x).
-    origins (k + 1,): the point each piece's polynomial is expanded about.
-    coefficients (k + 1, d + 1): ascending powers of (x - origin) on each piece.
-    """
-
-    breaks: np.ndarray
-    origins: np.ndarray
-    coefficients: np.ndarray
-
-
-def identity_polynomial() -> PiecewisePolynomial:
-    """f(x) = x."""
-    return PiecewisePolynomial(np.zeros(0), np.zeros(1), np.array([[0.0, 1.0]]))
-
-
-def _checked(p: PiecewisePolynomial, what: str) -> PiecewisePolynomial:
-    breaks = np.asarray(p.breaks, np.float64).reshape(-1)
-    origins = np.asarray(p.origins, np.float64).reshape(-1)
-    coefficients = np.asarray(p.coefficients, np.float64)
-    k = breaks.size
-    if coefficients.ndim != 2 or coefficients.shape[0] != k + 1 or origins.size != k + 1:
-        raise ValueError(f"{what}: {k} breaks need {k + 1} origins and {k + 1} rows of "
-                         f"coefficients, got {origins.size} and {coefficients.shape}")
-    if np.any(np.diff(breaks) <= 0):
-        raise ValueError(f"{what}: breaks must increase strictly, got {breaks.tolist()}")
-    for name, a in (("breaks", breaks), ("origins", origins), ("coefficients", coefficients)):
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"{what}: {name} must be finite, got {a.tolist()}")
-    return PiecewisePolynomial(breaks, origins, coefficients)
+# PiecewisePolynomial and identity_polynomial live in engine.piecewise (shared with the
+# moving path points of paths.builder) and stay importable from here.
+from myotwin.engine.piecewise import (PiecewisePolynomial, check_polynomial, evaluate_padded,
+                                      identity_polynomial, pad_polynomials)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +71,8 @@ def coordinate_coupling(n_reduced: int, source, functions) -> CoordinateCoupling
     """Compile per-dof functions: dof j = functions[j](q[source[j]]). Raises ValueError on a
     source outside range(n_reduced), a coordinate no dof follows, or a malformed function."""
     source = tuple(int(s) for s in source)
-    functions = [_checked(f, f"coupling function of dof {j}") for j, f in enumerate(functions)]
+    functions = [check_polynomial(f, f"coupling function of dof {j}")
+                 for j, f in enumerate(functions)]
     if len(functions) != len(source):
         raise ValueError(f"{len(source)} dofs but {len(functions)} functions")
     bad = [s for s in source if not 0 <= s < n_reduced]
@@ -111,16 +81,7 @@ def coordinate_coupling(n_reduced: int, source, functions) -> CoordinateCoupling
     unused = sorted(set(range(n_reduced)) - set(source))
     if unused:
         raise ValueError(f"reduced coordinates {unused} move no engine dof")
-    k_max = max((f.breaks.size for f in functions), default=0)
-    d_max = max((f.coefficients.shape[1] for f in functions), default=1)
-    n = len(functions)
-    breaks = np.full((n, k_max), np.inf)
-    origins = np.zeros((n, k_max + 1))
-    coefficients = np.zeros((n, k_max + 1, d_max))
-    for j, f in enumerate(functions):
-        k, d = f.breaks.size, f.coefficients.shape[1]
-        breaks[j, :k], origins[j, :k + 1] = f.breaks, f.origins
-        coefficients[j, :k + 1, :d] = f.coefficients
+    breaks, origins, coefficients = pad_polynomials(functions)
     return CoordinateCoupling(n_reduced, source, jnp.asarray(breaks), jnp.asarray(origins),
                               jnp.asarray(coefficients))
 
@@ -128,18 +89,7 @@ def coordinate_coupling(n_reduced: int, source, functions) -> CoordinateCoupling
 def _dof_functions(c: CoordinateCoupling, q: jax.Array):
     """(f, f', f'') (n_full,) of each dof at its source coordinate."""
     x = q[np.asarray(c.source, dtype=np.int32)] if c.n_full else jnp.zeros(0, q.dtype)
-    piece = jnp.sum(x[:, None] >= c.breaks, axis=1)
-    u = x - jnp.take_along_axis(c.origins, piece[:, None], axis=1)[:, 0]
-    coeff = jnp.take_along_axis(c.coefficients, piece[:, None, None], axis=1)[:, 0]
-    powers = np.arange(coeff.shape[1])
-    value = jnp.zeros_like(x)
-    first = jnp.zeros_like(x)
-    second = jnp.zeros_like(x)
-    for p in powers[::-1]:  # Horner on the value and both derivatives
-        second = second * u + 2.0 * first
-        first = first * u + value
-        value = value * u + coeff[:, p]
-    return value, first, second
+    return evaluate_padded(c.breaks, c.origins, c.coefficients, x)
 
 
 def full_positions(c: CoordinateCoupling, q: jax.Array) -> jax.Array:

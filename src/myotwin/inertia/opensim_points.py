@@ -31,7 +31,10 @@ Not supported: a path that uses an OpenSim ellipsoid (WrapEllipsoid, `opensim_el
 Its wrap is a polyline of up to 499 surface points that OpenSim does not keep in its current
 path (only the two tangent points), so the arc length along it, and its derivatives, would need
 the polyline itself; `check_paths` refuses such paths when the mass points are declared
-(`with_muscle_mass`) and when they are compiled (`composite.split`).
+(`with_muscle_mass`) and when they are compiled (`composite.split`). Nor a path with a moving
+point (OpenSim MovingPathPoint, `paths.builder.MovingPoint`): the anchors here are fixed to
+bodies, and a moving point's motion relative to its body would be missing from J and Jdot qd;
+`check_paths` refuses it too.
 """
 
 from __future__ import annotations
@@ -52,8 +55,14 @@ from myotwin.paths.safe import norm, safe_div
 
 def check_paths(ps: OpenSimPathSet, paths) -> None:
     """ValueError if one of the OpenSim paths `paths` (indices into `ps`) wraps an ellipsoid
-    (module docstring), naming the muscle and the ellipsoid."""
+    or has a moving point (module docstring), naming the muscle and the ellipsoid or point."""
     for p in sorted({int(x) for x in np.asarray(paths).reshape(-1)}):
+        adr, num = ps.path_point_adr[p], ps.path_point_num[p]
+        moving = [i - adr + 1 for i in ps.move_point if adr <= i < adr + num]
+        if moving:
+            raise ValueError(f"muscle mass of path {ps.path_names[p]!r}: its point {moving[0]} "
+                             "is a moving point (OpenSim MovingPathPoint), and mass points on a "
+                             "path with moving points are not supported (docs/inertia.md)")
         adr, num = ps.path_wrap_adr[p], ps.path_wrap_num[p]
         for c in ps.wrap_cyl[adr:adr + num]:
             if ps.cyl_kind[c] == WRAP_ELLIPSOID:

@@ -16,8 +16,8 @@ from myotwin.engine.builder import WORLD
 Vec3 = tuple[float, float, float]
 
 __all__ = ["WORLD", "Body", "Coordinate", "CoordinateActuator", "Document", "Frame", "Joint",
-           "JointAxis", "JointKind", "Muscle", "PathPoint", "PathWrap", "WrapCylinder",
-           "WrapEllipsoid", "WrapObstacle"]
+           "JointAxis", "JointKind", "MovingPathPoint", "Muscle", "PathPoint", "PathWrap",
+           "WrapCylinder", "WrapEllipsoid", "WrapObstacle"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,6 +155,21 @@ class PathPoint:
 
 
 @dataclasses.dataclass(frozen=True)
+class MovingPathPoint:
+    """A MovingPathPoint on `body`: its location in the body frame is (f_x(q), f_y(q), f_z(q))
+    m, each f an `osim.functions.OsimFunction` (`functions`, x, y, z; an absent <x_location>
+    is OpenSim's default Constant 0) of the one coordinate `coordinate` (of joint `joint`) that
+    OpenSim 4.6 requires all three sockets to name. OpenSim clamps the coordinate's value to
+    its range before evaluating (`to_builders` passes the range on)."""
+
+    name: str
+    body: str
+    functions: tuple[object, object, object]
+    coordinate: str
+    joint: str
+
+
+@dataclasses.dataclass(frozen=True)
 class PathWrap:
     """A PathWrap: the wrap object's name and OpenSim's 1-based point range (-1 = first/last);
     method as in the file ("hybrid" when absent; it matters only for ellipsoids, which support
@@ -174,7 +189,7 @@ class Muscle:
     tag: str
     name: str
     parameters: Mapping[str, object]
-    points: tuple[PathPoint, ...]
+    points: tuple[PathPoint | MovingPathPoint, ...]
     wraps: tuple[PathWrap, ...]
 
 

@@ -22,7 +22,12 @@ from __future__ import annotations
 import math
 import types
 
-from myotwin.osim.description import CoordinateActuator, Muscle, PathPoint, PathWrap
+import xml.etree.ElementTree as ET
+
+from myotwin.osim.description import (CoordinateActuator, MovingPathPoint, Muscle, PathPoint,
+                                      PathWrap)
+from myotwin.osim.errors import Where
+from myotwin.osim.functions import read_function
 from myotwin.osim.skeleton_reading import body_path
 from myotwin.osim.xml_values import Node
 
@@ -143,31 +148,74 @@ def muscle_parameters(node: Node) -> types.MappingProxyType:
     return types.MappingProxyType(params)
 
 
-def _path_point(node: Node, bodies, coordinates) -> PathPoint:
-    if node.tag == "MovingPathPoint":
-        raise node.error("MovingPathPoint (a point whose location is a function of "
-                         "coordinates) is not supported")
-    if node.tag not in ("PathPoint", "ConditionalPathPoint"):
+def _coordinate_socket(node: Node, tag: str, coordinates) -> tuple[str, str]:
+    """(coordinate, joint) named by the socket property `tag`, which must read
+    /jointset/<joint>/<coordinate> of a coordinate of the model."""
+    path = node.text(tag)
+    parts = path.split("/")
+    if (len(parts) != 4 or parts[:2] != ["", "jointset"]
+            or coordinates.get(parts[3]) != parts[2]):
+        raise node.error(f"<{tag}> must be /jointset/<joint>/<coordinate> of a coordinate of "
+                         f"the model, got {path!r}")
+    return parts[3], parts[2]
+
+
+def _moving_path_point(node: Node, body: str, coordinates) -> MovingPathPoint:
+    """A MovingPathPoint: three coordinate sockets naming one coordinate (OpenSim 4.6 refuses a
+    missing or empty socket, and different coordinates: MovingPathPoint::extendConnectToModel)
+    and three location functions (absent: OpenSim's default Constant 0). A <location> is read
+    past: OpenSim ignores it (checked with OpenSim 4.6)."""
+    named = [_coordinate_socket(node, f"socket_{axis}_coordinate", coordinates)
+             for axis in "xyz"]
+    if len(set(named)) != 1:
+        raise node.error("the x, y and z coordinate sockets must name the same coordinate "
+                         "(OpenSim 4.6 refuses others), got "
+                         f"{[node.text(f'socket_{axis}_coordinate') for axis in 'xyz']}")
+    functions = []
+    for axis in "xyz":
+        where = Where(node.where.file, node.tag, node.name,
+                      ", ".join(c for c in (f"{axis}_location", node.where.context) if c))
+        prop = node.find(f"{axis}_location")
+        if prop is None:
+            functions.append(read_function(ET.Element("Constant"), where))
+            continue
+        inner = list(prop)
+        if len(inner) != 1:
+            raise node.error(f"<{axis}_location> must hold exactly one function, got "
+                             f"{[e.tag for e in inner]}")
+        functions.append(read_function(inner[0], where))
+    coordinate, joint = named[0]
+    return MovingPathPoint(node.name, body, tuple(functions), coordinate, joint)
+
+
+#: The properties of each supported path point.
+_POINT_PROPERTIES = {
+    "PathPoint": ("socket_parent_frame", "location"),
+    "ConditionalPathPoint": ("socket_parent_frame", "location", "socket_coordinate", "range"),
+    "MovingPathPoint": ("socket_parent_frame", "socket_x_coordinate", "socket_y_coordinate",
+                        "socket_z_coordinate", "x_location", "y_location", "z_location",
+                        "location"),
+}
+
+
+def _path_point(node: Node, bodies, coordinates) -> PathPoint | MovingPathPoint:
+    if node.tag not in _POINT_PROPERTIES:
         raise node.error(f"{node.tag} is not a supported path point (PathPoint, "
-                         "ConditionalPathPoint)")
-    conditional = node.tag == "ConditionalPathPoint"
-    node.check_children(("socket_parent_frame", "location")
-                        + (("socket_coordinate", "range") if conditional else ()))
+                         "ConditionalPathPoint, MovingPathPoint)")
+    node.check_children(_POINT_PROPERTIES[node.tag])
     frame = node.text("socket_parent_frame")
     body = body_path(node, "socket_parent_frame", frame)
     if body not in bodies:
         raise node.error(f"<socket_parent_frame> names a body that is not in the BodySet, got "
                          f"{frame!r}")
+    if node.tag == "MovingPathPoint":
+        return _moving_path_point(node, body, coordinates)
+    conditional = node.tag == "ConditionalPathPoint"
     location = node.numbers("location", 3)
     if not conditional:
         return PathPoint(node.name, body, location)
-    path = node.text("socket_coordinate")
-    parts = path.split("/")
-    if (len(parts) != 4 or parts[:2] != ["", "jointset"]
-            or coordinates.get(parts[3]) != parts[2]):
-        raise node.error(f"<socket_coordinate> must be /jointset/<joint>/<coordinate> of a "
-                         f"coordinate of the model, got {path!r}")
-    return PathPoint(node.name, body, location, parts[3], parts[2], node.numbers("range", 2))
+    coordinate, joint = _coordinate_socket(node, "socket_coordinate", coordinates)
+    return PathPoint(node.name, body, location, coordinate, joint, node.numbers("range", 2))
 
 
 #: PathWrap <method> spellings OpenSim accepts (PathWrap::extendConnectToModel; "Unassigned"

@@ -13,8 +13,12 @@
 * WrapCylinder -> `PathBuilder.add_opensim_cylinder`, WrapCylinderObst ->
   `add_opensim_obstacle`, WrapEllipsoid -> `add_opensim_ellipsoid` (its PathWraps use the
   "hybrid" method, the one implemented); each muscle's GeometryPath -> `add_path` (PathPoint
-  -> `Point`, ConditionalPathPoint -> `ConditionalPoint`, PathWrapSet -> `wraps=` with
-  OpenSim's 1-based ranges, which is the builder's convention).
+  -> `Point`, ConditionalPathPoint -> `ConditionalPoint`, MovingPathPoint -> `MovingPoint`
+  with its functions as piecewise polynomials, the engine joint of its coordinate and the
+  coordinate's range as the clamp, PathWrapSet -> `wraps=` with OpenSim's 1-based ranges,
+  which is the builder's convention). The coordinate of a conditional or moving point must be
+  an engine joint (a coordinate with an identity axis, which the engine joint named after it
+  is; q_f there is the coordinate's value).
 A ValueError of a builder becomes an OsimError naming the file and the element.
 """
 
@@ -26,10 +30,11 @@ from pathlib import Path
 import numpy as np
 
 from myotwin.engine.builder import ModelBuilder
-from myotwin.osim.description import Body, Document, JointAxis
+from myotwin.osim.description import Body, Document, JointAxis, MovingPathPoint
 from myotwin.osim.errors import Where
 from myotwin.osim.frames import child_body_pose, joint_axis_in_child
-from myotwin.paths.builder import ConditionalPoint, PathBuilder, Point
+from myotwin.osim.functions import piecewise_polynomial
+from myotwin.paths.builder import ConditionalPoint, MovingPoint, PathBuilder, Point
 
 
 @contextlib.contextmanager
@@ -108,13 +113,29 @@ def path_builder(doc: Document, skeleton_builder: ModelBuilder) -> PathBuilder:
             pb.add_opensim_ellipsoid(e.name, e.body, dimensions=e.dimensions, pos=e.translation,
                                      xyz_body_rotation=e.xyz_body_rotation,
                                      quadrant=e.quadrant)
+    joints = engine_joints(doc)
+    ranges = {c.name: c.range for j in doc.joints for c in j.coordinates}
     for m in doc.muscles:
-        elements = [Point(p.body, p.location) if p.coordinate is None
-                    else ConditionalPoint(p.body, p.location, p.coordinate, p.range)
-                    for p in m.points]
+        elements = [_path_element(doc, m, p, joints, ranges) for p in m.points]
         with builder_errors(Where(doc.file_name, m.tag, m.name)):
             pb.add_path(m.name, elements, wraps=[(w.wrap_object, w.range) for w in m.wraps])
     return pb
+
+
+def _path_element(doc: Document, muscle, point, joints, ranges):
+    """The builder's element for a path point of `muscle`."""
+    if point.coordinate is not None and point.coordinate not in joints:
+        raise Where(doc.file_name, "MovingPathPoint" if isinstance(point, MovingPathPoint)
+                    else "ConditionalPathPoint", point.name, f"muscle {muscle.name}").error(
+            f"its coordinate {point.coordinate!r} moves its joint only through functions (no "
+            "axis is the coordinate itself), so the engine has no joint whose q is its value; "
+            "points on such coordinates are not supported")
+    if isinstance(point, MovingPathPoint):
+        return MovingPoint(point.body, tuple(piecewise_polynomial(f) for f in point.functions),
+                           (point.coordinate,) * 3, (ranges[point.coordinate],) * 3)
+    if point.coordinate is None:
+        return Point(point.body, point.location)
+    return ConditionalPoint(point.body, point.location, point.coordinate, point.range)
 
 
 def body_names(pb: PathBuilder) -> tuple[str, ...]:

@@ -33,8 +33,8 @@ from myotwin.paths.sequence import WrapType
 from myotwin.paths.sphere import sphere_wrap
 
 # Paths declared in Python, OpenSim semantics (docs/paths.md, "OpenSim features and arm26")
-from myotwin.paths.builder import (ConditionalPoint, CylinderWrap, PathBuilder, Point,
-                                   SphereWrap)
+from myotwin.paths.builder import (ConditionalPoint, CylinderWrap, MovingPoint, PathBuilder,
+                                   Point, SphereWrap)
 from myotwin.paths.opensim_composite import CompositePaths
 from myotwin.paths.opensim_path import OpenSimPathSet
 
@@ -42,6 +42,7 @@ __all__ = [
     "CompositePaths",
     "ConditionalPoint",
     "CylinderWrap",
+    "MovingPoint",
     "OpenSimPathSet",
     "PathBuilder",
     "Point",

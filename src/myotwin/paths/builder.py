@@ -19,18 +19,21 @@ Two semantics, chosen per path by what it uses:
   optional side site): written as sites, wrap geoms (contype = conaffinity = 0, so they never
   collide) and a `<spatial>` tendon into the skeleton's MJCF and compiled by MuJoCo, so
   MuJoCo's compiler and MuJoCo 4.0's wrapping rules define them (docs/paths.md).
-* **OpenSim paths** (any `ConditionalPoint`, or `wraps=` naming OpenSim wrap objects:
-  cylinders, obstacle cylinders, ellipsoids): evaluated with OpenSim 4.6's GeometryPath rules
-  (`opensim_path.py`, `conditional.py`, `opensim_cylinder.py`, `opensim_obstacle.py`,
-  `opensim_ellipsoid.py`). A path cannot mix MuJoCo wraps with OpenSim features.
+* **OpenSim paths** (any `ConditionalPoint` or `MovingPoint`, or `wraps=` naming OpenSim wrap
+  objects: cylinders, obstacle cylinders, ellipsoids): evaluated with OpenSim 4.6's
+  GeometryPath rules (`opensim_path.py`, `conditional.py`, `opensim_cylinder.py`,
+  `opensim_obstacle.py`, `opensim_ellipsoid.py`). A path cannot mix MuJoCo wraps with OpenSim
+  features.
 Paths are numbered in declaration order; `build()` returns the engine `Model` whose `paths`
 is the MJCF `PathSet` (all paths MJCF) or a `CompositePaths` (`opensim_composite.py`).
 
 Positions are in the named body's frame (m), quaternions w-first, angles rad; `xyz_body_rotation`
 is OpenSim's body-fixed X-Y-Z Euler sequence (R = Rx(a) Ry(b) Rz(c)). Checked, with a ValueError
 naming the path, the element and the value: unknown bodies and joints, a conditional point
-without a coordinate or on a ball/free joint, ranges with lo > hi, fewer than two points (two
-fixed points for OpenSim paths), a MuJoCo wrap not between two fixed points, non-positive radii,
+without a coordinate or on a ball/free joint, ranges with lo > hi, a moving point without three
+valid functions (`engine.piecewise.check_polynomial`), joints (a name or None) and clamp
+ranges, fewer than two points (two always-active points, fixed or moving, for OpenSim paths),
+a MuJoCo wrap not between two fixed points, non-positive radii,
 lengths and ellipsoid semi-axes, unknown quadrants, unknown or duplicate wrap names, wrap point
 ranges outside the path, duplicate path names, non-finite numbers.
 """
@@ -47,6 +50,7 @@ import numpy as np
 
 from myotwin.engine.builder import ModelBuilder
 from myotwin.engine.model import JointType, compile_model
+from myotwin.engine.piecewise import check_polynomial, pad_polynomials
 from myotwin.paths.conditional import validate_range
 from myotwin.paths.opensim_composite import CompositePaths
 from myotwin.paths.opensim_path import (WRAP_CYLINDER, WRAP_ELLIPSOID, WRAP_OBSTACLE,
@@ -80,6 +84,62 @@ class ConditionalPoint:
 
 
 @dataclasses.dataclass(frozen=True)
+class MovingPoint:
+    """A path point on `body` whose location in the body frame is (f_x(q_x), f_y(q_y),
+    f_z(q_z)) m (OpenSim MovingPathPoint); always part of its path (an OpenSim path).
+
+    functions: three `engine.piecewise.PiecewisePolynomial` (m of rad or m), x, y, z.
+    joints: three hinge/slide joint names, the q each function reads; None for a component
+      evaluated at 0 (OpenSim's unconnected coordinate socket: a constant).
+    clamp: None, or per component None or (lo, hi): q is clamped to [lo, hi] before the
+      function is evaluated (OpenSim clamps to the coordinate's range; the length is then
+      constant in q outside it, and -dL/dq there is 0).
+    """
+
+    body: str
+    functions: Sequence
+    joints: Sequence[str | None]
+    clamp: Sequence | None = None
+
+
+def _moving_point(what: str, el: MovingPoint):
+    """(functions, joints, clamp rows) of a moving point, checked: ValueError naming it."""
+    what = f"{what} (moving point)"
+    try:
+        functions = tuple(el.functions)
+        joints = tuple(el.joints)
+        clamp = (None,) * 3 if el.clamp is None else tuple(el.clamp)
+    except TypeError:
+        raise ValueError(f"{what}: functions, joints and clamp must be sequences of three, got "
+                         f"{el.functions!r}, {el.joints!r}, {el.clamp!r}") from None
+    for field, value in (("functions", functions), ("joints", joints), ("clamp", clamp)):
+        if len(value) != 3:
+            raise ValueError(f"{what}: {field} must hold three entries (x, y, z), got "
+                             f"{value!r}")
+    functions = tuple(check_polynomial(f, f"{what}, {axis} function")
+                      for f, axis in zip(functions, "xyz"))
+    for joint, axis in zip(joints, "xyz"):
+        if joint is not None and (not isinstance(joint, str) or not joint):
+            raise ValueError(f"{what}: the {axis} joint must be a joint name or None, got "
+                             f"{joint!r}")
+    rows = []
+    for rng, axis in zip(clamp, "xyz"):
+        if rng is None:
+            rows.append((-np.inf, np.inf))
+            continue
+        try:
+            lo, hi = (float(v) for v in rng)
+        except (TypeError, ValueError):
+            raise ValueError(f"{what}: the {axis} clamp must be None or (lo, hi), got "
+                             f"{rng!r}") from None
+        if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
+            raise ValueError(f"{what}: the {axis} clamp must be finite with lo <= hi, got "
+                             f"{rng!r}")
+        rows.append((lo, hi))
+    return functions, joints, tuple(rows)
+
+
+@dataclasses.dataclass(frozen=True)
 class SphereWrap:
     """MuJoCo sphere wrap between the neighbouring points: centre `pos` on `body`, `radius`
     (m), optional side-site position `side` (3,) in the same body frame."""
@@ -101,6 +161,9 @@ class CylinderWrap:
     quat: Sequence[float] = (1.0, 0.0, 0.0, 0.0)
     half_length: float = 0.02
     side: Sequence[float] | None = None
+
+
+_POINTS = (Point, ConditionalPoint, MovingPoint)
 
 
 @dataclasses.dataclass
@@ -246,19 +309,22 @@ class PathBuilder:
         return name
 
     def add_path(self, name: str, elements: Sequence, wraps: Sequence = ()) -> str:
-        """A path through `elements` (Point / ConditionalPoint / SphereWrap / CylinderWrap, in
-        order). wraps: OpenSim wrap object names (cylinders, obstacles, ellipsoids) or (name,
-        (start, end)) with 1-based point indices (OpenSim PathWrap range; -1 = first/last
-        point), applied in that order."""
+        """A path through `elements` (Point / ConditionalPoint / MovingPoint / SphereWrap /
+        CylinderWrap, in order). wraps: OpenSim wrap object names (cylinders, obstacles,
+        ellipsoids) or (name, (start, end)) with 1-based point indices (OpenSim PathWrap range;
+        -1 = first/last point), applied in that order."""
         what = f"path {name!r}"
         if not isinstance(name, str) or not name or any(p.name == name for p in self._paths):
             raise ValueError(f"{what}: name must be a new non-empty string")
         elements = list(elements)
-        kinds = (Point, ConditionalPoint, SphereWrap, CylinderWrap)
+        kinds = (Point, ConditionalPoint, MovingPoint, SphereWrap, CylinderWrap)
         for k, el in enumerate(elements):
             if not isinstance(el, kinds):
                 raise ValueError(f"{what}, element {k}: expected Point, ConditionalPoint, "
-                                 f"SphereWrap or CylinderWrap, got {el!r}")
+                                 f"MovingPoint, SphereWrap or CylinderWrap, got {el!r}")
+            if isinstance(el, MovingPoint):
+                _moving_point(f"{what}, element {k}", el)
+                continue
             _vec(f"{what}, element {k}", "pos", el.pos)
             if isinstance(el, ConditionalPoint):
                 validate_range(f"{what}, element {k} (conditional point)", el.joint, el.range)
@@ -266,18 +332,20 @@ class PathBuilder:
                 _positive(f"{what}, element {k}", "radius", el.radius)
                 if el.side is not None:
                     _vec(f"{what}, element {k}", "side", el.side)
-        points = [el for el in elements if isinstance(el, (Point, ConditionalPoint))]
+        points = [el for el in elements if isinstance(el, _POINTS)]
         mj_wraps = [k for k, el in enumerate(elements) if isinstance(el, (SphereWrap,
                                                                           CylinderWrap))]
-        opensim = bool(wraps) or any(isinstance(el, ConditionalPoint) for el in elements)
+        opensim = bool(wraps) or any(isinstance(el, (ConditionalPoint, MovingPoint))
+                                     for el in elements)
         if len(points) < 2:
             raise ValueError(f"{what}: a path needs at least two points, got {len(points)}")
         if opensim and mj_wraps:
             raise ValueError(f"{what}: MuJoCo wraps (element {mj_wraps[0]}) cannot be mixed "
-                             "with OpenSim features (conditional points, OpenSim wrap "
-                             "objects)")
-        if opensim and sum(isinstance(el, Point) for el in elements) < 2:
-            raise ValueError(f"{what}: an OpenSim path needs at least two fixed points")
+                             "with OpenSim features (conditional or moving points, OpenSim "
+                             "wrap objects)")
+        if opensim and sum(isinstance(el, (Point, MovingPoint)) for el in elements) < 2:
+            raise ValueError(f"{what}: an OpenSim path needs at least two fixed points (fixed "
+                             "or moving: always active)")
         for k in mj_wraps:
             ok = (0 < k < len(elements) - 1 and isinstance(elements[k - 1], Point)
                   and isinstance(elements[k + 1], Point))
@@ -389,6 +457,8 @@ class PathBuilder:
             return int(bid)
 
         def joint_qpos(what, name):
+            if name is None:
+                return -1
             jid = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, name)
             if jid < 0:
                 raise ValueError(f"{what}: unknown coordinate (joint) {name!r}")
@@ -401,8 +471,9 @@ class PathBuilder:
         cyls = [self._cylinders[c] for c in used]
         pos, rng, body, qadr = [], [], [], []
         wraps, p_adr, p_num, w_adr, w_num, names = [], [], [], [], [], []
+        move_point, move_qpos, move_fns, move_clamp = [], [], [], []
         for path in (p for p in self._paths if p.opensim):
-            pts = [el for el in path.elements if isinstance(el, (Point, ConditionalPoint))]
+            pts = [el for el in path.elements if isinstance(el, _POINTS)]
             p_adr.append(len(pos))
             p_num.append(len(pts))
             w_adr.append(len(wraps))
@@ -411,6 +482,18 @@ class PathBuilder:
             for k, el in enumerate(pts):
                 what = f"path {path.name!r}, point {k + 1}"
                 body.append(body_id(what, el.body))
+                if isinstance(el, MovingPoint):
+                    fns, joints, clamp = _moving_point(what, el)
+                    move_point.append(len(pos))
+                    move_qpos.append(tuple(
+                        joint_qpos(f"{what} (moving point, {axis})", j)
+                        for j, axis in zip(joints, "xyz")))
+                    move_fns.extend(fns)
+                    move_clamp.append(clamp)
+                    pos.append(np.zeros(3))  # the location is the functions'
+                    qadr.append(-1)          # always active
+                    rng.append((0.0, 0.0))
+                    continue
                 pos.append(np.asarray(el.pos, dtype=np.float64))
                 cond = isinstance(el, ConditionalPoint)
                 qadr.append(joint_qpos(what, el.joint) if cond else -1)
@@ -419,6 +502,8 @@ class PathBuilder:
                 wraps.append((cyl_id[cname], start - 1 if start >= 1 else 0,
                               end - 1 if end >= 1 else len(pts) - 1))
         f64 = lambda rows, shape: jnp.asarray(np.asarray(rows, np.float64).reshape(shape))  # noqa
+        m_breaks, m_origins, m_coeffs = pad_polynomials(move_fns)
+        n_move = len(move_point)
         return OpenSimPathSet(
             point_pos=f64(pos, (-1, 3)), point_range=f64(rng, (-1, 2)),
             cyl_pos=f64([c.pos for c in cyls], (-1, 3)),
@@ -432,4 +517,9 @@ class PathBuilder:
             cyl_body=tuple(body_id(f"{_KIND_LABEL[c.kind]} {c.name!r}", c.body) for c in cyls),
             cyl_axis=tuple(c.axis for c in cyls), cyl_sign=tuple(c.sign for c in cyls),
             cyl_kind=tuple(c.kind for c in cyls), cyl_hand=tuple(c.hand for c in cyls),
-            cyl_names=tuple(c.name for c in cyls), n_body=int(mj.nbody), n_q=int(mj.nq))
+            cyl_names=tuple(c.name for c in cyls), n_body=int(mj.nbody), n_q=int(mj.nq),
+            move_breaks=jnp.asarray(m_breaks.reshape(n_move, 3, m_breaks.shape[1])),
+            move_origins=jnp.asarray(m_origins.reshape(n_move, 3, m_origins.shape[1])),
+            move_coefficients=jnp.asarray(m_coeffs.reshape((n_move, 3) + m_coeffs.shape[1:])),
+            move_clamp=f64(move_clamp, (n_move, 3, 2)), move_point=tuple(move_point),
+            move_qpos=tuple(move_qpos))

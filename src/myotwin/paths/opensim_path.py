@@ -4,8 +4,13 @@ A myotwin extension for paths MJCF cannot express (built with `paths.builder`). 
 each muscle is computed as OpenSim 4.6 computes it (GeometryPath::computePath,
 applyWrapObjects and calcPathLength in opensim-core OpenSim/Simulation/Model/GeometryPath.cpp):
 
-1. The current path is the list of active points (fixed points, and conditional points whose
-   coordinate is in range; `conditional.py`).
+1. The current path is the list of active points (fixed points, moving points, and conditional
+   points whose coordinate is in range; `conditional.py`). A moving point (OpenSim
+   MovingPathPoint, `builder.MovingPoint`) is always active; its location in its body frame is
+   (f_x(q_x), f_y(q_y), f_z(q_z)), each q clamped to its range first (MovingPathPoint::
+   getLocation clamps the coordinate's value to [range min, range max]; checked against OpenSim
+   4.6 beyond the knee's range), a function without a coordinate evaluated at 0
+   (`point_locations`).
 2. Wrap objects are applied in their declared order. For each wrap: its two tangent points are
    removed from the path; every segment between the first and last active point of its point
    range (1-based indices into all points, -1 = first/last) is wrapped
@@ -47,7 +52,11 @@ path, all points (tangent points included) held fixed on their bodies (MomentArm
 GeometryPath::addInEquivalentForces: each segment's direction between the reported points,
 its force applied at the points as last computed, step 5); the two agree where no wrap is
 active and differ by up to millimetres where OpenSim's (non-geodesic) cylinders and ellipsoids
-wrap.
+wrap. A moving point adds OpenSim's mobility force for the work done through its motion relative
+to its body (addInEquivalentForces: dP/dq in ground . force, on the point's coordinate, for each
+segment between two bodies it ends): the derivative of its unclamped location, so inside the
+range the two moment arms agree for paths without wraps (except across a segment whose other
+end is on the same body, which OpenSim, and so `generalized_force_moment_arms`, skips).
 
 Shapes: n_paths; per path P points and W wraps, S = P + 2 W slots (points, then each wrap's two
 tangent points). q (n_q,) in MuJoCo's qpos layout; the skeleton is an `engine.Model`.
@@ -66,6 +75,7 @@ from jax.custom_derivatives import SymbolicZero
 
 from myotwin.engine.integrators import integrate_pos
 from myotwin.engine.kinematics import Kinematics, kinematics
+from myotwin.engine.piecewise import evaluate_padded
 from myotwin.engine.spatial import quat_mul, quat_rotate, quat_to_mat
 from myotwin.paths.conditional import compact, point_active
 from myotwin.paths.opensim_cylinder import INSIDE_RADIUS, MANDATORY_WRAP, NO_WRAP, WRAPPED
@@ -97,7 +107,8 @@ class OpenSimPathSet:
       semi-axes (a, b, c) along the frame's x, y, z.
     Static: n_paths, path_names; path_point_adr/num, path_wrap_adr/num (n_paths,);
       point_body (n_points,), point_qpos (n_points,): qpos address of a conditional point's
-      coordinate, -1 for fixed points; wrap_cyl (n_wraps,): cylinder of each path wrap;
+      coordinate, -1 for fixed and moving points (always active); wrap_cyl (n_wraps,): the
+      cylinder of each path wrap;
       wrap_start, wrap_end (n_wraps,): 0-based point range (defaults resolved);
       cyl_body, cyl_axis (0..2), cyl_sign (-1, 0, +1; 0 = all quadrants) (n_cyl,);
       cyl_kind (n_cyl,): `WRAP_CYLINDER` (OpenSim WrapCylinder), `WRAP_OBSTACLE`
@@ -105,6 +116,12 @@ class OpenSimPathSet:
       `opensim_ellipsoid.py`); cyl_hand: +1 right-handed, -1 left-handed (obstacles; 0
       otherwise); cyl_names (n_cyl,);
       n_body, n_q: sizes of the skeleton it was compiled against.
+    Moving points (n_move; their point_pos rows are unused): move_breaks (n_move, 3, k),
+      move_origins (n_move, 3, k + 1), move_coefficients (n_move, 3, k + 1, d): each
+      component's function (`engine.piecewise.pad_polynomials`), move_clamp (n_move, 3, 2):
+      the (lo, hi) its q is clamped to (+-inf: none); static move_point (n_move,): the point
+      index, move_qpos (n_move,) of (x, y, z): qpos address each component reads, -1 = none
+      (evaluated at 0).
     """
 
     point_pos: jax.Array
@@ -131,6 +148,14 @@ class OpenSimPathSet:
     cyl_names: tuple[str, ...] = dataclasses.field(metadata=_STATIC)
     n_body: int = dataclasses.field(metadata=_STATIC)
     n_q: int = dataclasses.field(metadata=_STATIC)
+    move_breaks: jax.Array = dataclasses.field(default_factory=lambda: jnp.zeros((0, 3, 0)))
+    move_origins: jax.Array = dataclasses.field(default_factory=lambda: jnp.zeros((0, 3, 1)))
+    move_coefficients: jax.Array = dataclasses.field(
+        default_factory=lambda: jnp.zeros((0, 3, 1, 1)))
+    move_clamp: jax.Array = dataclasses.field(default_factory=lambda: jnp.zeros((0, 3, 2)))
+    move_point: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
+    move_qpos: tuple[tuple[int, int, int], ...] = dataclasses.field(default=(),
+                                                                   metadata=_STATIC)
 
 
 _DATA = [f.name for f in dataclasses.fields(OpenSimPathSet) if not f.metadata.get("static")]
@@ -187,14 +212,49 @@ def check_model(ps: OpenSimPathSet, model) -> None:
                          f"{ps.n_q}, the model has {model.n_body} bodies and n_q = {model.n_q}")
 
 
-def opensim_anchors(ps: OpenSimPathSet, kin: Kinematics) -> OpenSimAnchors:
-    """The path points and cylinder frames in the world at the kinematics `kin`."""
+def point_locations(ps: OpenSimPathSet, q: jax.Array, *, clamp: bool = True) -> jax.Array:
+    """(n_points, 3) every path point's location in its body frame at configuration q (n_q,):
+    `point_pos`, with each moving point's functions evaluated at its joints' q (clamped to
+    `move_clamp` unless clamp=False; 0 for a component without a joint)."""
+    if not ps.move_point:
+        return ps.point_pos
+    adr = np.asarray(ps.move_qpos, np.int64)                            # (n_move, 3)
+    x = jnp.where(jnp.asarray(adr >= 0), q[np.maximum(adr, 0)], 0.0)
+    if clamp:
+        lo, hi = ps.move_clamp[..., 0], ps.move_clamp[..., 1]
+        x = jnp.where(x < lo, lo, jnp.where(x > hi, hi, x))  # slope 1 at the range ends
+    n = adr.size
+    value = evaluate_padded(ps.move_breaks.reshape(n, -1), ps.move_origins.reshape(n, -1),
+                            ps.move_coefficients.reshape((n,) + ps.move_coefficients.shape[2:]),
+                            x.reshape(-1))[0]
+    return ps.point_pos.at[np.asarray(ps.move_point)].set(value.reshape(-1, 3))
+
+
+def opensim_anchors(ps: OpenSimPathSet, kin: Kinematics, q: jax.Array | None = None
+                    ) -> OpenSimAnchors:
+    """The path points and cylinder frames in the world at the kinematics `kin` (at q; q is
+    needed only for moving points, ValueError without it)."""
+    if ps.move_point and q is None:
+        raise ValueError(f"paths {list(moving_paths(ps))} have moving points, whose locations "
+                         "need q")
+    local = ps.point_pos if q is None else point_locations(ps, q)
     pb = np.asarray(ps.point_body, np.int64)
-    points = kin.body_pos_world[pb] + quat_rotate(kin.body_quat_world[pb], ps.point_pos)
+    points = kin.body_pos_world[pb] + quat_rotate(kin.body_quat_world[pb], local)
     body = np.asarray(ps.cyl_body, dtype=np.int64)
     center = kin.body_pos_world[body] + quat_rotate(kin.body_quat_world[body], ps.cyl_pos)
     rot = quat_to_mat(quat_mul(kin.body_quat_world[body], ps.cyl_quat))
     return OpenSimAnchors(points, center, rot)
+
+
+def _path_of(ps: OpenSimPathSet, point: int) -> int:
+    """The path (index) of point `point`."""
+    return next(p for p in range(ps.n_paths)
+                if ps.path_point_adr[p] <= point < ps.path_point_adr[p] + ps.path_point_num[p])
+
+
+def moving_paths(ps: OpenSimPathSet) -> tuple[str, ...]:
+    """Names of the paths with moving points, in path order."""
+    return tuple(ps.path_names[p] for p in sorted({_path_of(ps, i) for i in ps.move_point}))
 
 
 class PathTables(NamedTuple):
@@ -498,7 +558,7 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
 def current_paths(ps: OpenSimPathSet, kin: Kinematics, q: jax.Array) -> CurrentPath:
     """OpenSim's current path of every path (steps 1-3), fields with a leading n_paths axis
     (all paths padded to the longest)."""
-    return current_paths_from_anchors(ps, opensim_anchors(ps, kin), q)
+    return current_paths_from_anchors(ps, opensim_anchors(ps, kin, q), q)
 
 
 def current_paths_from_anchors(ps: OpenSimPathSet, anchors: OpenSimAnchors, q: jax.Array,
@@ -636,7 +696,10 @@ def generalized_force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array) -> ja
     the current path with every point, tangent points included, fixed on its body (so the
     derivative ignores how the tangent points and the spiral move with q). As in OpenSim, each
     segment's direction is that between the reported points (`CurrentPath.pos_world`) and
-    its force acts at the points as last computed (`CurrentPath.pos_current`)."""
+    its force acts at the points as last computed (`CurrentPath.pos_current`). A moving point
+    adds the work of the segment's force through the point's motion relative to its body,
+    direction . R dP/dq per segment between two bodies (OpenSim's mobility force on the
+    point's coordinate, with dP/dq of the unclamped location, MovingPathPoint::getdPointdQ)."""
     check_model(ps, model)
     cur = jax.lax.stop_gradient(current_paths(ps, kinematics(model, q), q))
     tab = path_tables(ps)
@@ -656,7 +719,26 @@ def generalized_force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array) -> ja
         world, world_now = moved(local), moved(local_now)
         offset = jax.vmap(_force_offset)(cur.seq, cur.count, world, world_now, direction,
                                          jnp.asarray(body), jnp.asarray(tab.slot_obj))
-        return _lengths(ps, cur._replace(pos_world=world)) + offset
+        return (_lengths(ps, cur._replace(pos_world=world)) + offset
+                + moving_work(integrate_pos(model, q, v, 1.0)))
+
+    def moving_work(q_v):
+        """Sum over segments between two bodies of direction . (R dP_end - R dP_start), dP the
+        moving points' displacement in their body frames from q to q_v (0 for other slots),
+        R their bodies' rotations at q."""
+        if not ps.move_point:
+            return jnp.zeros(ps.n_paths, q.dtype)
+        n_pt = tab.pt_index.shape[1]
+        slot_point = np.zeros(tab.slot_obj.shape, np.int64)
+        slot_point[:, :n_pt] = tab.pt_index
+        moving = np.zeros(tab.slot_obj.shape, bool)
+        moving[:, :n_pt] = np.isin(tab.pt_index, ps.move_point) & (tab.pt_qpos != -2)
+        delta = (point_locations(ps, q_v, clamp=False)
+                 - point_locations(ps, q, clamp=False))[slot_point]
+        delta = jnp.where(jnp.asarray(moving)[..., None], delta, 0.0)
+        shift = jnp.einsum("psij,psj->psi", kin.body_rot_world[body], delta)
+        return jax.vmap(_force_offset)(cur.seq, cur.count, jnp.zeros_like(shift), shift,
+                                       direction, jnp.asarray(body), jnp.asarray(tab.slot_obj))
 
     return -jax.jacfwd(lengths)(jnp.zeros(model.n_v, q.dtype)).T
 
