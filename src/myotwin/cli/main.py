@@ -138,8 +138,11 @@ def _add_forward_parser(cmds) -> None:
     p.add_argument("--dt-s", type=float, default=1e-4, help="fixed step (s)")
     p.add_argument("--record-every-s", type=float, default=1e-3,
                    help="interval of the written rows (s), a whole number of steps")
-    p.add_argument("--tendon", choices=("explicit_force", "rigid"), default="explicit_force",
-                   help="compliant tendons (state: tendon force) or rigid ones")
+    p.add_argument("--tendon", choices=("explicit_force", "damped_fiber_length", "rigid"),
+                   default="explicit_force",
+                   help="compliant tendons with tendon force as the state (Thelen, De Groote), "
+                   "compliant tendons with fiber length as the state and fiber damping "
+                   "(Millard: OpenSim's Millard2012EquilibriumMuscle), or rigid tendons")
     p.add_argument("--integrator", choices=("rk4", "semi_implicit_euler"), default="rk4")
     p.add_argument("--coupling", choices=("opensim", "length_gradient"), default="opensim",
                    help="muscle forces through OpenSim's point-force moment arms, as OpenSim "
