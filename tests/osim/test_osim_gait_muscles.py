@@ -131,6 +131,18 @@ def _ours(name):
             jax.jit(force_arms))
 
 
+def _length_and_force_arm_errors(lengths, force_arms, theirs, q, where: str):
+    """(length error (m), force moment-arm error (m), OpenSim's computeMomentArm) at q, each
+    asserted within its tolerance."""
+    q_j = jnp.asarray(q)
+    err_l = np.abs(np.asarray(lengths(q_j)) - theirs.lengths(q)).max()
+    assert err_l <= TOL_LENGTH_M, f"lengths differ by {err_l:.3e} m {where}"
+    reference = theirs.moment_arms(q)
+    err_g = np.abs(np.asarray(force_arms(q_j)) - reference).max()
+    assert err_g <= TOL_ARM_M, f"force moment arms differ by {err_g:.3e} m {where}"
+    return err_l, err_g, reference
+
+
 @pytest.mark.parametrize("name", FILES)
 def test_lengths_and_moment_arms_match_opensim(name):
     loaded, lengths, arms, force_arms = _ours(name)
@@ -143,15 +155,11 @@ def test_lengths_and_moment_arms_match_opensim(name):
         assert points[0] == points[1] + 1, (muscle, points)  # the via point on, then off
     worst = np.zeros(3)
     for q in poses:
-        where = dict(zip(loaded.coordinates, np.round(q, 8)))
-        q_j = jnp.asarray(q)
-        err_l = np.abs(np.asarray(lengths(q_j)) - theirs.lengths(q)).max()
-        assert err_l <= TOL_LENGTH_M, f"lengths differ by {err_l:.3e} m at {where}"
-        reference = theirs.moment_arms(q)
-        err_r = np.abs(np.asarray(arms(q_j)) - reference).max()
-        assert err_r <= TOL_ARM_M, f"-dL/dq vs computeMomentArm: {err_r:.3e} m at {where}"
-        err_g = np.abs(np.asarray(force_arms(q_j)) - reference).max()
-        assert err_g <= TOL_ARM_M, f"force moment arms: {err_g:.3e} m at {where}"
+        where = f"at {dict(zip(loaded.coordinates, np.round(q, 8)))}"
+        err_l, err_g, reference = _length_and_force_arm_errors(lengths, force_arms, theirs, q,
+                                                               where)
+        err_r = np.abs(np.asarray(arms(jnp.asarray(q))) - reference).max()
+        assert err_r <= TOL_ARM_M, f"-dL/dq vs computeMomentArm: {err_r:.3e} m {where}"
         worst = np.maximum(worst, (err_l, err_r, err_g))
     print(f"{name}: lengths {worst[0]:.1e} m, -dL/dq {worst[1]:.1e} m, "
           f"generalized-force arms {worst[2]:.1e} m")
@@ -167,13 +175,9 @@ def test_beyond_the_knee_range(name):
     q = _poses(loaded)[-1]
     for coordinate, value in BEYOND.items():
         q[loaded.coordinates.index(coordinate)] = value
-    q_j = jnp.asarray(q)
-    err_l = np.abs(np.asarray(lengths(q_j)) - theirs.lengths(q)).max()
-    assert err_l <= TOL_LENGTH_M, f"lengths beyond the knee range: {err_l:.3e} m"
-    reference = theirs.moment_arms(q)
-    err_g = np.abs(np.asarray(force_arms(q_j)) - reference).max()
-    assert err_g <= TOL_ARM_M, f"force moment arms beyond the knee range: {err_g:.3e} m"
-    ours = np.asarray(arms(q_j))
+    _, _, reference = _length_and_force_arm_errors(lengths, force_arms, theirs, q,
+                                                   "beyond the knee range")
+    ours = np.asarray(arms(jnp.asarray(q)))
     h = 1e-6
     for coordinate in BEYOND:
         k = loaded.coordinates.index(coordinate)
