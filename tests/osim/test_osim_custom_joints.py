@@ -99,3 +99,37 @@ def test_body_poses_match_opensim(tmp_path, variant):
                                        err_msg=f"{variant} trial {trial}: {name} position (m)")
             np.testing.assert_allclose(kin.body_rot_world[i], rot, atol=1e-12,
                                        err_msg=f"{variant} trial {trial}: {name} rotation")
+
+
+def _splined_knee_rotation(text: str) -> str:
+    """knee_r's rotation1 driven by its translation1 spline instead of a LinearFunction:
+    knee_angle_r then moves axes only through splines (OpenSim: a Coupled coordinate)."""
+    start = text.index('<CustomJoint name="knee_r">')
+    end = text.index("</CustomJoint>", start)
+    block = text[start:end]
+    t1 = block.index('<TransformAxis name="translation1">')
+    spline = block[block.index("<MultiplierFunction", t1):
+                   block.index("</MultiplierFunction>", t1) + len("</MultiplierFunction>")]
+    r1 = block.index('<TransformAxis name="rotation1">')
+    a = block.index("<LinearFunction", r1)
+    b = block.index("</LinearFunction>", r1) + len("</LinearFunction>")
+    return text[:start] + block[:a] + spline + block[b:] + text[end:]
+
+
+@pytest.mark.parametrize("variant", ["gait", "splined_knee_rotation"])
+def test_coordinate_motion_types_match_opensim(tmp_path, variant):
+    """`OsimModel.coordinate_motion` (which names the ID columns and decides the degrees
+    conversion) against OpenSim's Coordinate::getMotionType."""
+    path = needs(GAIT)
+    if variant != "gait":
+        path = tmp_path / f"{variant}.osim"
+        path.write_text(_splined_knee_rotation(needs(GAIT).read_text()))
+    loaded = osim.load(path, forces=False)
+    model = opensim.Model(str(path))
+    model.initSystem()
+    kinds = {opensim.Coordinate.Rotational: "rotational",
+             opensim.Coordinate.Translational: "translational",
+             opensim.Coordinate.Coupled: "coupled"}
+    theirs = {c.getName(): kinds[c.getMotionType()] for c in model.getCoordinateSet()}
+    assert dict(loaded.coordinate_motion) == theirs
+    assert (theirs["knee_angle_r"] == "coupled") == (variant != "gait")

@@ -154,3 +154,27 @@ def test_bad_external_loads_and_cutoff_are_one_line(tmp_path, capsys):
     assert "ExternalForce 'right'" in err and "'heel_r' is not a body" in err, err
     assert main(base + ["--lowpass-hz", "0"]) == 2
     assert "--lowpass-hz must be positive" in capsys.readouterr().err
+
+
+def test_a_coordinate_missing_from_the_file_stays_at_its_default_as_in_opensim(tmp_path,
+                                                                                capsys):
+    """The IK table without its lumbar_extension column: both tools hold that coordinate at
+    its default value (1e-7 N m / N, as above)."""
+    lines = needs(IK).read_text().splitlines()
+    head = lines.index("endheader") + 1
+    drop = lines[head].split("\t").index("lumbar_extension")
+    rows = ["\t".join(c for k, c in enumerate(line.split("\t")) if k != drop)
+            for line in lines[head:]]
+    table = tmp_path / "ik_without_lumbar.mot"
+    table.write_text("\n".join(lines[:head]).replace("nColumns=11", "nColumns=10") + "\n"
+                     + "\n".join(rows) + "\n")
+    theirs = run_inverse_dynamics_tool(tmp_path, needs(MODEL), table, needs(GRF_XML), 6.0,
+                                       0.0, 2.5)
+    assert main(["osim", "inverse-dynamics", str(MODEL), "--coordinates", str(table),
+                 "--external-loads", str(GRF_XML), "--lowpass-hz", "6", "--start-s", "0",
+                 "--end-s", "2.5", "--out", str(tmp_path / "ours")]) == 0
+    assert json.loads(capsys.readouterr().out)["coordinates_missing"] == ["lumbar_extension"]
+    ours = read_storage(tmp_path / "ours" / "inverse_dynamics.sto")
+    for label in theirs.labels[1:]:
+        np.testing.assert_allclose(ours.column(label), theirs.column(label), rtol=0, atol=1e-7,
+                                   err_msg=f"{label} (N m or N)")
