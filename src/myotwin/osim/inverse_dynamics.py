@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -34,10 +37,11 @@ import numpy as np
 from myotwin.engine.coupling import coupled_inverse_dynamics, full_positions
 from myotwin.engine.dynamics import inverse_dynamics
 from myotwin.engine.kinematics import kinematics
-from myotwin.osim.external_loads import AppliedLoad
-from myotwin.osim.loader import OsimModel
+from myotwin.osim.external_loads import (AppliedLoad, evaluate_external_loads,
+                                         read_external_loads)
+from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.signals import coordinate_trajectories, output_times
-from myotwin.osim.storage import Storage
+from myotwin.osim.storage import Storage, StorageWriter, read_storage
 
 GROUND = "ground"
 
@@ -209,14 +213,6 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
     "Inverse Dynamics Generalized Forces", columns `column_labels`) and DIR/summary.json;
     returns the summary. Bad input raises ValueError (OsimError, StorageError) naming the
     file, field and value."""
-    import json
-    import time
-    from pathlib import Path
-
-    from myotwin.osim.external_loads import evaluate_external_loads, read_external_loads
-    from myotwin.osim.loader import load
-    from myotwin.osim.storage import StorageWriter, read_storage
-
     if cutoff_hz is not None and not cutoff_hz > 0:
         raise ValueError(f"--lowpass-hz must be positive (omit it for no filtering), got "
                          f"{cutoff_hz!r}")
