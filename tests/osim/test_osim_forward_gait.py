@@ -7,10 +7,11 @@ force coupling. All muscles excited at 0.3 from the default pose at rest (no gro
 model falls), activations = excitation, muscles equilibrated; OpenSim integrates with its
 Runge-Kutta-Merson at accuracy 1e-9, we with RK4 at 0.1 ms.
 
-Compared at t = 0.01 s. Observed (printed by this test): 1.9e-7 rad, fiber lengths 1.6e-8 m; with RK4
-at 25 us instead: 1.3e-6 rad. Later the two drift apart further (1.7e-5 rad at 0.03 s, 1.4e-4
-rad at 0.05 s) and our own result moves by ~1e-5 rad with the step size, i.e. it is not
-converged at 0.1 ms there: the damped fibers are stiff for an explicit step (docs/osim.md).
+Compared at t = 0.01 s. Observed (printed by this test): 1.9e-7 rad, fiber lengths
+1.6e-8 m. Scratch runs (session 20, docs/osim.md): RK4 at 25 us gives 1.3e-6 rad here; later
+the two drift apart (1.7e-5 rad at 0.03 s, 1.4e-4 rad at 0.05 s) and our result moves with
+the step size: the damped fiber velocity is not smooth where it crosses zero, and a fixed RK4
+step loses its order there (OpenSim's error-controlled step does not).
 Tolerances 5e-6 rad and 1e-6 m: above both step sizes' errors at 0.01 s, far below what a
 wrong coupling, moment arm or curve gives (1e-3 rad and more).
 """
