@@ -18,7 +18,7 @@ import pytest
 
 from myotwin import osim
 from myotwin.cli.main import main
-from myotwin.engine import coupling as C
+from myotwin.engine.coupled_dynamics import coupled_inverse_dynamics
 from myotwin.osim.storage import read_storage
 from opensim_live import opensim_package, run_inverse_dynamics_tool
 from shared_reference import SHARED, needs
@@ -115,7 +115,7 @@ def test_coupled_inverse_dynamics_matches_opensims_solver_at_random_states():
             udot.set(index[name], float(qdd[names.index(name)]))
         tau = solver.solve(state, udot)
         theirs = np.array([tau.get(index[name]) for name in names])
-        ours = np.asarray(C.coupled_inverse_dynamics(loaded.model, loaded.coupling,
+        ours = np.asarray(coupled_inverse_dynamics(loaded.model, loaded.coupling,
                                                      *(jnp.asarray(a) for a in (q, qd, qdd))))
         scale = np.abs(theirs).max()
         np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9 * scale,

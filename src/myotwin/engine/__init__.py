@@ -31,13 +31,15 @@ from myotwin.engine.contact import (
     contact_points,
     with_contact_params,
 )
-from myotwin.engine.coupled_dynamics import coupled_forward_dynamics
+from myotwin.engine.coupled_dynamics import (
+    coupled_forward_dynamics,
+    coupled_inverse_dynamics,
+    coupled_mass_matrix,
+)
 from myotwin.engine.coupling import (
     CoordinateCoupling,
     PiecewisePolynomial,
     coordinate_coupling,
-    coupled_inverse_dynamics,
-    coupled_mass_matrix,
     full_motion,
     full_positions,
     reduce_forces,

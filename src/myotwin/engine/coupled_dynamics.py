@@ -1,4 +1,5 @@
-"""Forward dynamics of a model whose engine dofs follow fewer coordinates (`coupling`).
+"""Dynamics of a model whose engine dofs follow fewer coordinates (`coupling`): forward
+dynamics, inverse dynamics and the mass matrix of the coordinates.
 
 With q_f = f(q), qd_f = J qd and qdd_f = J qdd + Jdot qd (coupling.py), the engine's inverse
 dynamics is affine in qdd_f: tau_f(a) = M_f a + c_f - passive - contact - applied (no joint
@@ -10,7 +11,9 @@ and solving for qdd:
 where qfrc (n_reduced,) is a generalized force given on the coordinates themselves (the
 muscles' r F, with r the moment arms w.r.t. the coordinates). J^T M_f J is symmetric
 positive definite when J has full column rank (every coordinate moves some dof), and is
-factored by the engine's Cholesky.
+factored by the engine's Cholesky. Inverse dynamics is the same projection at a given qdd:
+tau = J^T tau_f(q_f, qd_f, J qdd + Jdot qd) (`coupled_inverse_dynamics`, used by `myotwin osim
+inverse-dynamics`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import jax.numpy as jnp
 from myotwin.engine import cholesky
 from myotwin.engine.actuation import actuator_forces
 from myotwin.engine.coupling import (CoordinateCoupling, full_jacobian, full_motion,
-                                     reduce_forces)
+                                     full_positions, reduce_forces)
 from myotwin.engine.dynamics import inverse_dynamics
 from myotwin.engine.mass import mass_matrix
 from myotwin.engine.model import Model
@@ -56,3 +59,21 @@ def coupled_forward_dynamics(model: Model, c: CoordinateCoupling, q: jax.Array,
     if qfrc is not None:
         rhs = rhs + qfrc
     return cholesky.solve(cholesky.factor(mass), rhs)
+
+
+def coupled_inverse_dynamics(model: Model, c: CoordinateCoupling, q: jax.Array, qd: jax.Array,
+                             qdd: jax.Array, *, qfrc_applied: jax.Array | None = None,
+                             xfrc_applied: jax.Array | None = None) -> jax.Array:
+    """(n_reduced,) generalized force producing qdd at (q, qd) (n_reduced,): J^T times the
+    engine's `inverse_dynamics` of the full motion; qfrc_applied (n_full,) on the engine dofs
+    and xfrc_applied (n_body, 6) as there."""
+    motion = full_motion(c, q, qd, qdd)
+    tau_full = inverse_dynamics(model, motion.q, motion.qd, motion.qdd,
+                                qfrc_applied=qfrc_applied, xfrc_applied=xfrc_applied)
+    return reduce_forces(c, q, tau_full)
+
+
+def coupled_mass_matrix(model: Model, c: CoordinateCoupling, q: jax.Array) -> jax.Array:
+    """(n_reduced, n_reduced) J^T M_f(q_f) J."""
+    jac = full_jacobian(c, q)
+    return jac.T @ mass_matrix(model, full_positions(c, q)) @ jac

@@ -35,8 +35,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.dynamics import inverse_dynamics
-from myotwin.engine.mass import mass_matrix
 from myotwin.engine.model import JointType, Model
 # PiecewisePolynomial and identity_polynomial live in engine.piecewise (shared with the
 # moving path points of paths.builder) and stay importable from here.
@@ -140,21 +138,3 @@ def check_coupled_model(model: Model, c: CoordinateCoupling) -> None:
         raise ValueError(f"coupled coordinates need hinge and slide joints only, got {bad}")
     if np.any(np.asarray(model.qpos0) != 0.0):
         raise ValueError("coupled coordinates need qpos0 = 0 (no joint `ref`)")
-
-
-def coupled_inverse_dynamics(model: Model, c: CoordinateCoupling, q: jax.Array, qd: jax.Array,
-                             qdd: jax.Array, *, qfrc_applied: jax.Array | None = None,
-                             xfrc_applied: jax.Array | None = None) -> jax.Array:
-    """(n_reduced,) generalized force producing qdd at (q, qd) (n_reduced,): J^T times the
-    engine's `inverse_dynamics` of the full motion; qfrc_applied (n_full,) on the engine dofs
-    and xfrc_applied (n_body, 6) as there."""
-    motion = full_motion(c, q, qd, qdd)
-    tau_full = inverse_dynamics(model, motion.q, motion.qd, motion.qdd,
-                                qfrc_applied=qfrc_applied, xfrc_applied=xfrc_applied)
-    return reduce_forces(c, q, tau_full)
-
-
-def coupled_mass_matrix(model: Model, c: CoordinateCoupling, q: jax.Array) -> jax.Array:
-    """(n_reduced, n_reduced) J^T M_f(q_f) J."""
-    jac = full_jacobian(c, q)
-    return jac.T @ mass_matrix(model, full_positions(c, q)) @ jac

@@ -34,7 +34,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.coupling import coupled_inverse_dynamics, full_positions
+from myotwin.engine.coupled_dynamics import coupled_inverse_dynamics
+from myotwin.engine.coupling import full_positions
 from myotwin.engine.dynamics import inverse_dynamics
 from myotwin.engine.kinematics import kinematics
 from myotwin.osim.external_loads import (AppliedLoad, evaluate_external_loads,

@@ -33,7 +33,7 @@ class OsimModel:
       spline translations).
     coupling: None when every engine joint is a coordinate (then `model`'s q is the
       coordinates); else the `engine.CoordinateCoupling` from the coordinates q to the engine's
-      q_f (`engine.coupling.full_positions`; `coupled_inverse_dynamics` for the dynamics):
+      q_f (`engine.coupling.full_positions`; `engine.coupled_dynamics` for the dynamics):
       `model`'s functions take q_f, and generalized forces reduce by J^T.
     coordinate_ranges: name -> (lo, hi) rad or m; coordinate_clamped: name -> the file's
       `clamped` flag; both recorded, not enforced (the engine's joints are unlimited).
