@@ -270,3 +270,38 @@ def test_bad_output_time_shapes_raise():
         with pytest.raises(ValueError, match="1-D"):
             dormand_prince(oscillator, jnp.array([1.0, 0.0]), 0.0, t_out, rtol=1e-6,
                            atol=1e-9)
+
+
+def test_breakpoints_make_a_kinked_rhs_exact():
+    # y' = |t - 0.5| + 1: y(1) = 1 + 2 * 0.125 = 1.25 exactly. On each side of the kink the
+    # solution is a quadratic, which the 5th-order step integrates exactly; with the kink as a
+    # breakpoint no step straddles it: roundoff (1e-14; observed 0 in 3 steps). Without, a step
+    # across the kink errs by O(h^3) and the controller's estimate misjudges it (observed
+    # 5.0e-6 after 8 rejections, above rtol).
+    def rhs(t, y, args):
+        return jnp.abs(t - 0.5) + 1.0 + 0.0 * y
+
+    kw = dict(rtol=1e-6, atol=1e-9, h0_s=0.3)
+    exact = 1.25
+    with_break = dormand_prince(rhs, jnp.array(0.0), 0.0, jnp.array([1.0]),
+                                breakpoints_s=jnp.array([0.5]), **kw)
+    without = dormand_prince(rhs, jnp.array(0.0), 0.0, jnp.array([1.0]), **kw)
+    assert abs(float(with_break.ys[0]) - exact) < 1e-14
+    assert abs(float(without.ys[0]) - exact) > 1e-7
+    assert int(with_break.status) == AdaptiveStatus.OK
+
+
+def test_n_used_stops_at_the_first_outputs_and_nan_h0_selects_the_step():
+    # n_used = 3 of 5 outputs must give exactly the run to the first three (same steps: the
+    # initial step is chosen over [t0, t_out[n_used - 1]] in both), NaN rows after; h0_s = NaN
+    # must select the first step as h0_s = None does (bit for bit).
+    t_out = jnp.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    kw = dict(rtol=1e-8, atol=1e-10)
+    part = dormand_prince(van_der_pol, jnp.array([2.0, 0.0]), 0.0, t_out, n_used=3, **kw)
+    short = dormand_prince(van_der_pol, jnp.array([2.0, 0.0]), 0.0, t_out[:3], **kw)
+    assert int(part.n_done) == 3 and float(part.t_s) == 3.0
+    assert np.all(np.isnan(np.asarray(part.ys)[3:]))
+    np.testing.assert_array_equal(np.asarray(part.ys)[:3], np.asarray(short.ys))
+    nan_h0 = dormand_prince(van_der_pol, jnp.array([2.0, 0.0]), 0.0, t_out[:3], h0_s=jnp.nan,
+                            **kw)
+    np.testing.assert_array_equal(np.asarray(nan_h0.ys), np.asarray(short.ys))

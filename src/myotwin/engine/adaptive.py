@@ -22,11 +22,17 @@ h <- h min(10, 0.9 err^(-1/5)) (10 if err = 0; the factor capped at 1 if this st
 rejection); else h <- h max(0.2, 0.9 err^(-1/5)). At the start of a step the proposal is
 raised to the minimum step max(h_min_s, 10 spacing(t)); a rejection that takes it below that
 stops with STEP_UNDERFLOW. The initial step (h0_s None) is SciPy's `select_initial_step`
-(Hairer et al., II.4) over the whole interval [t0_s, last output time]. A step is clipped to land
-exactly on the next output time (t = t_out_s[k] bit for bit). Where this differs from SciPy
-(whose only clip is its end time): after a clipped accepted step the next proposal is the
-larger of the controller's h_clipped * factor and the unclipped proposal, so output times do
-not shorten later steps. Hence with t_out_s = [T] the steps, the state and the counts are
+(Hairer et al., II.4) over the whole interval [t0_s, last output time]. A step is clipped to
+land exactly on the next output time (t = t_out_s[k] bit for bit) or breakpoint (a time
+where rhs is continuous but not smooth, e.g. the rows of a piecewise-linear input: no step
+straddles one, so every step integrates a smooth rhs; an input ramping within 1e-12 s costs
+one short step instead of an error the embedded estimate underweights: that step's first
+stage, reused from the previous step, holds the input's value before the ramp, and its
+weight in the error estimate is 1/74 of its weight in the solution). A jump in rhs needs
+rhs(t_b) to be the value after it and is not what breakpoints are for (the step ending at
+t_b sees that value in its error estimate). Where this differs from SciPy (whose only clip is its end time):
+after a clipped accepted step the next proposal is the larger of the controller's
+h_clipped * factor and the unclipped proposal, so output times do not shorten later steps. Hence with t_out_s = [T] the steps, the state and the counts are
 SciPy's `solve_ivp(method="RK45", first_step=h0_s)` up to roundoff; only `h_next_s` may differ.
 
 A non-finite error estimate (a NaN or inf from rhs) rejects the step and shrinks it by 0.2.
@@ -37,11 +43,11 @@ from the first time not reached on are NaN, `n_done` counts those reached, `t_s`
 are the last accepted time and state.
 
 Differentiation: forward mode (`jax.jvp`, `jax.jacfwd`) works and differentiates the steps
-actually taken, their sizes not depending on the state (the controller's error norm and the
-initial step are under `lax.stop_gradient`), i.e. the derivative of the discrete map, which
-approximates the true sensitivity to the tolerance. Reverse mode (`jax.grad`, `jax.vjp`) does not: JAX cannot
-transpose a `lax.while_loop` and raises its ValueError ("Reverse-mode differentiation does not
-work for lax.while_loop ..."); use `jax.jacfwd` for gradients of few inputs.
+actually taken, their sizes not depending on the state (the step sizes are under
+`lax.stop_gradient`), i.e. the derivative of the discrete map, which approximates the true
+sensitivity to the tolerance. Reverse mode (`jax.grad`, `jax.vjp`) does not: JAX cannot
+transpose a `lax.while_loop` and raises its ValueError ("Reverse-mode differentiation does
+not work for lax.while_loop ..."); use `jax.jacfwd` for gradients of few inputs.
 """
 
 from __future__ import annotations
@@ -139,12 +145,15 @@ def _check_times(t0_s, t_out_s) -> None:
 
 
 def dormand_prince(rhs: Callable, y0, t0_s, t_out_s, *, rtol, atol, args=None, h0_s=None,
-                   max_steps: int = 1_000_000, h_min_s=0.0, n_used=None) -> AdaptiveResult:
+                   max_steps: int = 1_000_000, h_min_s=0.0, n_used=None,
+                   breakpoints_s=None) -> AdaptiveResult:
     """Integrate dy/dt = rhs(t, y, args) from (t0_s, y0) to each time of t_out_s (module
     docstring). rtol, atol: scalars (or arrays broadcasting to the raveled state). h0_s: the
     first step (s); None, NaN or <= 0 selects it as SciPy does. n_used
     (int, may be traced): integrate to the first n_used output times only (the rest stay NaN;
-    one compiled shape for output chunks of different lengths); None: all. Raises
+    one compiled shape for output chunks of different lengths); None: all. breakpoints_s
+    (m,) increasing: times where rhs is continuous but not smooth (kinks of a piecewise-linear
+    input); steps end on them as on output times, so that no step straddles one. Raises
     ValueError for concrete output times that are not strictly increasing after t0_s, and
     RuntimeError if JAX's float64 mode is off."""
     if not jax.config.jax_enable_x64:
@@ -173,6 +182,8 @@ def dormand_prince(rhs: Callable, y0, t0_s, t_out_s, *, rtol, atol, args=None, h
     n_out = t_out.shape[0]
     i32 = jnp.int32
     given_h0 = jnp.nan if h0_s is None else jnp.asarray(h0_s, f64)
+    breaks = None if breakpoints_s is None else jnp.append(
+        jnp.asarray(breakpoints_s, f64).reshape(-1), jnp.inf)   # inf: none left
     last = n_out if n_used is None else jnp.clip(jnp.asarray(n_used, i32), 0, n_out)
 
     def stages(t, y, f, h, lo, hi):
@@ -190,7 +201,9 @@ def dormand_prince(rhs: Callable, y0, t0_s, t_out_s, *, rtol, atol, args=None, h
         # trial rhs(t0 + h0, y0 + h0 f0), 2 a Dormand-Prince step (stages 1..6)
         lo = jnp.where(s.phase == 0, 0, jnp.where(s.phase == 1, _TRIAL, 1))
         stepping = s.phase == 2
-        target = t_out[s.k]
+        output = t_out[s.k]
+        target = output if breaks is None else jnp.minimum(
+            output, breaks[jnp.searchsorted(breaks, s.t, side="right")])
         min_step = jnp.maximum(h_min_s, 10 * (jnp.nextafter(s.t, jnp.inf) - s.t))
         h_try = jnp.where(s.rejected, s.h, jnp.maximum(s.h, min_step))
         status = jnp.where(s.n_acc + s.n_rej >= max_steps, AdaptiveStatus.MAX_STEPS,
@@ -226,7 +239,7 @@ def dormand_prince(rhs: Callable, y0, t0_s, t_out_s, *, rtol, atol, args=None, h
         finite = jnp.all(jnp.isfinite(y_new))
         status = jnp.where(go & accept & ~finite, AdaptiveStatus.NONFINITE, status).astype(i32)
         take = go & accept & finite
-        landed = take & (t_new == target)
+        landed = take & (t_new == output)
         row = jnp.where(landed, y_new, s.ys[s.k])
         h_next = jnp.where(go, jnp.where(accept, h_grown, h * shrink), s.h)
         h_next = lax.stop_gradient(jnp.where(s.phase == 0, h_start,
