@@ -7,14 +7,17 @@ closed forms.
   OpenSim 4.6, u > a): t - t_s = tau_act ((0.5 + 1.5 u) ln((u - a0)/(u - a)) - 1.5 (a - a0)).
   RK4 at 0.1 ms integrates this ODE (time scale 8-25 ms) with a global error of 1.0e-9 in a
   (6.1e-11 at 0.05 ms: 16x, RK4's fourth order); the tolerance 5e-9 is five times that and
-  still catches a step input applied one step early or late (an error of ~1e-2).
+  still catches a step input applied one step early or late (an error of ~1e-2). The
+  error-controlled integrator (`--integrator rk45 --accuracy 1e-10`) meets the same closed form
+  through the step in the controls (it shrinks its step there), tolerance 5e-9 too.
 * A CoordinateActuator's control from the controls file: two runs of a pendulum that differ only
   in the actuator's control c must differ by c F_opt / I_O t^2 / 2 over a short time t
   (Newton's law about the pivot; I_O = I_zz + m d^2). The neglected terms are of relative
   order omega^2 t^2 / 12 ~ 2e-4 at t = 2 ms (omega^2 ~ 700 s^-2 from gravity and the muscle's
   stiffness); tolerance 2e-3 relative.
 * Divergence: a step far too large for the stiff tendons stops the run with exit status 3,
-  the rows before the divergence written and the summary saying so.
+  the rows before the divergence written and the summary saying so; so does the
+  error-controlled integrator running out of steps (`--max-steps`).
 """
 
 from __future__ import annotations
@@ -46,7 +49,9 @@ def _controls(path, labels, rows):
     return path
 
 
-def test_controls_file_step_gives_the_closed_form_activation(tmp_path, capsys):
+@pytest.mark.parametrize("integrator", [[], ["--integrator", "rk45", "--accuracy", "1e-10"]],
+                         ids=["rk4", "rk45"])
+def test_controls_file_step_gives_the_closed_form_activation(tmp_path, capsys, integrator):
     u0, u1, t_s = 0.01, 0.8, 0.05
     controls = _controls(tmp_path / "u.sto", ("time", "muscle1", "muscle2"),
                          [(0.0, u0, 0.05), (t_s, u0, 0.05), (t_s + 1e-12, u1, 0.05),
@@ -54,10 +59,11 @@ def test_controls_file_step_gives_the_closed_form_activation(tmp_path, capsys):
     out = tmp_path / "run"
     status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out", str(out),
                    "--controls", str(controls), "--duration-s", "0.1",
-                   "--record-every-s", "0.001"])
+                   "--record-every-s", "0.001", *integrator])
     assert status == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["diverged"] is False and summary["steps_done"] == 1000
+    assert summary["diverged"] is False
+    assert summary["steps_done"] == 1000 if not integrator else summary["steps_done"] > 100
     assert summary == json.loads((out / "summary.json").read_text())
     states = read_storage(out / "states.sto")
     t = states.time_s
@@ -113,6 +119,13 @@ def test_coordinate_actuator_control_enters_as_control_times_optimal_force(tmp_p
     expected = 0.5 * c * 2.0 / i_pivot * duration ** 2
     assert math.isclose(theta[c] - theta[0.0], expected, rel_tol=2e-3), \
         (theta[c] - theta[0.0], expected)
+    # the error-controlled integrator reads the control from the same table
+    out = tmp_path / "run_rk45"
+    forward(loaded, msm, out, inputs=inputs, duration_s=duration, dt_s=1e-4,
+            q0={"theta": 0.4}, integrator="rk45", accuracy=1e-10)
+    theta_rk45 = read(out / "states.sto").column("/jointset/hinge/theta/value")[-1]
+    assert math.isclose(theta_rk45 - theta[0.0], expected, rel_tol=2e-3), \
+        (theta_rk45 - theta[0.0], expected)
 
 
 def test_divergence_stops_with_the_rows_before_it(tmp_path, capsys):
@@ -130,6 +143,22 @@ def test_divergence_stops_with_the_rows_before_it(tmp_path, capsys):
     assert np.all(np.isfinite(states.data))
 
 
+def test_error_controlled_run_out_of_steps_stops_with_the_rows_before_it(tmp_path, capsys):
+    out = tmp_path / "run"
+    status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out", str(out),
+                   "--excitation", "muscle1=0.9", "muscle2=0.05", "--duration-s", "0.2",
+                   "--record-every-s", "0.01", "--integrator", "rk45", "--accuracy", "1e-12",
+                   "--max-steps", "50"])
+    assert status == 3
+    err = capsys.readouterr().err
+    assert "max_steps attempts" in err and "states.sto" in err, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["diverged"] is True and summary["integrator_status"] == "max_steps"
+    states = read_storage(out / "states.sto")
+    assert states.data.shape[0] == summary["rows_written"] < 21
+    assert np.all(np.isfinite(states.data))
+
+
 @pytest.mark.parametrize("args, message", [
     (["--excitation", "muscle3=0.5"], "no muscle named 'muscle3'"),
     (["--excitation", "1.5"], "excitation of muscle1 must be in [0, 1], got 1.5"),
@@ -138,6 +167,10 @@ def test_divergence_stops_with_the_rows_before_it(tmp_path, capsys):
     (["--excitation", "0.5", "--duration-s", "0.00015"], "whole number of steps"),
     (["--excitation", "0.5", "--record-every-s", "0.00025"], "record_every_s 0.00025"),
     (["--excitation", "a=b"], "--excitation: 'b' (for a) is not a number"),
+    (["--excitation", "0.5", "--integrator", "rk45", "--accuracy", "2"],
+     "accuracy must be a number in (0, 1), got 2.0"),
+    (["--excitation", "0.5", "--integrator", "rk45", "--max-steps", "0"],
+     "max_steps must be a positive integer, got 0"),
 ])
 def test_bad_input_is_one_line_with_exit_status_2(tmp_path, capsys, args, message):
     status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out",

@@ -7,13 +7,19 @@ force coupling. All muscles excited at 0.3 from the default pose at rest (no gro
 model falls), activations = excitation, muscles equilibrated; OpenSim integrates with its
 Runge-Kutta-Merson at accuracy 1e-9, we with RK4 at 0.1 ms.
 
-Compared at t = 0.01 s. Observed (printed by this test): 1.9e-7 rad, fiber lengths
-1.6e-8 m. Scratch runs (session 20, docs/osim.md): RK4 at 25 us gives 1.3e-6 rad here; later
-the two drift apart (1.7e-5 rad at 0.03 s, 1.4e-4 rad at 0.05 s) and our result moves with
-the step size: the damped fiber velocity is not smooth where it crosses zero, and a fixed RK4
-step loses its order there (OpenSim's error-controlled step does not).
+Fixed-step RK4 compared at t = 0.01 s. Observed (printed by this test): 1.9e-7 rad, fiber
+lengths 1.6e-8 m. Scratch runs (session 20, docs/osim.md): RK4 at 25 us gives 1.3e-6 rad
+here; later the two drift apart (1.7e-5 rad at 0.03 s, 1.4e-4 rad at 0.05 s) and our result
+moves with the step size: the damped fiber velocity is not smooth where it crosses zero, and
+a fixed RK4 step loses its order there (OpenSim's error-controlled step does not).
 Tolerances 5e-6 rad and 1e-6 m: above both step sizes' errors at 0.01 s, far below what a
 wrong coupling, moment arm or curve gives (1e-3 rad and more).
+
+Error-controlled (`--integrator rk45`, Dormand-Prince at accuracy 1e-8) compared at 0.1 s with
+OpenSim at accuracy 1e-11: observed 3.5e-9 rad and 2.3e-10 m (session 21; at accuracy 1e-10,
+2.0e-8 rad: both within OpenSim's own convergence, 3e-8 rad across its accuracies 1e-7..1e-11).
+Tolerances 1e-6 rad and 1e-7 m: thirty times the observed differences, a hundred times below
+fixed-step RK4's 1.4e-4 rad at 0.05 s.
 """
 
 from __future__ import annotations
@@ -31,9 +37,11 @@ opensim = opensim_package()
 MODEL = SHARED / "reference/opensim/models/gait10dof18musc.osim"
 EXCITATION, T_END_S = 0.3, 0.01
 TOL_Q_RAD, TOL_FIBER_M = 5e-6, 1e-6
+RK45_T_END_S, RK45_ACCURACY, OPENSIM_ACCURACY = 0.1, 1e-8, 1e-11
+RK45_TOL_Q_RAD, RK45_TOL_FIBER_M = 1e-6, 1e-7
 
 
-def _opensim_final_state():
+def _opensim_final_state(t_end_s=T_END_S, accuracy=1e-9):
     model = opensim.Model(str(needs(MODEL)))
     controller = opensim.PrescribedController()
     muscles = model.getMuscles()
@@ -47,10 +55,10 @@ def _opensim_final_state():
         muscles.get(i).setActivation(state, EXCITATION)
     model.equilibrateMuscles(state)
     manager = opensim.Manager(model)
-    manager.setIntegratorAccuracy(1e-9)
+    manager.setIntegratorAccuracy(accuracy)
     state.setTime(0.0)
     manager.initialize(state)
-    state = manager.integrate(T_END_S)
+    state = manager.integrate(t_end_s)
     model.realizePosition(state)
     q = {c.getName(): c.getValue(state) for c in model.getCoordinateSet()}
     fiber = {m.getName(): m.getFiberLength(state) for m in muscles}
@@ -59,28 +67,49 @@ def _opensim_final_state():
 
 @pytest.fixture(scope="module")
 def ours(tmp_path_factory):
-    out = tmp_path_factory.mktemp("gait_forward")
+    return _run(tmp_path_factory.mktemp("gait_forward"), T_END_S)
+
+
+def _run(out, t_end_s, *extra):
     status = main(["osim", "forward", str(needs(MODEL)), "--out", str(out), "--excitation",
                    str(EXCITATION), "--tendon", "damped_fiber_length", "--duration-s",
-                   str(T_END_S), "--dt-s", "1e-4", "--record-every-s", "0.01"])
+                   str(t_end_s), "--dt-s", "1e-4", "--record-every-s", str(t_end_s), *extra])
     assert status == 0
     return read_storage(out / "states.sto")
 
 
-def test_gait_forward_matches_opensim(ours):
-    q_ref, fiber_ref = _opensim_final_state()
-    assert ours.time_s[-1] == pytest.approx(T_END_S)
+def _worst_differences(ours, t_end_s, q_ref, fiber_ref, tol_q, tol_fiber):
+    """(max |q - q_ref| rad, max |fiber - fiber_ref| m) at t_end_s, asserting each within tol."""
+    assert ours.time_s[-1] == pytest.approx(t_end_s)
     worst_q = worst_fiber = 0.0
     for name, value in q_ref.items():
         label = next(label for label in ours.labels if label.endswith(f"/{name}/value"))
-        assert abs(ours.column(label)[-1] - value) <= TOL_Q_RAD, (name, ours.column(label)[-1],
-                                                                  value)
+        assert abs(ours.column(label)[-1] - value) <= tol_q, (name, ours.column(label)[-1],
+                                                              value)
         worst_q = max(worst_q, abs(ours.column(label)[-1] - value))
     for name, value in fiber_ref.items():
         ours_m = ours.column(f"/forceset/{name}/fiber_length")[-1]
-        assert abs(ours_m - value) <= TOL_FIBER_M, (name, ours_m, value)
+        assert abs(ours_m - value) <= tol_fiber, (name, ours_m, value)
         worst_fiber = max(worst_fiber, abs(ours_m - value))
-    print(f"at {T_END_S} s: q within {worst_q:.2e} rad, fiber lengths within "
+    return worst_q, worst_fiber
+
+
+def test_gait_forward_matches_opensim(ours):
+    q_ref, fiber_ref = _opensim_final_state()
+    worst_q, worst_fiber = _worst_differences(ours, T_END_S, q_ref, fiber_ref, TOL_Q_RAD,
+                                              TOL_FIBER_M)
+    print(f"RK4 at {T_END_S} s: q within {worst_q:.2e} rad, fiber lengths within "
           f"{worst_fiber:.2e} m of OpenSim's")
     # the pelvis has fallen and the limbs have moved: the comparison is not of a model at rest
     assert np.abs(ours.column("/jointset/ground_pelvis/pelvis_ty/speed")[-1]) > 0.01
+
+
+def test_gait_forward_error_controlled_matches_opensim_over_0_1_s(tmp_path):
+    ours = _run(tmp_path, RK45_T_END_S, "--integrator", "rk45", "--accuracy",
+                str(RK45_ACCURACY))
+    q_ref, fiber_ref = _opensim_final_state(RK45_T_END_S, OPENSIM_ACCURACY)
+    worst_q, worst_fiber = _worst_differences(ours, RK45_T_END_S, q_ref, fiber_ref,
+                                              RK45_TOL_Q_RAD, RK45_TOL_FIBER_M)
+    print(f"rk45 at {RK45_T_END_S} s: q within {worst_q:.2e} rad, fiber lengths within "
+          f"{worst_fiber:.2e} m of OpenSim's")
+    assert np.abs(ours.column("/jointset/ground_pelvis/pelvis_ty/speed")[-1]) > 0.1

@@ -60,7 +60,8 @@ def cmd_forward(args: argparse.Namespace) -> int:
     try:
         summary = forward(loaded, msm, args.out, inputs=inputs, duration_s=args.duration_s,
                           dt_s=args.dt_s, record_every_s=args.record_every_s, q0=initial,
-                          integrator=args.integrator)
+                          integrator=args.integrator, accuracy=args.accuracy,
+                          max_steps=args.max_steps)
     except FloatingPointError as err:
         print(f"myotwin: {err}", file=sys.stderr)
         return 3

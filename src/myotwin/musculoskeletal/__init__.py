@@ -8,9 +8,12 @@ muscle mass points (`myotwin.inertia`), simulated as one system.
 
 Modules: `model` (the pytree and its validated builder), `paths` (l_MT, v_MT, moment arms),
 `state` (state and equilibrium), `dynamics` (right-hand side), `simulate` (fixed-step
-integration), `energy` (power balance). docs/muscle.md, "Driving the skeleton".
+integration), `adaptive` (error-controlled integration, inputs as tables of time), `energy`
+(power balance). docs/muscle.md, "Driving the skeleton".
 """
 
+from myotwin.musculoskeletal.adaptive import (InputTable, adaptive_rollout, input_table,
+                                              inputs_at)
 from myotwin.musculoskeletal.dynamics import muscle_drive, rates, state_derivative
 from myotwin.musculoskeletal.energy import (elastic_energy, mechanical_energy, muscle_input_power,
                                             muscle_outputs_at)
@@ -20,11 +23,15 @@ from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout, simu
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
 
 __all__ = [
+    "InputTable",
     "MusculoskeletalModel",
     "MusculoskeletalState",
+    "adaptive_rollout",
     "elastic_energy",
     "equilibrium_state",
     "first_nonfinite_step",
+    "input_table",
+    "inputs_at",
     "mechanical_energy",
     "muscle_drive",
     "muscle_input_power",

@@ -12,15 +12,24 @@ myotwin's engine and muscles:
   time and held at the end values outside the file's time range (OpenSim's ControlLinear
   without steps interpolates linearly too). CoordinateActuators take their column of the
   controls file (0 without one) and apply control x optimal_force, unclamped, as OpenSim does.
-  *Choice:* the excitation and control of a step are their values at the step's midpoint, held
-  over the step (a fixed-step integrator needs one value per step; the midpoint makes the
-  piecewise-constant input second-order accurate in dt).
+  *Choice (fixed steps):* the excitation and control of a step are their values at the step's
+  midpoint, held over the step (a fixed-step integrator needs one value per step; the
+  midpoint makes the piecewise-constant input second-order accurate in dt).
 * Coupling: as the `MusculoskeletalModel` passed in says; the command's default is OpenSim's
   ("opensim": forces through the point-force moment arms, `musculoskeletal/model.py`), which
   reproduces OpenSim's simulations (arm26: 3e-6 rad at 0.1 s; docs/osim.md).
 * Integration: fixed-step RK4 (or semi-implicit Euler) of `musculoskeletal.rollout` in chunks
-  of `CHUNK_STEPS` steps, one compiled function for all chunks (OpenSim integrates with
-  error-controlled Runge-Kutta-Merson; a fixed step of 0.1 ms resolves arm26's stiff tendons).
+  of `CHUNK_STEPS` steps, one compiled function for all chunks (a fixed step of 0.1 ms
+  resolves arm26's stiff tendons); or, as OpenSim's Manager (error-controlled
+  Runge-Kutta-Merson), error-controlled: integrator "rk45", Dormand-Prince 5(4) with SciPy's
+  controller (`musculoskeletal.adaptive`, `engine.adaptive`) at rtol = atol = `accuracy`, its
+  own steps, landing on every written row's time, the inputs evaluated at each stage's time
+  (the controls file's linear interpolation itself, no midpoint rule). A fixed step loses its
+  order where the right-hand side is not smooth (a damped fiber velocity crossing zero, a
+  step in the controls); the controlled step does not: on gait10dof18musc, RK4 at 0.1 ms is
+  1.4e-4 rad from OpenSim at 0.05 s, rk45 at accuracy 1e-8 3.5e-9 rad at 0.1 s (docs/osim.md).
+  The integrator's failure (max_steps attempts in a chunk of rows, a step underflow) stops
+  the run like a divergence.
 * Output, written as it is produced (a crash or a divergence loses no finished chunk):
   `states.sto` with OpenSim 4's state names (`/jointset/<joint>/<coordinate>/value` and
   `/speed`, `/forceset/<muscle>/activation` and `/fiber_length`; SI, inDegrees=no), which
@@ -28,8 +37,9 @@ myotwin's engine and muscles:
   (N; columns named after the muscles, as OpenSim's ForceReporter names them); and
   `summary.json` at the end. A state that stops being finite, or a written row whose fiber
   length or tendon force is not (a slack compliant tendon has no fiber state), ends the run
-  with the rows before it written and `FloatingPointError` naming the step and time
-  (`diverged` in the summary).
+  with the rows before it written and `FloatingPointError` naming the time (`diverged` in
+  the summary). rk45's summary adds `steps_rejected`, `accuracy` and `integrator_status`;
+  its `steps_done` counts accepted steps.
 """
 
 from __future__ import annotations
@@ -44,7 +54,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.adaptive import AdaptiveStatus
 from myotwin.engine.integrators import Integrator
+from myotwin.musculoskeletal.adaptive import InputTable, adaptive_rollout, input_table
 from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.model import MusculoskeletalModel
 from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout
@@ -54,7 +66,9 @@ from myotwin.osim.storage import Storage, StorageWriter
 
 #: Steps per compiled chunk: the unit of writing (0.05 s of output at dt = 0.1 ms).
 CHUNK_STEPS = 500
-INTEGRATORS = ("rk4", "semi_implicit_euler")
+INTEGRATORS = ("rk4", "semi_implicit_euler", "rk45")
+#: Relative and absolute (SI) tolerance of "rk45" by default.
+DEFAULT_ACCURACY = 1e-7
 
 
 def state_labels(loaded: OsimModel) -> tuple[str, ...]:
@@ -133,6 +147,12 @@ class Inputs:
                          else src)
         return out
 
+    def table(self) -> InputTable:
+        """The inputs as a table for `musculoskeletal.adaptive` (the controls file's times, or
+        one row when every input is constant): the same linear interpolation, held outside."""
+        times = np.array([0.0]) if self._time is None else np.asarray(self._time)
+        return input_table(times, self.excitation(times), self.control(times))
+
     def excitation(self, t) -> np.ndarray:
         """(len(t), n_muscles) excitations at times t (s)."""
         return self._at(self._muscle_source, np.atleast_1d(np.asarray(t, dtype=np.float64)))
@@ -157,12 +177,15 @@ def _positive(what: str, value) -> float:
 def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: Inputs,
             duration_s: float, dt_s: float = 1e-4, record_every_s: float | None = None,
             q0: Mapping[str, float] | None = None, integrator: str = "rk4",
-            chunk_steps: int = CHUNK_STEPS) -> dict:
+            chunk_steps: int = CHUNK_STEPS, accuracy: float = DEFAULT_ACCURACY,
+            max_steps: int = 1_000_000) -> dict:
     """Simulate `msm` (built from `loaded`, e.g. `osim.build_muscles`) for `duration_s` and
     write states.sto, muscle_forces.sto and summary.json into `out_dir` (module docstring).
-    record_every_s: interval of the written rows (default: every step), a whole number of
-    steps. Returns the summary; raises FloatingPointError after writing if the state stops
-    being finite."""
+    record_every_s: interval of the written rows (default: every dt_s), a whole number of
+    steps of dt_s. integrator "rk45": error-controlled at `accuracy` (its own steps; dt_s
+    then only sets the default row interval), at most `max_steps` attempted steps for each
+    chunk of `chunk_steps` rows. Returns the summary; raises FloatingPointError
+    after writing if the state stops being finite."""
     if (loaded.coupling is None) != (msm.coordinates is None):
         raise ValueError(f"{loaded.source}: the musculoskeletal model's coordinates are not the "
                          "loaded model's: build it with musculoskeletal_model(loaded.model, "
@@ -182,6 +205,11 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                              f"steps of dt_s {dt_s!r}")
     if integrator not in INTEGRATORS:
         raise ValueError(f"integrator must be one of {list(INTEGRATORS)}, got {integrator!r}")
+    accuracy = float(accuracy)
+    if not (math.isfinite(accuracy) and 0.0 < accuracy < 1.0):
+        raise ValueError(f"accuracy must be a number in (0, 1), got {accuracy!r}")
+    if int(max_steps) < 1:
+        raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
     if tuple(msm.muscles.names) != tuple(loaded.muscle_names):
         raise ValueError("the musculoskeletal model's muscles are not the loaded model's, in "
                          "ForceSet order (build them with osim.build_muscles(loaded))")
@@ -190,54 +218,41 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     started = time.perf_counter()
     q = jnp.asarray(initial_q(loaded, q0))
     state = equilibrium_state(msm, q, jnp.zeros_like(q), jnp.asarray(inputs.excitation(0.0)[0]))
-    chunk = min(int(chunk_steps), n)
     outputs = _outputs_fn(msm)
     summary = {"model": loaded.source, "omitted": list(loaded.omitted),
                "tendon": msm.muscles.tendon.value, "coupling": msm.coupling,
                "integrator": integrator, "dt_s": dt_s,
                "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
                "files": ["states.sto", "muscle_forces.sto", "summary.json"]}
-    done, bad_step = 0, -1
     with StorageWriter(out / "states.sto", "states", state_labels(loaded),
                        f"myotwin osim forward: {loaded.source}") as states_file, \
             StorageWriter(out / "muscle_forces.sto", "muscle_forces",
                           ("time", *loaded.muscle_names),
                           "tendon force of each muscle (N)") as forces_file:
-        first = _stack([state])
-        _write(states_file, forces_file, first, [np.asarray(x) for x in outputs(msm, first)],
-               np.array([0]), dt_s)
-        while done < n and bad_step < 0:
-            t_mid = (done + np.arange(chunk) + 0.5) * dt_s
-            states = rollout(msm, state, jnp.asarray(inputs.excitation(t_mid)), dt_s, chunk,
-                             Integrator(integrator), jnp.asarray(inputs.control(t_mid)))
-            steps = done + np.arange(1, chunk + 1)
-            keep = steps <= n
-            bad_row = first_nonfinite_step(states)   # row 0 is the chunk's finite start
-            if bad_row > 0 and steps[bad_row - 1] <= n:
-                bad_step = int(steps[bad_row - 1])
-                keep &= steps < bad_step
-            rows = np.flatnonzero(keep & ((steps % stride == 0) | (steps == n)))
-            if rows.size:
-                picked = jax.tree_util.tree_map(lambda x: x[rows + 1], states)
-                derived = [np.asarray(x) for x in outputs(msm, picked)]
-                ok = np.all(np.isfinite(np.concatenate(derived, axis=1)), axis=1)
-                if not np.all(ok):   # e.g. a slack tendon: no fiber length, no force
-                    first = int(np.argmin(ok))
-                    bad_step = int(steps[rows[first]])
-                    keep &= steps < bad_step
-                    rows, derived = rows[:first], [x[:first] for x in derived]
-                    picked = jax.tree_util.tree_map(lambda x: x[:first], picked)
-                _write(states_file, forces_file, picked, derived, steps[rows], dt_s)
-            last = int(np.flatnonzero(keep)[-1]) + 1 if np.any(keep) else 0
-            state = jax.tree_util.tree_map(lambda x: x[last], states)
-            done = int(steps[last - 1]) if last else done
+        def write(picked, times_s):
+            """Write the rows of `picked` (states with a leading axis) at times_s; returns
+            how many leading rows were written (those whose derived outputs are finite)."""
+            derived = [np.asarray(x) for x in outputs(msm, picked)]
+            ok = np.all(np.isfinite(np.concatenate(derived, axis=1)), axis=1)
+            good = int(np.argmin(ok)) if not np.all(ok) else ok.size
+            picked = jax.tree_util.tree_map(lambda x: x[:good], picked)
+            _write(states_file, forces_file, picked, [x[:good] for x in derived],
+                   times_s[:good])
+            return good
+
+        write(_stack([state]), np.array([0.0]))
+        run = _run_adaptive if integrator == "rk45" else _run_fixed
+        progress = run(msm, state, inputs, write, n=n, dt_s=dt_s, stride=stride,
+                       chunk=min(int(chunk_steps), n), integrator=integrator,
+                       accuracy=accuracy, max_steps=int(max_steps))
         rows_written = states_file.rows
+    state = progress.pop("state")
+    failure = progress.pop("failure")
+    summary.update(progress)
     summary.update({
-        "steps_done": done, "final_time_s": done * dt_s, "rows_written": rows_written,
-        "diverged": bad_step >= 0,
-        "message": (f"the state or a muscle's fiber length or force is not finite by step "
-                    f"{bad_step} (t = {bad_step * dt_s:.6g} s); the rows before it are written"
-                    if bad_step >= 0 else "completed"),
+        "rows_written": rows_written,
+        "diverged": failure is not None,
+        "message": failure or "completed",
         "final_q": dict(zip(loaded.coordinates, np.asarray(state.q).tolist())),
         "final_qd": dict(zip(loaded.coordinates, np.asarray(state.qd).tolist())),
         "final_activation": dict(zip(loaded.muscle_names,
@@ -245,10 +260,91 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
         "wall_time_s": time.perf_counter() - started,
     })
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    if bad_step >= 0:
+    if failure is not None:
         raise FloatingPointError(f"simulation diverged: {summary['message']} in "
                                  f"{out / 'states.sto'}")
     return summary
+
+
+def _run_fixed(msm, state, inputs, write, *, n, dt_s, stride, chunk, integrator,
+               accuracy, max_steps) -> dict:
+    """The fixed-step loop: chunks of `chunk` steps, each step's inputs at its midpoint."""
+    del accuracy, max_steps
+    done, bad_step = 0, -1
+    while done < n and bad_step < 0:
+        t_mid = (done + np.arange(chunk) + 0.5) * dt_s
+        states = rollout(msm, state, jnp.asarray(inputs.excitation(t_mid)), dt_s, chunk,
+                         Integrator(integrator), jnp.asarray(inputs.control(t_mid)))
+        steps = done + np.arange(1, chunk + 1)
+        keep = steps <= n
+        bad_row = first_nonfinite_step(states)   # row 0 is the chunk's finite start
+        if bad_row > 0 and steps[bad_row - 1] <= n:
+            bad_step = int(steps[bad_row - 1])
+            keep &= steps < bad_step
+        rows = np.flatnonzero(keep & ((steps % stride == 0) | (steps == n)))
+        if rows.size:
+            picked = jax.tree_util.tree_map(lambda x: x[rows + 1], states)
+            good = write(picked, _times(steps[rows], dt_s))
+            if good < rows.size:   # e.g. a slack tendon: no fiber length, no force
+                bad_step = int(steps[rows[good]])
+                keep &= steps < bad_step
+        last = int(np.flatnonzero(keep)[-1]) + 1 if np.any(keep) else 0
+        state = jax.tree_util.tree_map(lambda x: x[last], states)
+        done = int(steps[last - 1]) if last else done
+    return {"state": state, "steps_done": done, "final_time_s": done * dt_s,
+            "failure": _not_finite(bad_step * dt_s) if bad_step >= 0 else None}
+
+
+def _not_finite(t_s: float) -> str:
+    return (f"the state or a muscle's fiber length or force is not finite by t = {t_s:.6g} "
+            "s; the rows before it are written")
+
+
+def _run_adaptive(msm, state, inputs, write, *, n, dt_s, stride, chunk, integrator,
+                  accuracy, max_steps) -> dict:
+    """The error-controlled loop: chunks of `chunk` output rows (every stride steps of dt_s),
+    the controller's step carried from chunk to chunk; at most max_steps attempts a chunk."""
+    del integrator
+    table = inputs.table()
+    row_steps = np.unique(np.append(np.arange(stride, n + 1, stride), n))
+    h0, accepted, rejected = jnp.nan, 0, 0   # NaN: the integrator selects the first step
+    t_now, failure, status = 0.0, None, AdaptiveStatus.OK
+    for start in range(0, row_steps.size, chunk):
+        t_out = _times(row_steps[start:start + chunk], dt_s)
+        used = t_out.size   # a short last chunk: padded (one compiled shape), not integrated
+        padded = np.append(t_out, t_out[-1] + dt_s * np.arange(1, chunk - used + 1))
+        result = adaptive_rollout(msm, state, t_now, jnp.asarray(padded), table,
+                                  rtol=accuracy, atol=accuracy, h0_s=h0, n_used=used,
+                                  max_steps=max_steps)
+        accepted += int(result.n_accepted)
+        rejected += int(result.n_rejected)
+        done = int(result.n_done)
+        good = write(jax.tree_util.tree_map(lambda x: x[:done], result.ys),
+                     t_out[:done]) if done else 0
+        if good < done:   # a written row's fiber length or force is not finite
+            failure = _not_finite(float(t_out[good]))
+            state = jax.tree_util.tree_map(lambda x: x[good - 1], result.ys) if good else state
+            t_now = float(t_out[good - 1]) if good else t_now
+            break
+        state, t_now = result.y_last, float(result.t_s)
+        status = AdaptiveStatus(int(result.status))
+        if status is not AdaptiveStatus.OK:
+            failure = (f"the error-controlled integrator stopped at t = {t_now:.6g} s: "
+                       f"{_STATUS_TEXT[status]}; the rows before it are written")
+            break
+        h0 = result.h_next_s
+    return {"state": state, "steps_done": accepted, "steps_rejected": rejected,
+            "accuracy": accuracy, "integrator_status": status.name.lower(),
+            "final_time_s": t_now, "failure": failure}
+
+
+_STATUS_TEXT = {
+    AdaptiveStatus.MAX_STEPS: "max_steps attempts in one chunk of rows (stiff, or an "
+                              "accuracy too fine for the model)",
+    AdaptiveStatus.STEP_UNDERFLOW: "the step fell below the smallest step at this time (a "
+                                   "singularity, or a state blowing up)",
+    AdaptiveStatus.NONFINITE: "the state is not finite",
+}
 
 
 def _outputs_fn(msm: MusculoskeletalModel):
@@ -263,9 +359,13 @@ def _stack(states) -> MusculoskeletalState:
     return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *states)
 
 
-def _write(states_file, forces_file, states, derived, steps, dt_s) -> None:
+def _times(steps, dt_s) -> np.ndarray:
+    """The times (s) of whole steps of dt_s, rounded to 1e-12 s (the rows' time column)."""
+    return np.round(np.asarray(steps, dtype=np.float64) * dt_s, 12)
+
+
+def _write(states_file, forces_file, states, derived, t) -> None:
     fiber, force = derived
-    t = np.round(np.asarray(steps, dtype=np.float64) * dt_s, 12)
     q, qd, a = (np.asarray(x) for x in (states.q, states.qd, states.activation))
     n_rows, n_c = q.shape
     coords = np.stack([q, qd], axis=2).reshape(n_rows, 2 * n_c)

@@ -1,0 +1,106 @@
+"""Error-controlled simulation of a skeleton driven by Hill-type muscles (Dormand-Prince 5(4)).
+
+The fixed-step `rollout` (simulate.py) loses its order where the right-hand side is not
+smooth: a damped fiber's velocity crosses zero where the force-velocity curve's sections meet,
+a muscle goes slack, an input has a kink. An error-controlled step shrinks there and grows
+again after, as OpenSim's Runge-Kutta-Merson does. `adaptive_rollout` integrates
+
+  d/dt (q, qd, a, s) = (qdot(q, qd), qdd, da/dt, ds/dt)          (dynamics.py)
+
+with `engine.adaptive.dormand_prince` (SciPy's RK45 controller) to given output times. The
+inputs are functions of time, not values per step: excitations u(t) (n_muscles) and the
+skeleton's own controls c(t) (n_u) interpolated linearly in a table (times (k,), values
+(k, n)) and held at the end values outside it, OpenSim's ControlLinear without steps (a
+single row is a constant). The table's times are the integrator's breakpoints: steps end on
+them, so a kink or a near-step in the inputs (two rows 1e-12 s apart) costs a short step,
+not accuracy.
+
+Positions: with coupled coordinates (`msm.coordinates`) and hinge/slide skeletons q moves in a
+vector space (qdot = qd). Ball and free quaternions are integrated in their qpos coordinates
+(qdot = 0.5 q (0, w), `engine.integrators.qpos_derivative`), normalised wherever the right-hand
+side reads them and at every output; the error control keeps their norm drift to the
+tolerance (unlike `rollout`, this is not the manifold Runge-Kutta-Munthe-Kaas of MuJoCo's RK4).
+
+Tolerances: Hairer's mixed norm on every state, |err_i| <= atol + rtol |y_i| in RMS, with
+SI states (rad, m, rad/s, m/s, activation, m of fiber or normalized tendon force). Forward-mode
+differentiable; not reverse mode (a while loop; use `rollout` for gradients).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from myotwin.engine.adaptive import AdaptiveResult, dormand_prince
+from myotwin.engine.integrators import normalize_quaternions, qpos_derivative
+from myotwin.musculoskeletal.dynamics import rates
+from myotwin.musculoskeletal.model import MusculoskeletalModel
+from myotwin.musculoskeletal.state import MusculoskeletalState
+
+
+class InputTable(NamedTuple):
+    """Inputs as functions of time: times_s (k,) increasing; excitation (k, n_muscles) and
+    ctrl (k, n_u) at those times, linear in between, held outside."""
+
+    times_s: jax.Array
+    excitation: jax.Array
+    ctrl: jax.Array
+
+
+def input_table(times_s, excitation, ctrl) -> InputTable:
+    """An `InputTable` from arrays; a single time (k = 1) makes the inputs constant. ValueError
+    for mismatched shapes or times that are not strictly increasing."""
+    times_s = jnp.atleast_1d(jnp.asarray(times_s, dtype=float))
+    excitation = jnp.asarray(excitation, dtype=float).reshape(times_s.shape[0], -1)
+    ctrl = jnp.asarray(ctrl, dtype=float).reshape(times_s.shape[0], -1)
+    if times_s.ndim != 1 or not bool(jnp.all(jnp.diff(times_s) > 0)):
+        raise ValueError(f"input times must be a strictly increasing 1-D array, got {times_s}")
+    return InputTable(times_s, excitation, ctrl)
+
+
+def _at(times_s, values, t):
+    if values.shape[1] == 0:
+        return values[0]
+    return jax.vmap(lambda column: jnp.interp(t, times_s, column), in_axes=1)(values)
+
+
+def inputs_at(table: InputTable, t) -> tuple[jax.Array, jax.Array]:
+    """(excitation (n_muscles,), ctrl (n_u,)) at time t (s)."""
+    return _at(table.times_s, table.excitation, t), _at(table.times_s, table.ctrl, t)
+
+
+def _normalized(msm: MusculoskeletalModel, q):
+    return q if msm.coordinates is not None else normalize_quaternions(msm.skeleton, q)
+
+
+def state_rate(t, state: MusculoskeletalState, args) -> MusculoskeletalState:
+    """d state / dt at time t, with `state.q`'s rate in qpos coordinates (module docstring);
+    args = (msm, table)."""
+    msm, table = args
+    q = _normalized(msm, state.q)
+    u, c = inputs_at(table, t)
+    qdd, da, ds = rates(msm, MusculoskeletalState(q, state.qd, state.activation,
+                                                  state.tendon_state), u, c)
+    q_rate = state.qd if msm.coordinates is not None else qpos_derivative(msm.skeleton, q,
+                                                                          state.qd)
+    return MusculoskeletalState(q_rate, qdd, da, ds)
+
+
+@functools.partial(jax.jit, static_argnames=("max_steps",))
+def adaptive_rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, t0_s, t_out_s,
+                     table: InputTable, *, rtol, atol, h0_s=None,
+                     max_steps: int = 1_000_000, n_used=None) -> AdaptiveResult:
+    """The states at the output times t_out_s (n_out,) after t0_s from state0, inputs from
+    `table` (module docstring); an `engine.adaptive.AdaptiveResult` whose ys and y_last are
+    `MusculoskeletalState`s (ys with a leading n_out axis, NaN rows from the first output not
+    reached; see its status, n_done, h_next_s to continue); n_used: integrate to the first
+    n_used output times only (`engine.adaptive.dormand_prince`)."""
+    result = dormand_prince(state_rate, state0, t0_s, t_out_s, rtol=rtol, atol=atol,
+                            args=(msm, table), h0_s=h0_s, max_steps=max_steps,
+                            n_used=n_used, breakpoints_s=table.times_s)
+    ys = result.ys._replace(q=jax.vmap(functools.partial(_normalized, msm))(result.ys.q))
+    last = result.y_last._replace(q=_normalized(msm, result.y_last.q))
+    return result._replace(ys=ys, y_last=last)
