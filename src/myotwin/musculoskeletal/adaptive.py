@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from myotwin.engine.adaptive import AdaptiveResult, dormand_prince
 from myotwin.engine.integrators import normalize_quaternions, qpos_derivative
@@ -51,14 +52,25 @@ class InputTable(NamedTuple):
 
 
 def input_table(times_s, excitation, ctrl) -> InputTable:
-    """An `InputTable` from arrays; a single time (k = 1) makes the inputs constant. ValueError
-    for mismatched shapes or times that are not strictly increasing."""
-    times_s = jnp.atleast_1d(jnp.asarray(times_s, dtype=float))
-    excitation = jnp.asarray(excitation, dtype=float).reshape(times_s.shape[0], -1)
-    ctrl = jnp.asarray(ctrl, dtype=float).reshape(times_s.shape[0], -1)
-    if times_s.ndim != 1 or not bool(jnp.all(jnp.diff(times_s) > 0)):
-        raise ValueError(f"input times must be a strictly increasing 1-D array, got {times_s}")
-    return InputTable(times_s, excitation, ctrl)
+    """An `InputTable` from arrays: times_s (k,), excitation (k, n_muscles), ctrl (k, n_u);
+    a single time (k = 1) makes the inputs constant and then also takes 1-D rows. ValueError
+    for times that are not a strictly increasing 1-D array or rows that do not match them."""
+    times_s = np.atleast_1d(np.asarray(times_s, dtype=np.float64))
+    if times_s.ndim != 1 or not (np.all(np.isfinite(times_s))
+                                 and np.all(np.diff(times_s) > 0)):
+        raise ValueError(f"input times must be a finite, strictly increasing 1-D array, got "
+                         f"{times_s}")
+    k = times_s.shape[0]
+    rows = []
+    for name, values in (("excitation", excitation), ("ctrl", ctrl)):
+        values = np.asarray(values, dtype=np.float64)
+        if values.ndim == 1 and k == 1:
+            values = values[None]
+        if values.ndim != 2 or values.shape[0] != k:
+            raise ValueError(f"input table: {name} has shape {values.shape}, expected one row "
+                             f"per time ({k}, n)")
+        rows.append(jnp.asarray(values))
+    return InputTable(jnp.asarray(times_s), *rows)
 
 
 def _at(times_s, values, t):
@@ -97,7 +109,12 @@ def adaptive_rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, t0
     `table` (module docstring); an `engine.adaptive.AdaptiveResult` whose ys and y_last are
     `MusculoskeletalState`s (ys with a leading n_out axis, NaN rows from the first output not
     reached; see its status, n_done, h_next_s to continue); n_used: integrate to the first
-    n_used output times only (`engine.adaptive.dormand_prince`)."""
+    n_used output times only (`engine.adaptive.dormand_prince`). ValueError if the table's
+    widths are not (n_muscles, n_u)."""
+    widths = (table.excitation.shape[1], table.ctrl.shape[1])
+    if widths != (msm.n_muscles, msm.skeleton.n_u):
+        raise ValueError(f"input table: {widths[0]} excitation and {widths[1]} ctrl columns "
+                         f"for {msm.n_muscles} muscles and {msm.skeleton.n_u} actuators")
     result = dormand_prince(state_rate, state0, t0_s, t_out_s, rtol=rtol, atol=atol,
                             args=(msm, table), h0_s=h0_s, max_steps=max_steps,
                             n_used=n_used, breakpoints_s=table.times_s)
