@@ -178,3 +178,30 @@ def test_a_coordinate_missing_from_the_file_stays_at_its_default_as_in_opensim(t
     for label in theirs.labels[1:]:
         np.testing.assert_allclose(ours.column(label), theirs.column(label), rtol=0, atol=1e-7,
                                    err_msg=f"{label} (N m or N)")
+
+
+def test_state_path_column_labels_read_as_the_coordinates(tmp_path):
+    """A coordinates file whose columns carry OpenSim 4's state paths (what OpenSim's states
+    tables write, e.g. `/jointset/knee_r/knee_angle_r/value`; the labels are taken from
+    OpenSim's own getStateVariableNames, not from our loader) prepares the same motion, bit
+    for bit, as the file with bare coordinate names."""
+    from myotwin.osim.inverse_dynamics import prepared_motion
+
+    model = opensim.Model(str(needs(MODEL)))
+    model.initSystem()
+    names = model.getStateVariableNames()
+    paths = {p.split("/")[-2]: p for p in (names.get(i) for i in range(names.getSize()))
+             if p.endswith("/value")}
+    lines = needs(IK).read_text().splitlines()
+    head = lines.index("endheader") + 1
+    labels = lines[head].split("\t")
+    renamed = [paths.get(label.strip(), label) for label in labels]
+    assert sum(a != b for a, b in zip(labels, renamed)) == len(labels) - 1   # all but time
+    table = tmp_path / "ik_state_paths.mot"
+    table.write_text("\n".join(lines[:head] + ["\t".join(renamed)] + lines[head + 1:]) + "\n")
+    loaded = osim.load(MODEL, forces=False)
+    plain = prepared_motion(loaded, read_storage(IK), cutoff_hz=6.0)
+    paths_motion = prepared_motion(loaded, read_storage(table), cutoff_hz=6.0)
+    assert paths_motion.missing == () == plain.missing
+    for field in ("times_s", "q", "qd", "qdd"):
+        np.testing.assert_array_equal(getattr(paths_motion, field), getattr(plain, field))
