@@ -218,7 +218,6 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     started = time.perf_counter()
     q = jnp.asarray(initial_q(loaded, q0))
     state = equilibrium_state(msm, q, jnp.zeros_like(q), jnp.asarray(inputs.excitation(0.0)[0]))
-    outputs = _outputs_fn(msm)
     summary = {"model": loaded.source, "omitted": list(loaded.omitted),
                "tendon": msm.muscles.tendon.value, "coupling": msm.coupling,
                "integrator": integrator, "dt_s": dt_s,
@@ -232,7 +231,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
         def write(picked, times_s):
             """Write the rows of `picked` (states with a leading axis) at times_s; returns
             how many leading rows were written (those whose derived outputs are finite)."""
-            derived = [np.asarray(x) for x in outputs(msm, picked)]
+            derived = [np.asarray(x) for x in _outputs(msm, picked)]
             ok = np.all(np.isfinite(np.concatenate(derived, axis=1)), axis=1)
             good = int(np.argmin(ok)) if not np.all(ok) else ok.size
             picked = jax.tree_util.tree_map(lambda x: x[:good], picked)
@@ -347,12 +346,13 @@ _STATUS_TEXT = {
 }
 
 
-def _outputs_fn(msm: MusculoskeletalModel):
-    def one(m, s):
-        o = muscle_outputs_at(m, s)
-        return o.fiber_length_m, o.tendon_force_N
+def _fiber_length_and_force(m: MusculoskeletalModel, s: MusculoskeletalState):
+    o = muscle_outputs_at(m, s)
+    return o.fiber_length_m, o.tendon_force_N
 
-    return jax.jit(jax.vmap(one, in_axes=(None, 0)))
+
+# one jitted function for every call (a new jit per call recompiled the rows' outputs each time)
+_outputs = jax.jit(jax.vmap(_fiber_length_and_force, in_axes=(None, 0)))
 
 
 def _stack(states) -> MusculoskeletalState:
