@@ -7,7 +7,9 @@ The muscles act on the skeleton as qfrc = r F (`myotwin.muscle.generalized_force
 the "opensim" coupling (`model.py`) the force acts through OpenSim's point-force moment arm
 instead (`generalized_force_moment_arms`: the path points held on their bodies), while v_MT
 stays dL/dt: OpenSim's muscle states see the path through its length l_MT(q) (the tendon
-length is l_MT(q) minus the fiber's), which a tendon-force state integrates as dL/dt.
+length is l_MT(q) minus the fiber's), which a tendon-force state integrates as dL/dt. With this
+coupling -dL/dq is not formed: l_MT and v_MT come from one forward-mode pass of the lengths
+along qd (`paths.on_model.lengths_and_lengthening_speeds`; one tangent, not the n_v of -dL/dq).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 from myotwin.engine.coupling import full_jacobian, full_positions
 from myotwin.engine.rows import take
 from myotwin.musculoskeletal.model import MusculoskeletalModel
-from myotwin.paths.on_model import lengths_and_moment_arms
+from myotwin.paths.on_model import lengths_and_lengthening_speeds, lengths_and_moment_arms
 from myotwin.paths.pathset import PathSet
 
 
@@ -31,14 +33,18 @@ def path_state(msm: MusculoskeletalModel, q: jax.Array,
     paths = msm.skeleton.paths
     c = msm.coordinates
     q_f = q if c is None else full_positions(c, q)
-    lengths, arms = lengths_and_moment_arms(msm.skeleton, q_f)
-    length, arms = take(lengths, index), take(arms, index, axis=1)
     jac = None if c is None else full_jacobian(c, q)
-    if jac is not None:   # moment arms w.r.t. the coordinates: -dL/dq = J^T (-dL/dq_f)
-        arms = jac.T @ arms
-    speed = -(qd @ arms)
     if msm.coupling == "opensim" and not isinstance(paths, PathSet):
+        # -dL/dq is not needed: dL/dt is one jvp of the lengths along the dofs' velocity
+        # qd_f = J qd, the forces act through the point-force moment arms
+        qd_f = qd if jac is None else jac @ qd
+        lengths, speeds = lengths_and_lengthening_speeds(msm.skeleton, q_f, qd_f)
         arms = take(paths.generalized_force_moment_arms(msm.skeleton, q_f), index, axis=1)
         if jac is not None:
             arms = jac.T @ arms
-    return length, speed, arms
+        return take(lengths, index), take(speeds, index), arms
+    lengths, arms = lengths_and_moment_arms(msm.skeleton, q_f)
+    length, arms = take(lengths, index), take(arms, index, axis=1)
+    if jac is not None:   # moment arms w.r.t. the coordinates: -dL/dq = J^T (-dL/dq_f)
+        arms = jac.T @ arms
+    return length, -(qd @ arms), arms
