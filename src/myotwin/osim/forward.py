@@ -306,6 +306,7 @@ def _run_adaptive(msm, state, inputs, write, *, n, dt_s, stride, chunk, integrat
     del integrator
     table = inputs.table()
     row_steps = np.unique(np.append(np.arange(stride, n + 1, stride), n))
+    chunk = min(chunk, row_steps.size)
     h0, accepted, rejected = jnp.nan, 0, 0   # NaN: the integrator selects the first step
     t_now, failure, status = 0.0, None, AdaptiveStatus.OK
     for start in range(0, row_steps.size, chunk):
