@@ -21,7 +21,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.integrators import integrate_pos
 from myotwin.paths import opensim_path
 from myotwin.paths.length import muscle_lengths as _mjcf_lengths
 from myotwin.paths.moment_arms import lengthening_speeds as _mjcf_speeds
@@ -95,13 +94,13 @@ class CompositePaths:
     def lengths_and_speeds(self, model, q: jax.Array, qd: jax.Array):
         """((n_paths,) lengths (m), (n_paths,) dL/dt (m/s)) at q (n_q,) and qd (n_v,), without
         the moment arms: the MJCF part as `lengthening_speeds` (ten_J qd), the OpenSim part
-        from one forward-mode pass along qd (`_opensim_lengths_and_speeds`)."""
+        from one forward-mode pass along qd (`opensim_path.lengths_and_speeds`)."""
         a_len = a_speed = b_len = b_speed = None
         if self.mjcf is not None:
             a_len = _mjcf_lengths(self.mjcf, model, q)
             a_speed = _mjcf_speeds(self.mjcf, model, q, qd)
         if self.opensim is not None:
-            b_len, b_speed = _opensim_lengths_and_speeds(self.opensim, model, q, qd)
+            b_len, b_speed = opensim_path.lengths_and_speeds(self.opensim, model, q, qd)
         return self._merge(a_len, b_len, 0), self._merge(a_speed, b_speed, 0)
 
     def lengthening_speeds(self, model, q: jax.Array, qd: jax.Array) -> jax.Array:
@@ -110,18 +109,6 @@ class CompositePaths:
         b = (None if self.opensim is None
              else opensim_path.lengthening_speeds(self.opensim, model, q, qd))
         return self._merge(a, b, 0)
-
-
-def _opensim_lengths_and_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array):
-    """((n_paths,) lengths, (n_paths,) J_L qd) of OpenSim paths: one jvp of the lengths along
-    q(v) = integrate_pos(q, v, 1) at v = 0 with tangent qd, the same derivative
-    `opensim_path.lengths_and_moment_arms` takes for every dof (jacfwd pushes n_v such
-    tangents), so dL/dt is its -r^T qd to roundoff at the cost of one tangent."""
-    opensim_path.check_model(ps, model)
-    v0 = jnp.zeros(model.n_v, q.dtype)
-    return jax.jvp(lambda v: opensim_path.muscle_lengths(ps, model,
-                                                         integrate_pos(model, q, v, 1.0)),
-                   (v0,), (jnp.asarray(qd, q.dtype),))
 
 
 jax.tree_util.register_dataclass(CompositePaths, data_fields=["mjcf", "opensim"],

@@ -670,11 +670,18 @@ def moment_arms(ps: OpenSimPathSet, model, q: jax.Array) -> jax.Array:
     return -length_jacobian(ps, model, q).T
 
 
-def lengthening_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array) -> jax.Array:
-    """(n_paths,) dL/dt = J_L qd (m/s) at configuration q (n_q,) and velocity qd (n_v,)."""
+def lengths_and_speeds(ps: OpenSimPathSet, model, q: jax.Array,
+                       qd: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """((n_paths,) lengths (m), (n_paths,) dL/dt = J_L qd (m/s)) at q (n_q,) and qd (n_v,):
+    one forward-mode pass along the motion q(t) = q (+) t qd, no moment arms."""
     check_model(ps, model)
     return jax.jvp(lambda t: muscle_lengths(ps, model, integrate_pos(model, q, qd, t)),
-                   (jnp.zeros((), q.dtype),), (jnp.ones((), q.dtype),))[1]
+                   (jnp.zeros((), q.dtype),), (jnp.ones((), q.dtype),))
+
+
+def lengthening_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array) -> jax.Array:
+    """(n_paths,) dL/dt = J_L qd (m/s) at configuration q (n_q,) and velocity qd (n_v,)."""
+    return lengths_and_speeds(ps, model, q, qd)[1]
 
 
 def _force_offset(seq, count, reported, current, direction, body, obj):
