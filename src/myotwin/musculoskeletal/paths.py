@@ -9,7 +9,8 @@ instead (`generalized_force_moment_arms`: the path points held on their bodies),
 stays dL/dt: OpenSim's muscle states see the path through its length l_MT(q) (the tendon
 length is l_MT(q) minus the fiber's), which a tendon-force state integrates as dL/dt. With this
 coupling -dL/dq is not formed: l_MT and v_MT come from one forward-mode pass of the lengths
-along qd (`paths.on_model.lengths_and_lengthening_speeds`; one tangent, not the n_v of -dL/dq).
+along qd (one tangent, not the n_v of -dL/dq), and the point-force moment arms reuse that pass's
+current paths (`lengths_speeds_and_force_arms` of the model's paths: the wraps solved once).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 from myotwin.engine.coupling import full_jacobian, full_positions
 from myotwin.engine.rows import take
 from myotwin.musculoskeletal.model import MusculoskeletalModel
-from myotwin.paths.on_model import lengths_and_lengthening_speeds, lengths_and_moment_arms
+from myotwin.paths.on_model import lengths_and_moment_arms
 from myotwin.paths.pathset import PathSet
 
 
@@ -38,8 +39,8 @@ def path_state(msm: MusculoskeletalModel, q: jax.Array,
         # -dL/dq is not needed: dL/dt is one jvp of the lengths along the dofs' velocity
         # qd_f = J qd, the forces act through the point-force moment arms
         qd_f = qd if jac is None else jac @ qd
-        lengths, speeds = lengths_and_lengthening_speeds(msm.skeleton, q_f, qd_f)
-        arms = take(paths.generalized_force_moment_arms(msm.skeleton, q_f), index, axis=1)
+        lengths, speeds, arms = paths.lengths_speeds_and_force_arms(msm.skeleton, q_f, qd_f)
+        arms = take(arms, index, axis=1)
         if jac is not None:
             arms = jac.T @ arms
         return take(lengths, index), take(speeds, index), arms

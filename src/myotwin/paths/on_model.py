@@ -65,16 +65,3 @@ def lengths_and_moment_arms(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     if not isinstance(paths, PathSet):
         return paths.lengths_and_moment_arms(model, q)
     return _lengths(paths, model, q), _moment_arms(paths, model, q)
-
-
-@jax.jit
-def lengths_and_lengthening_speeds(model, q: jax.Array,
-                                   qd: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """((n_paths,) lengths (m), (n_paths,) dL/dt (m/s)) at q (n_q,) and qd (n_v,), without
-    the moment arms: for paths built with OpenSim parts their lengths and one forward-mode
-    pass along qd (`CompositePaths.lengths_and_speeds`), for MJCF paths ten_length and
-    ten_J qd."""
-    paths = _paths_of(model)
-    if not isinstance(paths, PathSet):
-        return paths.lengths_and_speeds(model, q, qd)
-    return _lengths(paths, model, q), _speeds(paths, model, q, qd)

@@ -91,17 +91,20 @@ class CompositePaths:
              else opensim_path.generalized_force_moment_arms(self.opensim, model, q))
         return self._merge(a, b, 1)
 
-    def lengths_and_speeds(self, model, q: jax.Array, qd: jax.Array):
-        """((n_paths,) lengths (m), (n_paths,) dL/dt (m/s)) at q (n_q,) and qd (n_v,), without
-        the moment arms: the MJCF part as `lengthening_speeds` (ten_J qd), the OpenSim part
-        from one forward-mode pass along qd (`opensim_path.lengths_and_speeds`)."""
-        a_len = a_speed = b_len = b_speed = None
+    def lengths_speeds_and_force_arms(self, model, q: jax.Array, qd: jax.Array):
+        """(`lengths_and_speeds`, `generalized_force_moment_arms`) at q (n_q,) and qd (n_v,),
+        the OpenSim part's current paths computed once
+        (`opensim_path.lengths_speeds_and_force_arms`)."""
+        a_len = a_speed = a_arm = b_len = b_speed = b_arm = None
         if self.mjcf is not None:
             a_len = _mjcf_lengths(self.mjcf, model, q)
             a_speed = _mjcf_speeds(self.mjcf, model, q, qd)
+            a_arm = _mjcf_moment_arms(self.mjcf, model, q)
         if self.opensim is not None:
-            b_len, b_speed = opensim_path.lengths_and_speeds(self.opensim, model, q, qd)
-        return self._merge(a_len, b_len, 0), self._merge(a_speed, b_speed, 0)
+            b_len, b_speed, b_arm = opensim_path.lengths_speeds_and_force_arms(
+                self.opensim, model, q, qd)
+        return (self._merge(a_len, b_len, 0), self._merge(a_speed, b_speed, 0),
+                self._merge(a_arm, b_arm, 1))
 
     def lengthening_speeds(self, model, q: jax.Array, qd: jax.Array) -> jax.Array:
         """(n_paths,) dL/dt (m/s) at configuration q (n_q,) and velocity qd (n_v,)."""

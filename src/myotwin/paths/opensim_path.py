@@ -679,6 +679,23 @@ def lengths_and_speeds(ps: OpenSimPathSet, model, q: jax.Array,
                    (jnp.zeros((), q.dtype),), (jnp.ones((), q.dtype),))
 
 
+def lengths_speeds_and_force_arms(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array
+                                  ) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """(`lengths_and_speeds`, `generalized_force_moment_arms`) at q (n_q,) and qd (n_v,),
+    the current paths (the wrap solves) computed once: the forward-mode pass along qd returns
+    them with the lengths, and the point-force moment arms reuse them."""
+    check_model(ps, model)
+
+    def along(t):
+        q_t = integrate_pos(model, q, qd, t)
+        cur = current_paths(ps, kinematics(model, q_t), q_t)
+        return _lengths(ps, cur), cur
+
+    (lengths, cur), (speeds, _) = jax.jvp(along, (jnp.zeros((), q.dtype),),
+                                          (jnp.ones((), q.dtype),))
+    return lengths, speeds, _force_moment_arms(ps, model, q, cur)
+
+
 def lengthening_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array) -> jax.Array:
     """(n_paths,) dL/dt = J_L qd (m/s) at configuration q (n_q,) and velocity qd (n_v,)."""
     return lengths_and_speeds(ps, model, q, qd)[1]
@@ -708,7 +725,13 @@ def generalized_force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array) -> ja
     direction . R dP/dq per segment between two bodies (OpenSim's mobility force on the
     point's coordinate, with dP/dq of the unclamped location, MovingPathPoint::getdPointdQ)."""
     check_model(ps, model)
-    cur = jax.lax.stop_gradient(current_paths(ps, kinematics(model, q), q))
+    return _force_moment_arms(ps, model, q, current_paths(ps, kinematics(model, q), q))
+
+
+def _force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array, cur: CurrentPath) -> jax.Array:
+    """`generalized_force_moment_arms` given the current paths at q (held fixed: their
+    derivatives are not taken)."""
+    cur = jax.lax.stop_gradient(cur)
     tab = path_tables(ps)
     body = tab.slot_body                                                    # (n_paths, S)
     kin = kinematics(model, q)
