@@ -124,3 +124,48 @@ def test_coupled_forward_dynamics_inverts_the_lagrangian(theta, rate):
                                    jnp.zeros(0), qfrc=jnp.array([tau]))
     bias, mass = _closed_form(theta, rate, 0.0)
     np.testing.assert_allclose(qdd[0], (tau - bias) / mass, rtol=1e-12, err_msg="qdd")
+
+
+def _numpy_piecewise(p: C.PiecewisePolynomial, x):
+    """p(x) by NumPy (the piece by comparison, the value by np.polynomial), autodiff-free."""
+    piece = int(np.sum(x >= p.breaks))
+    return np.polynomial.Polynomial(p.coefficients[piece])(x - p.origins[piece])
+
+
+def test_inner_functions_compose_by_the_chain_rule():
+    """A dof that follows its coordinate through an inner function g (an OpenSim coupler's
+    dependent coordinate): q_f = f(g(x)) against NumPy's evaluation of the composition, and
+    J and Jdot qd against autodiff of q_f(q(t)) along q(t) = q0 + v t + a t^2 / 2 (1e-14
+    relative: the same few float64 operations); a dof without an inner function and the
+    rack's model with g = b x^2 moved inside an identity outer function unchanged."""
+    g = C.PiecewisePolynomial(np.array([0.2]), np.array([0.0, 0.2]),
+                              np.array([[0.1, 0.8, 0.5], [0.272, 1.0, -0.7]]))
+    f = C.PiecewisePolynomial(np.array([0.0, 0.4]), np.array([0.0, 0.0, 0.4]),
+                              np.array([[0.3, 1.5, 0.0], [0.3, 1.5, 2.0], [1.22, 3.1, -1.0]]))
+    coupling = C.coordinate_coupling(2, [0, 1, 0], [f, f, C.identity_polynomial()],
+                                     [g, None, g])
+    q0, v, a = jnp.array([0.05, 0.3]), jnp.array([1.1, -0.6]), jnp.array([-0.4, 0.9])
+    for x0 in (-0.5, 0.05, 0.2, 0.35, 0.9):
+        q = q0.at[0].set(x0)
+        expected = [_numpy_piecewise(f, _numpy_piecewise(g, x0)),
+                    _numpy_piecewise(f, float(q[1])), _numpy_piecewise(g, x0)]
+        np.testing.assert_allclose(C.full_positions(coupling, q), expected, rtol=1e-14)
+
+        def q_full(t, q=q):
+            return C.full_positions(coupling, q + v * t + 0.5 * a * t ** 2)
+
+        motion = C.full_motion(coupling, q, v, a)
+        np.testing.assert_allclose(motion.qd, jax.jacfwd(q_full)(0.0), rtol=1e-14)
+        np.testing.assert_allclose(motion.qdd, jax.jacfwd(jax.jacfwd(q_full))(0.0),
+                                   rtol=1e-14, atol=1e-15)
+        np.testing.assert_allclose(C.full_jacobian(coupling, q),
+                                   jax.jacfwd(lambda y: C.full_positions(coupling, y))(q),
+                                   rtol=1e-14, atol=1e-15)
+    model, plain = _model()
+    nested = C.coordinate_coupling(1, [0, 0], [C.identity_polynomial()] * 2,
+                                   [_quadratic(), None])
+    q, qd, qdd = jnp.array([0.6]), jnp.array([-1.4]), jnp.array([0.3])
+    np.testing.assert_allclose(coupled_inverse_dynamics(model, nested, q, qd, qdd),
+                               coupled_inverse_dynamics(model, plain, q, qd, qdd), rtol=1e-14)
+    with pytest.raises(ValueError, match="2 dofs but 1 inner functions"):
+        C.coordinate_coupling(1, [0, 0], [C.identity_polynomial()] * 2, [None])

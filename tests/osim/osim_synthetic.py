@@ -137,3 +137,66 @@ def set_text(root: ET.Element, xpath: str, text: str) -> None:
     found = root.findall(xpath)
     assert len(found) == 1, f"{xpath!r} matches {len(found)} elements"
     found[0].text = text
+
+
+#: `coupled_pair`'s coupler: phi = COUPLER_SCALE * (slope theta + intercept).
+COUPLER_LINEAR = (0.5, 0.1)
+COUPLER_SCALE = 2.0
+
+
+def coupled_pair(root: ET.Element, enforced: bool = True) -> None:
+    """Add to TINY a second body link2 on a PinJoint hinge2 (coordinate phi) below link, a
+    CoordinateCouplerConstraint 'couple' making phi dependent on theta (`COUPLER_LINEAR`,
+    `COUPLER_SCALE`), and a muscle m2 from link over a ConditionalPathPoint of phi (active for
+    phi in [0, 1]) to link2."""
+    model = root.find("Model")
+    root.find(".//BodySet/objects").append(ET.fromstring(
+        '<Body name="link2"><mass>0.5</mass><mass_center>0.01 -0.1 0</mass_center>'
+        "<inertia>0.002 0.001 0.0025 0.0001 0 0</inertia></Body>"))
+    root.find(".//JointSet/objects").append(ET.fromstring(
+        '<PinJoint name="hinge2"><socket_parent_frame>link_offset2</socket_parent_frame>'
+        "<socket_child_frame>/bodyset/link2</socket_child_frame>"
+        '<coordinates><Coordinate name="phi"><default_value>0</default_value>'
+        "<range>-1 1</range><clamped>false</clamped><locked>false</locked></Coordinate>"
+        '</coordinates><frames><PhysicalOffsetFrame name="link_offset2">'
+        "<socket_parent>/bodyset/link</socket_parent><translation>0 -0.4 0</translation>"
+        "<orientation>0.3 0 0.2</orientation></PhysicalOffsetFrame></frames></PinJoint>"))
+    constraints = ET.SubElement(ET.SubElement(model, "ConstraintSet"), "objects")
+    constraints.append(ET.fromstring(
+        f'<CoordinateCouplerConstraint name="couple"><isEnforced>{str(enforced).lower()}'
+        "</isEnforced><coupled_coordinates_function><LinearFunction><coefficients>"
+        f"{COUPLER_LINEAR[0]} {COUPLER_LINEAR[1]}</coefficients></LinearFunction>"
+        "</coupled_coordinates_function><independent_coordinate_names>theta"
+        "</independent_coordinate_names><dependent_coordinate_name>phi"
+        f"</dependent_coordinate_name><scale_factor>{COUPLER_SCALE}</scale_factor>"
+        "</CoordinateCouplerConstraint>"))
+    muscle = ET.fromstring(ET.tostring(root.find(".//Thelen2003Muscle")))
+    muscle.set("name", "m2")
+    points = muscle.find(".//PathPointSet/objects")
+    for point in list(points):
+        points.remove(point)
+    for xml in ('<PathPoint name="m2-P1"><socket_parent_frame>/bodyset/link'
+                "</socket_parent_frame><location>0.03 -0.1 0</location></PathPoint>",
+                '<ConditionalPathPoint name="m2-P2"><socket_parent_frame>/bodyset/link'
+                "</socket_parent_frame><location>0.05 -0.38 0.01</location>"
+                "<socket_coordinate>/jointset/hinge2/phi</socket_coordinate>"
+                "<range>0 1</range></ConditionalPathPoint>",
+                '<PathPoint name="m2-P3"><socket_parent_frame>/bodyset/link2'
+                "</socket_parent_frame><location>0.02 -0.2 0</location></PathPoint>"):
+        points.append(ET.fromstring(xml))
+    root.find(".//ForceSet/objects").append(muscle)
+
+
+def welded_tip(root: ET.Element, inertia: str = "0 0 0.0009 0 0 0") -> None:
+    """Add to TINY a body tip (0.2 kg, `inertia`) welded to link at an offset and a rotation,
+    and move the muscle's insertion onto it."""
+    root.find(".//BodySet/objects").append(ET.fromstring(
+        '<Body name="tip"><mass>0.2</mass><mass_center>0.01 -0.02 0.005</mass_center>'
+        f"<inertia>{inertia}</inertia></Body>"))
+    root.find(".//JointSet/objects").append(ET.fromstring(
+        '<WeldJoint name="glue"><socket_parent_frame>link_tip</socket_parent_frame>'
+        "<socket_child_frame>/bodyset/tip</socket_child_frame>"
+        '<frames><PhysicalOffsetFrame name="link_tip"><socket_parent>/bodyset/link'
+        "</socket_parent><translation>0.02 -0.5 0.01</translation>"
+        "<orientation>0.4 -0.3 0.9</orientation></PhysicalOffsetFrame></frames></WeldJoint>"))
+    set_text(root, ".//PathPoint[@name='m-P2']/socket_parent_frame", "/bodyset/tip")

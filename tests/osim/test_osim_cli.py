@@ -51,6 +51,21 @@ def test_check_reports_arm26_with_and_without_its_ellipsoids(capsys):
     assert report["muscles"]["TRIlong"]["path"] == "opensim"
 
 
+def test_check_reports_an_eliminated_coupler_and_a_merged_body(capsys):
+    """leg6dof9musc.osim: the file's CoordinateCouplerConstraint pat_angle_r (dependent
+    knee_angle_pat_r, independent knee_angle_r, LinearFunction 1 0) and its toes_r (inertia
+    0 0 0.0009) welded to calcn_r."""
+    assert main(["osim", "check", str(_needs("leg6dof9musc.osim"))]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "knee_angle_pat_r" not in report["coordinates"]
+    assert "knee_angle_r" in report["coordinates"]
+    coupled = report["coupled_coordinates"]["knee_angle_pat_r"]
+    assert (coupled["independent"], coupled["constraint"]) == ("knee_angle_r", "pat_angle_r")
+    assert "LinearFunction" in coupled["description"]
+    assert report["merged_bodies"] == {"toes_r": "calcn_r"}
+    assert report["unenforced_constraints"] == [] and report["coupled"] is True
+
+
 def test_check_of_a_missing_file(capsys, tmp_path):
     assert main(["osim", "check", str(tmp_path / "none.osim")]) == 2
     assert "none.osim: cannot read the file" in capsys.readouterr().err

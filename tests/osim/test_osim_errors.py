@@ -1,11 +1,13 @@
 """Files outside the supported subset are refused with an OsimError that names the file, the
 element's tag and name, and the offending value (docs/osim.md, "Rejected").
 
-Reference models: leg6dof9musc.osim (its first unsupported element, checked to be a documented
-one), double_pendulum.osim (point-mass rods); arm26.osim loads with its ellipsoids (and refuses
+Reference models: leg6dof9musc.osim loads (its CoordinateCouplerConstraint eliminated, its
+welded toes merged; against OpenSim in test_osim_coupler_constraint.py), double_pendulum.osim
+(point-mass rods); arm26.osim loads with its ellipsoids (and refuses
 a typo in `omit`); gait10dof18musc.osim and its subject01 load with their MovingPathPoints (and
 refuse one whose sockets name two coordinates). Synthetic files: `osim_synthetic.TINY` (which
-loads) changed in one place each.
+loads) changed in one place each, and TINY with `coupled_pair` (a second body whose coordinate
+is coupled to theta by a CoordinateCouplerConstraint) changed likewise.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import pytest
 
 from myotwin import osim
 from myotwin.paths.opensim_path import moving_paths
-from osim_synthetic import TINY, moving_point, set_text, write_osim
+from osim_synthetic import (TINY, coupled_pair, moving_point, set_text, welded_tip,
+                             write_osim)
 from shared_reference import REPO, SHARED, needs
 
 MODELS = SHARED / "reference" / "opensim" / "models"
@@ -47,9 +50,14 @@ def test_arm26_loads_with_its_ellipsoids():
                                                                               "TRIlonghh"]
 
 
-def test_leg_model_names_its_coordinate_coupler_constraint():
-    _refused(_needs("leg6dof9musc.osim"), "CoordinateCouplerConstraint",
-             "constraints are not modelled")
+def test_leg_model_loads_with_its_coordinate_coupler_constraint():
+    """Once refused at its CoordinateCouplerConstraint, then at toes_r's inertia; now the
+    dependent coordinate is eliminated and toes_r merged into calcn_r."""
+    leg = osim.load(_needs("leg6dof9musc.osim"))
+    assert "knee_angle_pat_r" not in leg.coordinates and len(leg.coordinates) == 6
+    assert leg.coupled_coordinates["knee_angle_pat_r"].constraint == "pat_angle_r"
+    assert dict(leg.merged_bodies) == {"toes_r": "calcn_r"}
+    assert leg.omitted == () and len(leg.muscle_names) == 9
 
 
 @pytest.mark.parametrize("name", ["gait10dof18musc.osim", "gait10dof18musc_subject01.osim"])
@@ -93,6 +101,32 @@ def test_tiny_model_loads(tmp_path):
     assert tiny.muscles["m"]["opensim_defaults_used"] == ()
 
 
+def test_coupled_pair_loads_and_records_its_coupler(tmp_path):
+    """Enforced: phi is eliminated and recorded; isEnforced false: phi stays a coordinate and
+    the constraint's name is recorded as left out."""
+    pair = osim.load(write_osim(tmp_path, TINY, coupled_pair))
+    assert pair.coordinates == ("theta",) and pair.engine_joints == ("theta", "phi")
+    assert pair.coupled_coordinates["phi"].independent == "theta"
+    assert pair.unenforced_constraints == ()
+    loose = osim.load(write_osim(tmp_path, TINY, lambda r: coupled_pair(r, enforced=False)))
+    assert loose.coordinates == ("theta", "phi") and loose.coupling is None
+    assert loose.unenforced_constraints == ("couple",) and loose.coupled_coordinates == {}
+    omitted = osim.load(write_osim(tmp_path, TINY, coupled_pair), omit=("couple",))
+    assert omitted.coordinates == ("theta", "phi") and omitted.omitted == ("couple",)
+
+
+def test_welded_child_with_an_invalid_inertia_is_merged(tmp_path):
+    """tip (inertia 0 0 0.0009, which MuJoCo refuses) merges into link and stays a massless
+    body carrying the muscle's insertion; with a valid inertia it is built as it is."""
+    tip = osim.load(write_osim(tmp_path, TINY, welded_tip))
+    assert dict(tip.merged_bodies) == {"tip": "link"}
+    mj = tip.path_builder.mj_model()
+    assert mj.body("tip").mass[0] == 0.0 and abs(mj.body("link").mass[0] - 1.7) < 1e-15
+    valid = osim.load(write_osim(tmp_path, TINY, lambda r: welded_tip(
+        r, "0.001 0.001 0.0009 0 0 0")))
+    assert valid.merged_bodies == {} and valid.path_builder.mj_model().body("tip").mass[0] == 0.2
+
+
 def _moving(edit):
     return lambda root: moving_point(root, edit)
 
@@ -115,6 +149,45 @@ def _add_constraint(root):
     model = root.find("Model")
     ET.SubElement(ET.SubElement(ET.SubElement(model, "ConstraintSet"), "objects"),
                   "WeldConstraint", name="tie")
+
+
+def _coupler(edit):
+    """TINY with `coupled_pair`, then `edit` applied to its CoordinateCouplerConstraint."""
+    def apply(root):
+        coupled_pair(root)
+        edit(root.find(".//CoordinateCouplerConstraint"))
+    return apply
+
+
+def _second_coupler(dependent, independent):
+    """TINY with `coupled_pair` and a copy 'couple2' of its coupler on other coordinates."""
+    def apply(root):
+        coupled_pair(root)
+        other = ET.fromstring(ET.tostring(root.find(".//CoordinateCouplerConstraint")))
+        other.set("name", "couple2")
+        other.find("dependent_coordinate_name").text = dependent
+        other.find("independent_coordinate_names").text = independent
+        root.find(".//ConstraintSet/objects").append(other)
+    return apply
+
+
+def _coupler_function(xml):
+    def edit(coupler):
+        holder = coupler.find("coupled_coordinates_function")
+        for child in list(holder):
+            holder.remove(child)
+        for elem in ET.fromstring(f"<f>{xml}</f>"):
+            holder.append(elem)
+    return _coupler(edit)
+
+
+def _conditional_point_on_a_spline_coordinate(root):
+    """theta turns its hinge through 2 theta (no identity axis); m-P2 conditional on it."""
+    set_text(root, ".//LinearFunction/coefficients", "2 0")
+    point = root.find(".//PathPoint[@name='m-P2']")
+    point.tag = "ConditionalPathPoint"
+    ET.SubElement(point, "socket_coordinate").text = "/jointset/hinge/theta"
+    ET.SubElement(point, "range").text = "0 1"
 
 
 def _ball_joint(root):
@@ -225,7 +298,43 @@ EDITS = {
     "locked coordinate": (lambda r: set_text(r, ".//Coordinate/locked", "true"),
                           ("Coordinate 'theta'", "CustomJoint hinge", "<locked>true</locked>")),
     "Version 30000": (_version, ("OpenSimDocument", "Version 30000")),
-    "constraint": (_add_constraint, ("WeldConstraint 'tie'", "omit=('tie',)")),
+    "constraint": (_add_constraint, ("WeldConstraint 'tie'", "not supported",
+                                     "omit=('tie',)")),
+    "coupler of two independent coordinates": (
+        _coupler(lambda c: set_text(c, "independent_coordinate_names", "theta phi")),
+        ("CoordinateCouplerConstraint 'couple'", "exactly one independent coordinate",
+         "theta phi")),
+    "coupler of an unknown coordinate": (
+        _coupler(lambda c: set_text(c, "dependent_coordinate_name", "psi")),
+        ("CoordinateCouplerConstraint 'couple'", "<dependent_coordinate_name>", "'psi'")),
+    "coupler of a coordinate on itself": (
+        _coupler(lambda c: set_text(c, "independent_coordinate_names", "phi")),
+        ("CoordinateCouplerConstraint 'couple'", "also the independent one", "'phi'")),
+    "coupler unknown function": (
+        _coupler_function("<GCVSpline><x>0 1</x><y>0 1</y></GCVSpline>"),
+        ("GCVSpline", "CoordinateCouplerConstraint couple", "not a supported function type")),
+    "coupler two functions": (
+        _coupler_function("<Constant><value>1</value></Constant><Constant />"),
+        ("CoordinateCouplerConstraint 'couple'", "exactly one function",
+         "['Constant', 'Constant']")),
+    "coupler unknown property": (
+        _coupler(lambda c: ET.SubElement(c, "scale")),
+        ("CoordinateCouplerConstraint 'couple'", "<scale>")),
+    "coupler on a locked coordinate": (
+        lambda r: (coupled_pair(r), set_text(r, ".//Coordinate[@name='phi']/locked", "true")),
+        ("Coordinate 'phi'", "PinJoint hinge2", "<locked>true</locked>")),
+    "coupler chain": (_second_coupler("theta", "phi"),
+                      ("CoordinateCouplerConstraint 'couple'", "<independent_coordinate_names>",
+                       "'theta'", "'couple2'", "chained couplers are not supported")),
+    "coordinate dependent twice": (_second_coupler("phi", "theta"),
+                                   ("CoordinateCouplerConstraint 'couple2'", "'phi'",
+                                    "already the dependent coordinate of", "'couple'")),
+    "moving body with an invalid inertia": (
+        lambda r: set_text(r, ".//Body[@name='link']/inertia", "0 0 0.02 0 0 0"),
+        ("Body 'link'", "not positive definite")),
+    "conditional point on a coordinate without its own axis": (
+        _conditional_point_on_a_spline_coordinate,
+        ("ConditionalPathPoint 'm-P2'", "muscle m", "'theta'", "no joint whose q")),
     "ball joint": (_ball_joint, ("BallJoint 'hinge'", "not supported")),
     "sphere wrap": (_sphere, ("WrapSphere 'cyl'", "body link", "omit=('cyl',)")),
     "ellipsoid with a zero semi-axis": (lambda r: _ellipsoid(r, "0.01 0 0.01"),

@@ -46,6 +46,12 @@ def cmd_check(args: argparse.Namespace) -> int:
                       for name, a in loaded.actuators.items()},
         "engine_joints": list(loaded.engine_joints),
         "coupled": loaded.coupling is not None,
+        "coupled_coordinates": {name: {"independent": c.independent,
+                                       "constraint": c.constraint,
+                                       "description": c.description}
+                                for name, c in loaded.coupled_coordinates.items()},
+        "unenforced_constraints": list(loaded.unenforced_constraints),
+        "merged_bodies": dict(loaded.merged_bodies),
         "omitted": list(loaded.omitted),
     }
     if args.lengths and loaded.muscle_names:

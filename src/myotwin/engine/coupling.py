@@ -49,6 +49,8 @@ class CoordinateCoupling:
     source (n_full,) static: the reduced coordinate each engine dof follows.
     breaks (n_full, k_max): per dof, padded with +inf (never reached).
     origins (n_full, k_max + 1), coefficients (n_full, k_max + 1, d_max + 1): zero padded.
+    inner_breaks, inner_origins, inner_coefficients: the inner functions g_j padded alike
+      (identity for a dof without one), or all None when no dof has one (module docstring).
     """
 
     n_reduced: int = dataclasses.field(metadata={"static": True})
@@ -56,6 +58,9 @@ class CoordinateCoupling:
     breaks: jax.Array
     origins: jax.Array
     coefficients: jax.Array
+    inner_breaks: jax.Array | None = None
+    inner_origins: jax.Array | None = None
+    inner_coefficients: jax.Array | None = None
 
     @property
     def n_full(self) -> int:
@@ -65,14 +70,27 @@ class CoordinateCoupling:
 jax.tree_util.register_dataclass(CoordinateCoupling)
 
 
-def coordinate_coupling(n_reduced: int, source, functions) -> CoordinateCoupling:
-    """Compile per-dof functions: dof j = functions[j](q[source[j]]). Raises ValueError on a
-    source outside range(n_reduced), a coordinate no dof follows, or a malformed function."""
+def coordinate_coupling(n_reduced: int, source, functions,
+                        inner=None) -> CoordinateCoupling:
+    """Compile per-dof functions: dof j = functions[j](q[source[j]]), or, with `inner` (one
+    entry per dof: a PiecewisePolynomial g_j or None for the identity),
+    functions[j](inner[j](q[source[j]])). Raises ValueError on a source outside
+    range(n_reduced), a coordinate no dof follows, or a malformed function."""
     source = tuple(int(s) for s in source)
     functions = [check_polynomial(f, f"coupling function of dof {j}")
                  for j, f in enumerate(functions)]
     if len(functions) != len(source):
         raise ValueError(f"{len(source)} dofs but {len(functions)} functions")
+    inner_tables = (None, None, None)
+    if inner is not None:
+        inner = list(inner)
+        if len(inner) != len(source):
+            raise ValueError(f"{len(source)} dofs but {len(inner)} inner functions")
+        if any(g is not None for g in inner):
+            inner_tables = tuple(jnp.asarray(a) for a in pad_polynomials(
+                [identity_polynomial() if g is None
+                 else check_polynomial(g, f"inner coupling function of dof {j}")
+                 for j, g in enumerate(inner)]))
     bad = [s for s in source if not 0 <= s < n_reduced]
     if bad:
         raise ValueError(f"coupling sources must be in [0, {n_reduced}), got {bad}")
@@ -81,13 +99,18 @@ def coordinate_coupling(n_reduced: int, source, functions) -> CoordinateCoupling
         raise ValueError(f"reduced coordinates {unused} move no engine dof")
     breaks, origins, coefficients = pad_polynomials(functions)
     return CoordinateCoupling(n_reduced, source, jnp.asarray(breaks), jnp.asarray(origins),
-                              jnp.asarray(coefficients))
+                              jnp.asarray(coefficients), *inner_tables)
 
 
 def _dof_functions(c: CoordinateCoupling, q: jax.Array):
-    """(f, f', f'') (n_full,) of each dof at its source coordinate."""
+    """(value, first, second derivative) (n_full,) of each dof w.r.t. its source coordinate
+    (through its inner function by the chain rule, module docstring)."""
     x = q[np.asarray(c.source, dtype=np.int32)] if c.n_full else jnp.zeros(0, q.dtype)
-    return evaluate_padded(c.breaks, c.origins, c.coefficients, x)
+    if c.inner_breaks is None:
+        return evaluate_padded(c.breaks, c.origins, c.coefficients, x)
+    g, g1, g2 = evaluate_padded(c.inner_breaks, c.inner_origins, c.inner_coefficients, x)
+    f, f1, f2 = evaluate_padded(c.breaks, c.origins, c.coefficients, g)
+    return f, f1 * g1, f2 * g1 * g1 + f1 * g2
 
 
 def full_positions(c: CoordinateCoupling, q: jax.Array) -> jax.Array:

@@ -15,7 +15,8 @@ from myotwin.engine.builder import WORLD
 
 Vec3 = tuple[float, float, float]
 
-__all__ = ["WORLD", "Body", "Coordinate", "CoordinateActuator", "Document", "Frame", "Joint",
+__all__ = ["WORLD", "Body", "Coordinate", "CoordinateActuator", "CoordinateCoupler", "Document",
+           "Frame", "Joint",
            "JointAxis", "JointKind", "MovingPathPoint", "Muscle", "PathPoint", "PathWrap",
            "WrapCylinder", "WrapEllipsoid", "WrapObstacle"]
 
@@ -206,10 +207,26 @@ class CoordinateActuator:
 
 
 @dataclasses.dataclass(frozen=True)
+class CoordinateCoupler:
+    """An enforced CoordinateCouplerConstraint `name`: the coordinate `dependent` is
+    scale_factor * function(independent) (`function` an `osim.functions.OsimFunction` of the
+    one independent coordinate), eliminated by `loader` (docs/osim.md)."""
+
+    name: str
+    dependent: str
+    independent: str
+    function: object
+    scale_factor: float
+    description: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Document:
     """A whole model of the subset. joints are ordered parent first (each body after the body
     it hangs from); muscles and actuators in ForceSet order; omitted: names of the elements
-    left out because the caller listed them in `omit`, in file order."""
+    left out because the caller listed them in `omit`, in file order; couplers: the enforced
+    CoordinateCouplerConstraints (ConstraintSet order); unenforced_constraints: the names of
+    those with isEnforced false (no effect in OpenSim: left out)."""
 
     source: str
     file_name: str
@@ -223,3 +240,5 @@ class Document:
     muscles: tuple[Muscle, ...]
     actuators: tuple[CoordinateActuator, ...]
     omitted: tuple[str, ...]
+    couplers: tuple[CoordinateCoupler, ...] = ()
+    unenforced_constraints: tuple[str, ...] = ()

@@ -1,10 +1,10 @@
 """The loader's one error type and the place every message names.
 
 Each message reads `<file>: <Tag> '<name>' (<context>): <problem>`, e.g.
-`leg6dof9musc.osim: CoordinateCouplerConstraint 'pat_angle_r': CoordinateCouplerConstraint is
-not supported (constraints are not modelled); pass omit=('pat_angle_r',) to load the model
-without it`. The problem text quotes the offending
-value as written in the file.
+`tiny.osim: CoordinateCouplerConstraint 'couple': a coupler with exactly one independent
+coordinate is supported, got <independent_coordinate_names>theta phi
+</independent_coordinate_names>`. The problem text quotes the offending value as written in
+the file.
 """
 
 from __future__ import annotations

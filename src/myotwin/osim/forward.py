@@ -32,7 +32,9 @@ myotwin's engine and muscles:
   the run like a divergence.
 * Output, written as it is produced (a crash or a divergence loses no finished chunk):
   `states.sto` with OpenSim 4's state names (`/jointset/<joint>/<coordinate>/value` and
-  `/speed`, `/forceset/<muscle>/activation` and `/fiber_length`; SI, inDegrees=no), which
+  `/speed`, coordinates eliminated by a CoordinateCouplerConstraint included, computed from
+  their independent ones; `/forceset/<muscle>/activation` and `/fiber_length`; SI,
+  inDegrees=no), which
   OpenSim reads back as a states table; `muscle_forces.sto`, the tendon force of each muscle
   (N; columns named after the muscles, as OpenSim's ForceReporter names them); and
   `summary.json` at the end. A state that stops being finite, or a written row whose fiber
@@ -56,6 +58,7 @@ import numpy as np
 
 from myotwin.engine.adaptive import AdaptiveStatus
 from myotwin.engine.integrators import Integrator
+from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.musculoskeletal.adaptive import InputTable, adaptive_rollout, input_table
 from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.model import MusculoskeletalModel
@@ -72,14 +75,30 @@ DEFAULT_ACCURACY = 1e-7
 
 
 def state_labels(loaded: OsimModel) -> tuple[str, ...]:
-    """The column labels of `states.sto`: time, then OpenSim 4's state names."""
+    """The column labels of `states.sto`: time, then OpenSim 4's state names (the
+    coordinates, then those a CoordinateCouplerConstraint eliminated, then the muscles)."""
     labels = ["time"]
-    for c in loaded.coordinates:
-        joint = loaded.coordinate_joints[c]
-        labels += [f"/jointset/{joint}/{c}/value", f"/jointset/{joint}/{c}/speed"]
+    joints = {**loaded.coordinate_joints,
+              **{d: c.joint for d, c in loaded.coupled_coordinates.items()}}
+    for c in (*loaded.coordinates, *loaded.coupled_coordinates):
+        labels += [f"/jointset/{joints[c]}/{c}/value", f"/jointset/{joints[c]}/{c}/speed"]
     for m in loaded.muscle_names:
         labels += [f"/forceset/{m}/activation", f"/forceset/{m}/fiber_length"]
     return tuple(labels)
+
+
+def dependent_coordinates(loaded: OsimModel, q, qd) -> tuple[np.ndarray, np.ndarray]:
+    """(values, speeds) (n_rows, n_dependent) of the coordinates eliminated by
+    CoordinateCouplerConstraints (`OsimModel.coupled_coordinates` order) at the rows of
+    coordinates q and speeds qd (n_rows, n_coordinates): g(q_i) and g'(q_i) qd_i."""
+    q, qd = np.atleast_2d(q), np.atleast_2d(qd)
+    coupled = list(loaded.coupled_coordinates.values())
+    if not coupled:
+        return np.zeros((q.shape[0], 0)), np.zeros((q.shape[0], 0))
+    index = np.array([loaded.coordinates.index(c.independent) for c in coupled])
+    tables = [jnp.asarray(t) for t in pad_polynomials([c.function for c in coupled])]
+    value, slope, _ = jax.vmap(lambda x: evaluate_padded(*tables, x))(jnp.asarray(q[:, index]))
+    return np.asarray(value), np.asarray(slope) * qd[:, index]
 
 
 def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None) -> np.ndarray:
@@ -236,7 +255,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
             good = int(np.argmin(ok)) if not np.all(ok) else ok.size
             picked = jax.tree_util.tree_map(lambda x: x[:good], picked)
             _write(states_file, forces_file, picked, [x[:good] for x in derived],
-                   times_s[:good])
+                   times_s[:good], loaded)
             return good
 
         write(_stack([state]), np.array([0.0]))
@@ -247,13 +266,16 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
         rows_written = states_file.rows
     state = progress.pop("state")
     failure = progress.pop("failure")
+    q, qd = np.asarray(state.q), np.asarray(state.qd)
+    value, speed = dependent_coordinates(loaded, q, qd)   # coupler-eliminated, named last
+    names = (*loaded.coordinates, *loaded.coupled_coordinates)
     summary.update(progress)
     summary.update({
         "rows_written": rows_written,
         "diverged": failure is not None,
         "message": failure or "completed",
-        "final_q": dict(zip(loaded.coordinates, np.asarray(state.q).tolist())),
-        "final_qd": dict(zip(loaded.coordinates, np.asarray(state.qd).tolist())),
+        "final_q": dict(zip(names, np.append(q, value[0]).tolist())),
+        "final_qd": dict(zip(names, np.append(qd, speed[0]).tolist())),
         "final_activation": dict(zip(loaded.muscle_names,
                                      np.asarray(state.activation).tolist())),
         "wall_time_s": time.perf_counter() - started,
@@ -365,9 +387,11 @@ def _times(steps, dt_s) -> np.ndarray:
     return np.round(np.asarray(steps, dtype=np.float64) * dt_s, 12)
 
 
-def _write(states_file, forces_file, states, derived, t) -> None:
+def _write(states_file, forces_file, states, derived, t, loaded) -> None:
     fiber, force = derived
     q, qd, a = (np.asarray(x) for x in (states.q, states.qd, states.activation))
+    value, speed = dependent_coordinates(loaded, q, qd)
+    q, qd = np.concatenate([q, value], axis=1), np.concatenate([qd, speed], axis=1)
     n_rows, n_c = q.shape
     coords = np.stack([q, qd], axis=2).reshape(n_rows, 2 * n_c)
     muscles = np.stack([a, fiber], axis=2).reshape(n_rows, -1)

@@ -5,16 +5,34 @@ from __future__ import annotations
 import dataclasses
 import types
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 import jax
 
-from myotwin.engine.coupling import CoordinateCoupling, coordinate_coupling, identity_polynomial
+from myotwin.engine.coupling import (CoordinateCoupling, PiecewisePolynomial,
+                                     coordinate_coupling, identity_polynomial)
 from myotwin.engine.model import Model
 from myotwin.osim import to_builders
 from myotwin.osim.description import JointKind
 from myotwin.osim.functions import is_linear, piecewise_polynomial
 from myotwin.osim.xml_reading import read_document
 from myotwin.paths.builder import PathBuilder
+
+
+class CoupledCoordinate(NamedTuple):
+    """A coordinate eliminated by an enforced CoordinateCouplerConstraint: its value is
+    `function`(q[independent]) (the constraint's scale_factor * f, a
+    `engine.piecewise.PiecewisePolynomial`; `engine.piecewise.evaluate_padded` evaluates it);
+    description: the constraint as read, e.g. "knee_angle_pat_r = 1.0 * LinearFunction
+    (coefficients '1 0') of knee_angle_r (CoordinateCouplerConstraint pat_angle_r)";
+    constraint: its name; joint: the joint the dependent coordinate belongs to (its OpenSim
+    state names, `/jointset/<joint>/<coordinate>/value`)."""
+
+    independent: str
+    description: str
+    constraint: str
+    function: PiecewisePolynomial
+    joint: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,7 +45,8 @@ class OsimModel:
       add elements and `build()` again.
     coordinates: the OpenSim coordinate names: the joints in the engine's (depth-first)
       order, each joint's coordinates in the file's order (the engine's q order when
-      `coupling` is None).
+      `coupling` is None), without the dependent coordinates of CoordinateCouplerConstraints
+      (`coupled_coordinates`).
     engine_joints: the engine's joint names in its q order: a coordinate's own name, or
       "<joint>/<axis>" for a CustomJoint axis that is a function of its coordinate (a knee's
       spline translations).
@@ -52,6 +71,13 @@ class OsimModel:
       recorded, not enforced: OpenSim applies control * optimal_force unclamped}.
     omitted: names left out because they were in `omit`, in file order.
     source: the file path as given.
+    coupled_coordinates: dependent coordinate -> `CoupledCoordinate` for each enforced
+      CoordinateCouplerConstraint, eliminated exactly: the dofs it moved follow its
+      independent coordinate through `coupling` (docs/osim.md).
+    unenforced_constraints: CoordinateCouplerConstraints with isEnforced false, left out
+      (they have no effect in OpenSim), in file order.
+    merged_bodies: welded child -> the body that took its mass properties (`to_builders.
+      merge_welded`: an inertia MuJoCo refuses on a welded child); the child is massless.
     """
 
     model: Model
@@ -71,6 +97,11 @@ class OsimModel:
     actuators: Mapping[str, Mapping[str, object]]
     omitted: tuple[str, ...]
     source: str
+    coupled_coordinates: Mapping[str, CoupledCoordinate] = dataclasses.field(
+        default_factory=lambda: types.MappingProxyType({}))
+    unenforced_constraints: tuple[str, ...] = ()
+    merged_bodies: Mapping[str, str] = dataclasses.field(
+        default_factory=lambda: types.MappingProxyType({}))
 
 
 def _frozen(mapping=(), **items) -> types.MappingProxyType:
@@ -87,23 +118,39 @@ def _motion(doc, coordinate: str) -> str:
     return "translational" if JointKind.SLIDE in linear else "coupled"
 
 
-def _coupling(doc, engine_joints: tuple[str, ...]):
-    """(the coordinates, each joint's in its file order, the joints in the engine's order;
-    the coupling, None when they are the engine's joints in its q order)."""
+def _coupled(doc) -> dict[str, CoupledCoordinate]:
+    """Dependent coordinate -> its coupling to the independent one (scale folded in)."""
+    coupled = {}
+    joint_of = {c.name: j.name for j in doc.joints for c in j.coordinates}
+    for c in doc.couplers:
+        g = piecewise_polynomial(c.function)
+        coupled[c.dependent] = CoupledCoordinate(
+            c.independent, c.description, c.name,
+            g._replace(coefficients=g.coefficients * c.scale_factor), joint_of[c.dependent])
+    return coupled
+
+
+def _coupling(doc, engine_joints: tuple[str, ...], coupled: Mapping[str, CoupledCoordinate]):
+    """(the coordinates, each joint's in its file order, the joints in the engine's order,
+    the dependent coordinates of `coupled` left out; the coupling, None when they are the
+    engine's joints in its q order). A dof moved by a dependent coordinate follows its
+    independent coordinate through the composition axis function o coupler function."""
     axes = to_builders.engine_joints(doc)
     joint_of = {c.name: j for j in doc.joints for c in j.coordinates}
     joints = dict.fromkeys(joint_of[axes[name].coordinate].name for name in engine_joints)
     by_name = {j.name: j for j in doc.joints}
-    coordinates = tuple(c.name for name in joints for c in by_name[name].coordinates)
+    coordinates = tuple(c.name for name in joints for c in by_name[name].coordinates
+                        if c.name not in coupled)
     if coordinates == engine_joints:
         return coordinates, None
     index = {name: i for i, name in enumerate(coordinates)}
     functions = [identity_polynomial() if axes[name].function is None
                  else piecewise_polynomial(axes[name].function) for name in engine_joints]
-    coupling = coordinate_coupling(len(coordinates),
-                                   [index[axes[name].coordinate] for name in engine_joints],
-                                   functions)
-    return coordinates, coupling
+    followed = [coupled.get(axes[name].coordinate) for name in engine_joints]
+    source = [index[axes[name].coordinate if c is None else c.independent]
+              for name, c in zip(engine_joints, followed)]
+    inner = [None if c is None else c.function for c in followed] if coupled else None
+    return coordinates, coordinate_coupling(len(coordinates), source, functions, inner)
 
 
 def load(path, *, omit: Iterable[str] = (), forces: bool = True) -> OsimModel:
@@ -125,7 +172,8 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True) -> OsimModel:
     doc = read_document(path, names, forces=forces)
     pb = to_builders.path_builder(doc, to_builders.skeleton(doc))
     model, engine_joints = to_builders.build_model(doc, pb)
-    coordinates, coupling = _coupling(doc, engine_joints)
+    coupled = _coupled(doc)
+    coordinates, coupling = _coupling(doc, engine_joints, coupled)
     by_name = {c.name: c for j in doc.joints for c in j.coordinates}
     joint_of = {c.name: j.name for j in doc.joints for c in j.coordinates}
     coords = {name: by_name[name] for name in coordinates}  # q order
@@ -144,4 +192,6 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True) -> OsimModel:
         muscle_names=tuple(m.name for m in doc.muscles),
         muscles=_frozen({m.name: m.parameters for m in doc.muscles}),
         actuator_names=tuple(a.name for a in doc.actuators), actuators=_frozen(actuators),
-        omitted=doc.omitted, source=str(path))
+        omitted=doc.omitted, source=str(path), coupled_coordinates=_frozen(coupled),
+        unenforced_constraints=doc.unenforced_constraints,
+        merged_bodies=_frozen(to_builders.merge_welded(doc)[1]))

@@ -236,7 +236,7 @@ def _is_zero(function: ET.Element, where: Where) -> bool:
     return False
 
 
-def _describe(function: ET.Element) -> str:
+def describe_function(function: ET.Element) -> str:
     """A function as written, e.g. "LinearFunction (coefficients '2 0')" (long values cut)."""
     def cut(text):
         return text if len(text) <= 40 else text[:37] + "..."
@@ -279,7 +279,7 @@ def _spatial_transform(node: Node, coords: tuple[Coordinate, ...]) -> tuple[Join
             if not is_constant(function) or not names:
                 raise axis.error(
                     "an axis without coordinates must be a Constant (a fixed offset) in a "
-                    f"joint with coordinates, got {_describe(element)}"
+                    f"joint with coordinates, got {describe_function(element)}"
                     + ("" if names else " in a joint without coordinates"))
             listed = names[:1]  # a constant "function" of the joint's first coordinate
         if len(listed) != 1:

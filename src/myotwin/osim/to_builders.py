@@ -2,7 +2,14 @@
 
 * bodies (parent first) -> `ModelBuilder.add_body` at the pose of `frames.child_body_pose`,
   mass / mass_center / inertia as in the file (the 3 principal moments when the products of
-  inertia are 0, else the full 6); mass 0 with zero inertia is a massless body;
+  inertia are 0, else the full 6); mass 0 with zero inertia is a massless body. A welded
+  child (WeldJoint) with mass whose inertia no rigid body has (not positive definite, or
+  against the triangle inequality, which MuJoCo's compiler refuses: leg6dof9musc's toes_r)
+  is merged into its parent (`merge_welded`): the weld makes them one rigid body, so the
+  parent takes the sum of their masses, their common mass centre and the inertia about it
+  (the child's rotated into the parent frame, both moved by the parallel-axis theorem),
+  and the child stays as a massless body fixed to it (paths and frames on it unchanged).
+  Welded children with a valid inertia are built as they are;
 * PinJoint, SliderJoint -> `add_joint` (hinge or slide, named after the coordinate, axis and
   anchor in the child body frame); CustomJoint -> one such joint per moving axis,
   translations first (`engine_joints`; the coupling of axes that are functions of their
@@ -30,9 +37,10 @@ from pathlib import Path
 import numpy as np
 
 from myotwin.engine.builder import ModelBuilder
-from myotwin.osim.description import Body, Document, JointAxis, MovingPathPoint
+from myotwin.osim.description import (WORLD, Body, Document, JointAxis, JointKind,
+                                      MovingPathPoint)
 from myotwin.osim.errors import Where
-from myotwin.osim.frames import child_body_pose, joint_axis_in_child
+from myotwin.osim.frames import child_body_pose, joint_axis_in_child, rotate
 from myotwin.osim.functions import piecewise_polynomial
 from myotwin.paths.builder import ConditionalPoint, MovingPoint, PathBuilder, Point
 
@@ -55,6 +63,60 @@ def _mass_properties(body: Body) -> dict:
     return dict(mass=body.mass, com=body.mass_center, inertia=inertia)
 
 
+def _inertia_matrix(inertia) -> np.ndarray:
+    xx, yy, zz, xy, xz, yz = inertia
+    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=np.float64)
+
+
+def is_rigid_body_inertia(inertia) -> bool:
+    """True if (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) is positive definite with principal moments
+    satisfying the triangle inequality (the engine builder's test, MuJoCo's rule)."""
+    moments = np.linalg.eigvalsh(_inertia_matrix(inertia))
+    slack = 1e-12 * np.abs(moments).max()
+    return bool(moments.min() > 0.0 and all(
+        moments[k] + moments[(k + 1) % 3] >= moments[(k + 2) % 3] - slack for k in range(3)))
+
+
+def combined_body(parent: Body, child: Body, pos, quat) -> Body:
+    """`parent` with `child` (pose pos, quat in the parent frame) welded on: total mass,
+    common mass centre and the inertia about it in the parent frame (parallel axes)."""
+    rotation = np.stack([rotate(quat, e) for e in np.eye(3)], axis=1)
+    centres = np.array([parent.mass_center,
+                        np.asarray(pos) + rotation @ np.asarray(child.mass_center)])
+    masses = np.array([parent.mass, child.mass])
+    mass = masses.sum()
+    centre = masses @ centres / mass
+    inertia = _inertia_matrix(parent.inertia) + rotation @ _inertia_matrix(
+        child.inertia) @ rotation.T
+    for m, c in zip(masses, centres):
+        d = c - centre
+        inertia = inertia + m * (d @ d * np.eye(3) - np.outer(d, d))
+    six = (inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2],
+           inertia[1, 2])
+    return Body(parent.name, float(mass), tuple(float(x) for x in centre),
+                tuple(float(x) for x in six))
+
+
+def merge_welded(doc: Document) -> tuple[dict[str, Body], dict[str, str]]:
+    """(the bodies as built, welded child -> the body that took its mass): each welded child
+    with mass and an inertia no rigid body has is merged into its parent (module docstring;
+    children first, so a chain of welds ends in the first body that can hold the sum). Onto
+    ground (the world) the mass is dropped: a body fixed to ground has no dynamics."""
+    bodies = dict(doc.bodies)
+    merged: dict[str, str] = {}
+    for joint in reversed(doc.joints):  # children before parents
+        child = bodies[joint.child.body]
+        if (joint.kind is not JointKind.WELD or child.mass == 0.0
+                or is_rigid_body_inertia(child.inertia)):
+            continue
+        merged[child.name] = joint.parent.body
+        bodies[child.name] = Body(child.name, 0.0, (0.0, 0.0, 0.0), (0.0,) * 6)
+        if joint.parent.body != WORLD:
+            bodies[joint.parent.body] = combined_body(
+                bodies[joint.parent.body], child, *child_body_pose(joint.parent, joint.child))
+    return bodies, merged
+
+
 def engine_joints(doc: Document) -> dict[str, JointAxis]:
     """Engine joint name -> the joint axis it is, in the order `skeleton` adds them. An axis
     that is its coordinate itself (identity function) is named after the coordinate (the
@@ -69,16 +131,17 @@ def engine_joints(doc: Document) -> dict[str, JointAxis]:
 
 
 def skeleton(doc: Document) -> ModelBuilder:
-    """Bodies, joints, gravity and CoordinateActuator motors (contact disabled: the subset
-    has no contact). Each moving axis of a joint is one engine hinge or slide (`engine_joints`
-    names them), in the joint's order, about / along the axis through the child joint frame's
-    origin, so the child body moves by X_parent_P * X_FM(q) * inverse(X_child_F)
-    (`frames`)."""
+    """Bodies (welded children merged where needed, `merge_welded`), joints, gravity and
+    CoordinateActuator motors (contact disabled: the subset has no contact). Each moving axis
+    of a joint is one engine hinge or slide (`engine_joints` names them), in the joint's
+    order, about / along the axis through the child joint frame's origin, so the child body
+    moves by X_parent_P * X_FM(q) * inverse(X_child_F) (`frames`)."""
     name = doc.model_name or Path(doc.file_name).stem
     b = ModelBuilder(name, gravity=doc.gravity, contact=False)
     names = {id(axis): n for n, axis in engine_joints(doc).items()}
+    bodies = merge_welded(doc)[0]
     for joint in doc.joints:
-        body = doc.bodies[joint.child.body]
+        body = bodies[joint.child.body]
         pos, quat = child_body_pose(joint.parent, joint.child)
         with builder_errors(Where(doc.file_name, "Body", body.name)):
             b.add_body(body.name, joint.parent.body, pos=pos, quat=quat,

@@ -3,9 +3,10 @@
 The model is read in the order OpenSim writes it, and the first element outside the subset
 stops the reading: the document (Version >= 40000), the model's units and gravity, Ground,
 the BodySet (bodies and their wrap objects), the JointSet (then the tree: every body the child
-of exactly one joint, parents connected to ground), the ConstraintSet, the ForceSet (muscles,
-their paths, CoordinateActuators), the ComponentSet. ControllerSet, MarkerSet,
-ContactGeometrySet and ProbeSet carry no model physics and are read past (docs/osim.md).
+of exactly one joint, parents connected to ground), the ConstraintSet (CoordinateCoupler-
+Constraints, `constraints`), the ForceSet (muscles, their paths, CoordinateActuators), the
+ComponentSet. ControllerSet, MarkerSet, ContactGeometrySet and ProbeSet carry no model physics
+and are read past (docs/osim.md).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from myotwin.osim.constraints import read_constraints
 from myotwin.osim.description import WORLD, Document, Joint
 from myotwin.osim.errors import OsimError, Where
 from myotwin.osim.force_reading import MUSCLE_TYPES, read_coordinate_actuator, read_muscle
@@ -163,7 +165,7 @@ def read_document(path, omit=(), *, forces: bool = True) -> Document:
     omitted_wraps: set[str] = set()
     bodies, cylinders, obstacles, ellipsoids = _read_bodies(model, omissions, omitted_wraps)
     joints, coordinates = _read_joints(model, bodies)
-    _refuse_unless_omitted(model, "ConstraintSet", omissions, "constraints are not modelled")
+    couplers, unenforced = read_constraints(model, omissions, joints)
     wraps = {w.name for w in (*cylinders, *obstacles, *ellipsoids)}
     muscles, actuators = (_read_forces(model, omissions, bodies, coordinates, wraps,
                                        omitted_wraps, {w.name for w in ellipsoids})
@@ -176,4 +178,4 @@ def read_document(path, omit=(), *, forces: bool = True) -> Document:
                           "forces or components of the file")
     return Document(str(path), path.name, model.name, gravity, bodies, joints,
                     tuple(cylinders), tuple(obstacles), tuple(ellipsoids), muscles, actuators,
-                    tuple(omissions.used))
+                    tuple(omissions.used), couplers, unenforced)
