@@ -3,6 +3,7 @@
 `opensim_package()` imports it, or skips the calling module saying why, and stops OpenSim
 writing opensim.log into the working directory. `run_inverse_dynamics_tool` runs OpenSim's
 InverseDynamicsTool with its output printed to 16 digits (OpenSim's default is 8).
+`forward_final_state` runs OpenSim's forward simulation with every muscle at one excitation.
 """
 
 from pathlib import Path
@@ -46,3 +47,32 @@ def run_inverse_dynamics_tool(out_dir: Path, model: Path, coordinates: Path,
     finally:
         osim.IO.SetPrecision(precision)
     return read_storage(Path(out_dir) / file_name)
+
+
+def forward_final_state(model: Path, excitation: float, t_end_s: float, accuracy: float):
+    """OpenSim's forward simulation of `model` from its default pose at rest, every muscle
+    excited at `excitation` (a PrescribedController of Constants), activations = excitation,
+    muscles equilibrated, the Manager at integrator `accuracy`; returns ({coordinate: value at
+    t_end_s}, {muscle: fiber length (m) at t_end_s})."""
+    osim = opensim_package()
+    m = osim.Model(str(model))
+    controller = osim.PrescribedController()
+    muscles = m.getMuscles()
+    for i in range(muscles.getSize()):
+        controller.addActuator(muscles.get(i))
+        controller.prescribeControlForActuator(muscles.get(i).getName(),
+                                               osim.Constant(excitation))
+    m.addController(controller)
+    state = m.initSystem()
+    for i in range(muscles.getSize()):
+        muscles.get(i).setActivation(state, excitation)
+    m.equilibrateMuscles(state)
+    manager = osim.Manager(m)
+    manager.setIntegratorAccuracy(accuracy)
+    state.setTime(0.0)
+    manager.initialize(state)
+    state = manager.integrate(t_end_s)
+    m.realizePosition(state)
+    q = {c.getName(): c.getValue(state) for c in m.getCoordinateSet()}
+    fiber = {mu.getName(): mu.getFiberLength(state) for mu in muscles}
+    return q, fiber

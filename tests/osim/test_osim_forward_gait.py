@@ -29,10 +29,10 @@ import pytest
 
 from myotwin.cli.main import main
 from myotwin.osim.storage import read_storage
-from opensim_live import opensim_package
+from opensim_live import forward_final_state, opensim_package
 from shared_reference import SHARED, needs
 
-opensim = opensim_package()
+opensim_package()   # skips this module when OpenSim is absent
 
 MODEL = SHARED / "reference/opensim/models/gait10dof18musc.osim"
 EXCITATION, T_END_S = 0.3, 0.01
@@ -42,27 +42,7 @@ RK45_TOL_Q_RAD, RK45_TOL_FIBER_M = 1e-6, 1e-7
 
 
 def _opensim_final_state(t_end_s=T_END_S, accuracy=1e-9):
-    model = opensim.Model(str(needs(MODEL)))
-    controller = opensim.PrescribedController()
-    muscles = model.getMuscles()
-    for i in range(muscles.getSize()):
-        controller.addActuator(muscles.get(i))
-        controller.prescribeControlForActuator(muscles.get(i).getName(),
-                                               opensim.Constant(EXCITATION))
-    model.addController(controller)
-    state = model.initSystem()
-    for i in range(muscles.getSize()):
-        muscles.get(i).setActivation(state, EXCITATION)
-    model.equilibrateMuscles(state)
-    manager = opensim.Manager(model)
-    manager.setIntegratorAccuracy(accuracy)
-    state.setTime(0.0)
-    manager.initialize(state)
-    state = manager.integrate(t_end_s)
-    model.realizePosition(state)
-    q = {c.getName(): c.getValue(state) for c in model.getCoordinateSet()}
-    fiber = {m.getName(): m.getFiberLength(state) for m in muscles}
-    return q, fiber
+    return forward_final_state(needs(MODEL), EXCITATION, t_end_s, accuracy)
 
 
 @pytest.fixture(scope="module")
