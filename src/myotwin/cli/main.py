@@ -136,7 +136,8 @@ def _add_forward_parser(cmds) -> None:
                    "default_value)")
     p.add_argument("--duration-s", type=float, default=1.0, help="simulated time (s)")
     p.add_argument("--dt-s", type=float, default=1e-4,
-                   help="fixed step (s); with rk45 only the grid of the written rows")
+                   help="fixed step (s) of rk4 and semi_implicit_euler; with rk45 (the "
+                   "default) only the grid of the written rows")
     p.add_argument("--record-every-s", type=float, default=1e-3,
                    help="interval of the written rows (s), a whole number of steps")
     p.add_argument("--tendon", choices=("explicit_force", "damped_fiber_length", "rigid"),
@@ -145,9 +146,9 @@ def _add_forward_parser(cmds) -> None:
                    "compliant tendons with fiber length as the state and fiber damping "
                    "(Millard: OpenSim's Millard2012EquilibriumMuscle), or rigid tendons")
     p.add_argument("--integrator", choices=("rk4", "semi_implicit_euler", "rk45"),
-                   default="rk4", help="fixed-step RK4 or semi-implicit Euler at --dt-s, or "
-                   "error-controlled Dormand-Prince 5(4) at --accuracy (OpenSim's forward "
-                   "tool is error-controlled)")
+                   default="rk45", help="error-controlled Dormand-Prince 5(4) at --accuracy "
+                   "(default; OpenSim's forward tool is error-controlled too), or fixed-step "
+                   "RK4 or semi-implicit Euler at --dt-s")
     p.add_argument("--accuracy", type=float, default=1e-7,
                    help="rk45: relative and absolute (SI) tolerance on every state")
     p.add_argument("--max-steps", type=int, default=1_000_000,

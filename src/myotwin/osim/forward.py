@@ -18,13 +18,13 @@ myotwin's engine and muscles:
 * Coupling: as the `MusculoskeletalModel` passed in says; the command's default is OpenSim's
   ("opensim": forces through the point-force moment arms, `musculoskeletal/model.py`), which
   reproduces OpenSim's simulations (arm26: 3e-6 rad at 0.1 s; docs/osim.md).
-* Integration: fixed-step RK4 (or semi-implicit Euler) of `musculoskeletal.rollout` in chunks
-  of `CHUNK_STEPS` steps, one compiled function for all chunks (a fixed step of 0.1 ms
-  resolves arm26's stiff tendons); or, as OpenSim's Manager (error-controlled
-  Runge-Kutta-Merson), error-controlled: integrator "rk45", Dormand-Prince 5(4) with SciPy's
+* Integration: by default as OpenSim's Manager (error-controlled Runge-Kutta-Merson),
+  error-controlled: integrator "rk45", Dormand-Prince 5(4) with SciPy's
   controller (`musculoskeletal.adaptive`, `engine.adaptive`) at rtol = atol = `accuracy`, its
   own steps, landing on every written row's time, the inputs evaluated at each stage's time
-  (the controls file's linear interpolation itself, no midpoint rule). A fixed step loses its
+  (the controls file's linear interpolation itself, no midpoint rule); or fixed-step RK4 (or
+  semi-implicit Euler) of `musculoskeletal.rollout` in chunks of `CHUNK_STEPS` steps, one
+  compiled function for all chunks (0.1 ms resolves arm26's stiff tendons). A fixed step loses its
   order where the right-hand side is not smooth (a damped fiber velocity crossing zero, a
   step in the controls); the controlled step does not: on gait10dof18musc, RK4 at 0.1 ms is
   1.4e-4 rad from OpenSim at 0.05 s, rk45 at accuracy 1e-8 3.5e-9 rad at 0.1 s (docs/osim.md).
@@ -195,7 +195,7 @@ def _positive(what: str, value) -> float:
 
 def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: Inputs,
             duration_s: float, dt_s: float = 1e-4, record_every_s: float | None = None,
-            q0: Mapping[str, float] | None = None, integrator: str = "rk4",
+            q0: Mapping[str, float] | None = None, integrator: str = "rk45",
             chunk_steps: int = CHUNK_STEPS, accuracy: float = DEFAULT_ACCURACY,
             max_steps: int = 1_000_000) -> dict:
     """Simulate `msm` (built from `loaded`, e.g. `osim.build_muscles`) for `duration_s` and
