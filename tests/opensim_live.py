@@ -21,17 +21,18 @@ def opensim_package():
 
 
 def run_inverse_dynamics_tool(out_dir: Path, model: Path, coordinates: Path,
-                              external_loads: Path, cutoff_hz: float, start_s: float,
+                              external_loads: Path | None, cutoff_hz: float, start_s: float,
                               end_s: float, file_name: str = "opensim_id.sto"):
-    """OpenSim's InverseDynamicsTool on these files with the muscles excluded; returns the
-    table it wrote (`myotwin.osim.storage.Storage`)."""
+    """OpenSim's InverseDynamicsTool on these files (external_loads None: no external loads)
+    with the muscles excluded; returns the table it wrote (`myotwin.osim.storage.Storage`)."""
     from myotwin.osim.storage import read_storage
 
     osim = opensim_package()
     tool = osim.InverseDynamicsTool()
     tool.setModelFileName(str(model))
     tool.setCoordinatesFileName(str(coordinates))
-    tool.setExternalLoadsFileName(str(external_loads))
+    if external_loads is not None:
+        tool.setExternalLoadsFileName(str(external_loads))
     tool.setLowpassCutoffFrequency(cutoff_hz)
     tool.setStartTime(start_s)
     tool.setEndTime(end_s)

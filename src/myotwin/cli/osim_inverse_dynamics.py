@@ -2,8 +2,11 @@
 forces along measured motion, as OpenSim's InverseDynamicsTool computes them
 (`myotwin.osim.inverse_dynamics`, docs/osim.md "Inverse dynamics").
 
-Writes DIR/inverse_dynamics.sto and DIR/summary.json; prints the summary. Bad input: one line
-naming the file, field and value (exit status 2).
+Writes DIR/inverse_dynamics.sto (every coordinate, the dependent one of a
+CoordinateCouplerConstraint included, as OpenSim's tool), for a model with such a constraint
+DIR/inverse_dynamics_reduced.sto (J^T tau_f on the independent coordinates, the constraint
+workless), and DIR/summary.json; prints the summary. Bad input: one line naming the file,
+field and value (exit status 2).
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
 def add_parser(cmds) -> None:
     p = cmds.add_parser("inverse-dynamics", help="generalized forces of FILE along the motion "
                         "of --coordinates (OpenSim's InverseDynamicsTool); writes "
-                        "inverse_dynamics.sto and summary.json into --out")
+                        "inverse_dynamics.sto (and, with a coordinate coupler constraint, "
+                        "inverse_dynamics_reduced.sto) and summary.json into --out")
     p.add_argument("file", help="an OpenSim 4 .osim file (its skeleton is used: muscles and "
                    "actuators are excluded, as OpenSim's tool with them excluded)")
     p.add_argument("--coordinates", required=True, help="coordinates over time (.mot/.sto, "

@@ -150,6 +150,27 @@ def reduce_forces(c: CoordinateCoupling, q: jax.Array, tau_full: jax.Array) -> j
                                num_segments=c.n_reduced)
 
 
+def direct_forces(c: CoordinateCoupling, q: jax.Array, tau_full: jax.Array,
+                  direct: tuple[int, ...], n_direct: int) -> jax.Array:
+    """(n_direct,) the generalized forces of the coordinates that move the dofs directly, each
+    dof j counted once, at the coordinate direct[j] (static ints in range(n_direct)): sum over
+    j with direct[j] = k of f_j'(g_j(q[s(j)])) tau_full[j]. For a dof with an inner function
+    g_j the direct coordinate is g_j's value (an eliminated coordinate, q_dep = g_j(q[s(j)]))
+    and f_j' is taken with respect to it, without g_j' (the mobility force of q_dep with the
+    constraint that eliminated it ignored); without inner functions and with direct = source
+    this is `reduce_forces`. Raises ValueError on a `direct` of the wrong length or range."""
+    direct = tuple(int(k) for k in direct)
+    if len(direct) != c.n_full or any(not 0 <= k < n_direct for k in direct):
+        raise ValueError(f"direct must give one coordinate in [0, {n_direct}) per engine dof "
+                         f"({c.n_full}), got {direct}")
+    x = q[np.asarray(c.source, dtype=np.int32)] if c.n_full else jnp.zeros(0, q.dtype)
+    if c.inner_breaks is not None:
+        x = evaluate_padded(c.inner_breaks, c.inner_origins, c.inner_coefficients, x)[0]
+    slope = evaluate_padded(c.breaks, c.origins, c.coefficients, x)[1]
+    return jax.ops.segment_sum(slope * tau_full, np.asarray(direct, dtype=np.int32),
+                               num_segments=n_direct)
+
+
 def check_coupled_model(model: Model, c: CoordinateCoupling) -> None:
     """Raise ValueError unless `model` has n_full hinge/slide dofs with qpos0 = 0."""
     if model.n_v != c.n_full or model.n_q != c.n_full:

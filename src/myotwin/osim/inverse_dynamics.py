@@ -12,13 +12,18 @@
    point mapped from its frame with the model's own kinematics at that time (what
    `ExternalForce::computeForce` does with the state);
 3. the generalized forces are the engine's inverse dynamics -- M(q) qdd + c(q, qd) - g(q) -
-   J^T f_ext -- projected onto the coordinates by the coupling of spline-driven joint axes
-   (`engine.coupling`), for every time at once (jit + vmap).
+   J^T f_ext -- on the engine dofs, tau_f, gathered per OpenSim coordinate, for every time at
+   once (jit + vmap): each coordinate's mobility force, the sum of f_j' tau_f[j] over the
+   joint axes j it moves (`engine.coupling.direct_forces`), as OpenSim's tool reports it (its
+   InverseDynamicsSolver ignores constraints). The coordinate a CoordinateCouplerConstraint
+   eliminates gets its own column so (its position comes from the constraint); with such a
+   constraint the projection J^T tau_f onto the independent coordinates (the constraint
+   workless: what an actuator on them must supply) is written to a second table.
 
 The model is the skeleton only (`osim.load(..., forces=False)`): OpenSim's tool with every
 muscle and actuator excluded, which is how inverse dynamics is used to get joint moments.
 Columns are OpenSim's: `<coordinate>_moment` (N m) for rotational coordinates,
-`<coordinate>_force` (N) otherwise.
+`<coordinate>_force` (N) otherwise, every coordinate of the model (`output_coordinates`).
 """
 
 from __future__ import annotations
@@ -34,10 +39,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.coupled_dynamics import coupled_inverse_dynamics
-from myotwin.engine.coupling import full_positions
+from myotwin.engine.coupling import direct_forces, full_motion, reduce_forces
 from myotwin.engine.dynamics import inverse_dynamics
 from myotwin.engine.kinematics import kinematics
+from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.osim.external_loads import (AppliedLoad, evaluate_external_loads,
                                          read_external_loads)
 from myotwin.osim.loader import OsimModel, load
@@ -45,6 +50,36 @@ from myotwin.osim.signals import coordinate_trajectories, output_times
 from myotwin.osim.storage import Storage, StorageWriter, read_storage
 
 GROUND = "ground"
+#: Largest difference (rad or m) between a file's column for a coordinate a
+#: CoordinateCouplerConstraint eliminates and the constraint's value of it.
+DEPENDENT_TOLERANCE = 1e-6
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputCoordinates:
+    """The coordinates the generalized forces are reported for: OpenSim's, every coordinate of
+    the model with those a CoordinateCouplerConstraint eliminates (`OsimModel.
+    coupled_coordinates`) included, the joints in the engine's (depth-first) order and each
+    joint's coordinates in the file's order (`loaded.coordinates` with each dependent one at
+    its joint's place). motion: OpenSim's motion type of each ("rotational", "translational",
+    "coupled"). direct (n_engine_dofs,): per engine dof, the index in `names` of the
+    coordinate whose joint axis it is. reduced: the index in `names` of each of
+    `loaded.coordinates`."""
+
+    names: tuple[str, ...]
+    motion: tuple[str, ...]
+    direct: tuple[int, ...]
+    reduced: tuple[int, ...]
+
+
+def output_coordinates(loaded: OsimModel) -> OutputCoordinates:
+    """The reported coordinates of `loaded` (`OutputCoordinates`)."""
+    names = loaded.all_coordinates
+    motion = {**loaded.coordinate_motion,
+              **{d: c.motion for d, c in loaded.coupled_coordinates.items()}}
+    return OutputCoordinates(names, tuple(motion[n] for n in names),
+                             tuple(names.index(c) for c in loaded.engine_joint_coordinates),
+                             tuple(names.index(n) for n in loaded.coordinates))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +92,48 @@ class Motion:
     qd: np.ndarray
     qdd: np.ndarray
     missing: tuple[str, ...]
+    dependent_in_file: tuple[str, ...] = ()
+
+
+def _in_radians(values: np.ndarray, in_degrees: bool, motion: str) -> np.ndarray:
+    """A file's column in SI: OpenSim converts only rotational coordinates from degrees."""
+    return np.radians(values) if in_degrees and motion == "rotational" else values
+
+
+def _check_dependent(loaded: OsimModel, table: Storage, where: str) -> tuple[str, ...]:
+    """The coordinates eliminated by CoordinateCouplerConstraints that `table` has a column
+    for, after checking each (in SI, as OpenSim reads it) against the constraint's value of
+    the file's independent column at every row: ValueError naming the file, column, time and
+    both values beyond DEPENDENT_TOLERANCE. Without the independent column nothing is
+    checked."""
+    out = output_coordinates(loaded)
+    motion = dict(zip(out.names, out.motion))
+    found = []
+    for name, coupled in loaded.coupled_coordinates.items():
+        path = f"/jointset/{coupled.joint}/{name}/value"
+        label = next((lab for lab in (name, path) if lab in table.labels), None)
+        if label is None:
+            continue
+        found.append(name)
+        independent = _column_of(table, loaded, coupled.independent)
+        if independent is None:
+            continue
+        x = _in_radians(table.data[:, independent], table.in_degrees,
+                        motion[coupled.independent])
+        given = _in_radians(table.column(label), table.in_degrees, motion[name])
+        tables = [jnp.asarray(a) for a in pad_polynomials([coupled.function])]
+        expected = np.asarray(evaluate_padded(*tables, jnp.asarray(x))[0])
+        error = np.abs(given - expected)
+        if not np.all(error <= DEPENDENT_TOLERANCE):
+            row = int(np.argmax(~(error <= DEPENDENT_TOLERANCE)))   # the first one
+            hint = ("" if motion[name] == "rotational" or not table.in_degrees else
+                    f"; {name!r} is not rotational, so OpenSim reads it in rad or m even in a "
+                    "file with inDegrees=yes")
+            raise ValueError(f"{where}: column {label!r} at time {float(table.time_s[row])!r}"
+                             f" s is {float(given[row])!r} but {coupled.constraint!r} gives "
+                             f"{float(expected[row])!r} ({coupled.description}; tolerance "
+                             f"{DEPENDENT_TOLERANCE:g}){hint}")
+    return tuple(found)
 
 
 def _column_of(table: Storage, loaded: OsimModel, name: str) -> int | None:
@@ -73,7 +150,9 @@ def prepared_motion(loaded: OsimModel, table: Storage, *, cutoff_hz: float | Non
                     source: str | None = None) -> Motion:
     """The coordinates of `table` (an IK .mot) prepared as OpenSim's ID tool prepares them
     (module docstring, step 1). cutoff_hz None: no filtering (OpenSim's default -1).
-    source: the file's name for messages (default: the table's name)."""
+    source: the file's name for messages (default: the table's name). A column for a
+    coordinate a CoordinateCouplerConstraint eliminates is checked against the constraint
+    (`_check_dependent`) and otherwise unused: the constraint gives its value."""
     where = source or table.name
     names = loaded.coordinates
     columns = {n: _column_of(table, loaded, n) for n in names}
@@ -100,14 +179,23 @@ def prepared_motion(loaded: OsimModel, table: Storage, *, cutoff_hz: float | Non
     qd, qdd = np.zeros(shape), np.zeros(shape)
     index = [names.index(n) for n in present]
     q[:, index], qd[:, index], qdd[:, index] = q_p, qd_p, qdd_p
-    return Motion(t_out, q, qd, qdd, missing)
+    dependent = _check_dependent(loaded, table, where) if loaded.coupled_coordinates else ()
+    return Motion(t_out, q, qd, qdd, missing, dependent)
+
+
+_SUFFIX = {"rotational": "moment", "translational": "force", "coupled": "force"}
 
 
 def column_labels(loaded: OsimModel) -> tuple[str, ...]:
-    """OpenSim's ID column names, "time" first."""
-    suffix = {"rotational": "moment", "translational": "force", "coupled": "force"}
-    return ("time",) + tuple(f"{n}_{suffix[loaded.coordinate_motion[n]]}"
-                             for n in loaded.coordinates)
+    """OpenSim's ID column names, "time" first: every coordinate (`output_coordinates`)."""
+    out = output_coordinates(loaded)
+    return ("time",) + tuple(f"{n}_{_SUFFIX[m]}" for n, m in zip(out.names, out.motion))
+
+
+def reduced_column_labels(loaded: OsimModel) -> tuple[str, ...]:
+    """The column names of the projection onto `loaded.coordinates`, "time" first."""
+    out = output_coordinates(loaded)
+    return ("time",) + tuple(column_labels(loaded)[1 + k] for k in out.reduced)
 
 
 def _frame_index(loaded: OsimModel, frame: str, what: str) -> int:
@@ -176,44 +264,68 @@ def _xfrc(model, kin, frames, force, point, torque) -> jax.Array:
     return jnp.zeros((model.n_body, 6), force.dtype).at[body].add(wrench)
 
 
-@functools.partial(jax.jit, static_argnames=("frames",))
-def _batched_forces(model, coupling, frames, q, qd, qdd, force, point, torque):
-    """(n_times, n_coordinates): one inverse dynamics per row (compiled once per model
-    structure and load frames, so repeated calls do not recompile)."""
+@functools.partial(jax.jit, static_argnames=("frames", "direct", "n_direct"))
+def _batched_forces(model, coupling, frames, direct, n_direct, q, qd, qdd, force, point,
+                    torque):
+    """((n_times, n_direct), (n_times, n_coordinates)): per row, the mobility forces of the
+    reported coordinates and J^T tau_f (compiled once per model structure and load frames, so
+    repeated calls do not recompile)."""
     def one(q, qd, qdd, force, point, torque):
-        q_f = q if coupling is None else full_positions(coupling, q)
-        xfrc = _xfrc(model, kinematics(model, q_f), frames, force, point, torque)
         if coupling is None:
-            return inverse_dynamics(model, q, qd, qdd, xfrc_applied=xfrc)
-        return coupled_inverse_dynamics(model, coupling, q, qd, qdd, xfrc_applied=xfrc)
+            xfrc = _xfrc(model, kinematics(model, q), frames, force, point, torque)
+            tau = inverse_dynamics(model, q, qd, qdd, xfrc_applied=xfrc)
+            return tau, tau
+        full = full_motion(coupling, q, qd, qdd)
+        xfrc = _xfrc(model, kinematics(model, full.q), frames, force, point, torque)
+        tau_f = inverse_dynamics(model, full.q, full.qd, full.qdd, xfrc_applied=xfrc)
+        return (direct_forces(coupling, q, tau_f, direct, n_direct),
+                reduce_forces(coupling, q, tau_f))
 
     return jax.vmap(one)(q, qd, qdd, force, point, torque)
 
 
-def generalized_forces(loaded: OsimModel, motion: Motion, plan: LoadPlan) -> np.ndarray:
-    """(n_times, n_coordinates) generalized forces (N m or N) along `motion` with the
-    external loads of `plan` (module docstring, step 3)."""
+def _forces(loaded: OsimModel, motion: Motion, plan: LoadPlan):
+    """(mobility forces (n_times, n_reported), J^T tau_f (n_times, n_coordinates))."""
     frames = tuple(tuple(int(i) for i in f)
                    for f in (plan.body, plan.force_frame, plan.point_frame))
-    tau = _batched_forces(loaded.model, loaded.coupling, frames,
-                          *(jnp.asarray(a) for a in (motion.q, motion.qd, motion.qdd,
-                                                     plan.force_N, plan.point_m,
-                                                     plan.torque_Nm)))
-    tau = np.asarray(tau)
-    if not np.all(np.isfinite(tau)):
-        row = int(np.argwhere(~np.all(np.isfinite(tau), axis=1))[0, 0])
-        raise ValueError(f"the generalized forces are not finite at time "
-                         f"{motion.times_s[row]!r} s (check the coordinates and loads there)")
-    return tau
+    out = output_coordinates(loaded)
+    mobility, reduced = (np.asarray(a) for a in _batched_forces(
+        loaded.model, loaded.coupling, frames, out.direct, len(out.names),
+        *(jnp.asarray(a) for a in (motion.q, motion.qd, motion.qdd, plan.force_N,
+                                   plan.point_m, plan.torque_Nm))))
+    for tau in (mobility, reduced):
+        if not np.all(np.isfinite(tau)):
+            row = int(np.argwhere(~np.all(np.isfinite(tau), axis=1))[0, 0])
+            raise ValueError(f"the generalized forces are not finite at time "
+                             f"{motion.times_s[row]!r} s (check the coordinates and loads "
+                             "there)")
+    return mobility, reduced
+
+
+def generalized_forces(loaded: OsimModel, motion: Motion, plan: LoadPlan) -> np.ndarray:
+    """(n_times, n_reported) generalized forces (N m or N) along `motion` with the external
+    loads of `plan`, OpenSim's columns (`column_labels`): each coordinate's mobility force,
+    constraints ignored (module docstring, step 3)."""
+    return _forces(loaded, motion, plan)[0]
+
+
+def reduced_generalized_forces(loaded: OsimModel, motion: Motion,
+                               plan: LoadPlan) -> np.ndarray:
+    """(n_times, n_coordinates) J^T tau_f on `loaded.coordinates` (`reduced_column_labels`):
+    the generalized forces with every CoordinateCouplerConstraint workless, what actuators on
+    the independent coordinates alone must supply (= `generalized_forces` at those
+    coordinates when the model has no such constraint)."""
+    return _forces(loaded, motion, plan)[1]
 
 
 def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
         cutoff_hz: float | None = None, start_time_s: float = -np.inf,
         end_time_s: float = np.inf) -> dict:
     """`myotwin osim inverse-dynamics`: writes DIR/inverse_dynamics.sto (OpenSim's table
-    "Inverse Dynamics Generalized Forces", columns `column_labels`) and DIR/summary.json;
-    returns the summary. Bad input raises ValueError (OsimError, StorageError) naming the
-    file, field and value."""
+    "Inverse Dynamics Generalized Forces", columns `column_labels`), for a model with a
+    CoordinateCouplerConstraint DIR/inverse_dynamics_reduced.sto (`reduced_column_labels`,
+    `reduced_generalized_forces`), and DIR/summary.json; returns the summary. Bad input
+    raises ValueError (OsimError, StorageError) naming the file, field and value."""
     if cutoff_hz is not None and not cutoff_hz > 0:
         raise ValueError(f"--lowpass-hz must be positive (omit it for no filtering), got "
                          f"{cutoff_hz!r}")
@@ -224,25 +336,39 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
     motion = prepared_motion(loaded, table, cutoff_hz=cutoff_hz, start_time_s=start_time_s,
                              end_time_s=end_time_s, source=str(coordinates_path))
     applied = evaluate_external_loads(loads, motion.times_s) if loads else ()
-    tau = generalized_forces(loaded, motion, load_plan(loaded, applied, motion.times_s.size))
+    tau, tau_reduced = _forces(loaded, motion,
+                               load_plan(loaded, applied, motion.times_s.size))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     table_path = out / "inverse_dynamics.sto"
     with StorageWriter(table_path, "Inverse Dynamics Generalized Forces",
                        column_labels(loaded)) as writer:
         writer.write_rows(np.column_stack([motion.times_s, tau]))
+    files = {"generalized_forces": str(table_path)}
+    if loaded.coupled_coordinates:
+        reduced_path = out / "inverse_dynamics_reduced.sto"
+        with StorageWriter(reduced_path, "Inverse Dynamics Generalized Forces, coordinate "
+                           "coupler constraints workless", reduced_column_labels(loaded),
+                           comment="J^T tau_f on the independent coordinates (docs/osim.md "
+                           "Inverse dynamics)") as writer:
+            writer.write_rows(np.column_stack([motion.times_s, tau_reduced]))
+        files["reduced_generalized_forces"] = str(reduced_path)
     summary = {
         "model": str(model_path),
         "coordinates_file": str(coordinates_path),
         "external_loads_file": None if external_loads_path is None else str(external_loads_path),
         "external_forces": [load.name for load in applied],
         "lowpass_cutoff_hz": cutoff_hz,
-        "coordinates": list(loaded.coordinates),
+        "coordinates": list(output_coordinates(loaded).names),
         "coordinates_missing": list(motion.missing),
+        "dependent_coordinates": {
+            name: {"independent": c.independent, "constraint": c.constraint,
+                   "column_in_file": name in motion.dependent_in_file}
+            for name, c in loaded.coupled_coordinates.items()},
         "n_rows": int(motion.times_s.size),
         "first_time_s": float(motion.times_s[0]),
         "last_time_s": float(motion.times_s[-1]),
-        "files": {"generalized_forces": str(table_path)},
+        "files": files,
         "wall_time_s": time.perf_counter() - started,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

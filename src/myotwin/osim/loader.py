@@ -26,13 +26,15 @@ class CoupledCoordinate(NamedTuple):
     description: the constraint as read, e.g. "knee_angle_pat_r = 1.0 * LinearFunction
     (coefficients '1 0') of knee_angle_r (CoordinateCouplerConstraint pat_angle_r)";
     constraint: its name; joint: the joint the dependent coordinate belongs to (its OpenSim
-    state names, `/jointset/<joint>/<coordinate>/value`)."""
+    state names, `/jointset/<joint>/<coordinate>/value`); motion: its OpenSim motion type (as
+    `OsimModel.coordinate_motion`)."""
 
     independent: str
     description: str
     constraint: str
     function: PiecewisePolynomial
     joint: str
+    motion: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,6 +80,12 @@ class OsimModel:
       (they have no effect in OpenSim), in file order.
     merged_bodies: welded child -> the body that took its mass properties (`to_builders.
       merge_welded`: an inertia MuJoCo refuses on a welded child); the child is massless.
+    all_coordinates: every coordinate of the file that moves an engine dof, the dependent ones
+      of `coupled_coordinates` included at their joint's place (the joints in the engine's
+      order, each joint's coordinates in the file's order: OpenSim's order for its tools'
+      output); `coordinates` when nothing is coupled.
+    engine_joint_coordinates: per engine dof (`engine_joints` order), the coordinate whose
+      joint axis it is (a dependent coordinate for the dofs it moves).
     """
 
     model: Model
@@ -102,6 +110,8 @@ class OsimModel:
     unenforced_constraints: tuple[str, ...] = ()
     merged_bodies: Mapping[str, str] = dataclasses.field(
         default_factory=lambda: types.MappingProxyType({}))
+    all_coordinates: tuple[str, ...] = ()
+    engine_joint_coordinates: tuple[str, ...] = ()
 
 
 def _frozen(mapping=(), **items) -> types.MappingProxyType:
@@ -126,21 +136,29 @@ def _coupled(doc) -> dict[str, CoupledCoordinate]:
         g = piecewise_polynomial(c.function)
         coupled[c.dependent] = CoupledCoordinate(
             c.independent, c.description, c.name,
-            g._replace(coefficients=g.coefficients * c.scale_factor), joint_of[c.dependent])
+            g._replace(coefficients=g.coefficients * c.scale_factor), joint_of[c.dependent],
+            _motion(doc, c.dependent))
     return coupled
 
 
-def _coupling(doc, engine_joints: tuple[str, ...], coupled: Mapping[str, CoupledCoordinate]):
-    """(the coordinates, each joint's in its file order, the joints in the engine's order,
-    the dependent coordinates of `coupled` left out; the coupling, None when they are the
-    engine's joints in its q order). A dof moved by a dependent coordinate follows its
-    independent coordinate through the composition axis function o coupler function."""
+def _all_coordinates(doc, engine_joints: tuple[str, ...]):
+    """(every coordinate, each joint's in its file order, the joints in the engine's order,
+    dependent ones included; per engine dof the coordinate whose joint axis it is)."""
     axes = to_builders.engine_joints(doc)
+    driver = tuple(axes[name].coordinate for name in engine_joints)
     joint_of = {c.name: j for j in doc.joints for c in j.coordinates}
-    joints = dict.fromkeys(joint_of[axes[name].coordinate].name for name in engine_joints)
+    joints = dict.fromkeys(joint_of[c].name for c in driver)
     by_name = {j.name: j for j in doc.joints}
-    coordinates = tuple(c.name for name in joints for c in by_name[name].coordinates
-                        if c.name not in coupled)
+    return tuple(c.name for name in joints for c in by_name[name].coordinates), driver
+
+
+def _coupling(doc, engine_joints: tuple[str, ...], coupled: Mapping[str, CoupledCoordinate]):
+    """(the coordinates, `_all_coordinates` without the dependent ones of `coupled`; the
+    coupling, None when they are the engine's joints in its q order). A dof moved by a
+    dependent coordinate follows its independent coordinate through the composition axis
+    function o coupler function."""
+    axes = to_builders.engine_joints(doc)
+    coordinates = tuple(c for c in _all_coordinates(doc, engine_joints)[0] if c not in coupled)
     if coordinates == engine_joints:
         return coordinates, None
     index = {name: i for i, name in enumerate(coordinates)}
@@ -174,6 +192,7 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True) -> OsimModel:
     model, engine_joints = to_builders.build_model(doc, pb)
     coupled = _coupled(doc)
     coordinates, coupling = _coupling(doc, engine_joints, coupled)
+    all_coordinates, driver = _all_coordinates(doc, engine_joints)
     by_name = {c.name: c for j in doc.joints for c in j.coordinates}
     joint_of = {c.name: j.name for j in doc.joints for c in j.coordinates}
     coords = {name: by_name[name] for name in coordinates}  # q order
@@ -194,4 +213,5 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True) -> OsimModel:
         actuator_names=tuple(a.name for a in doc.actuators), actuators=_frozen(actuators),
         omitted=doc.omitted, source=str(path), coupled_coordinates=_frozen(coupled),
         unenforced_constraints=doc.unenforced_constraints,
-        merged_bodies=_frozen(to_builders.merge_welded(doc)[1]))
+        merged_bodies=_frozen(to_builders.merge_welded(doc)[1]),
+        all_coordinates=all_coordinates, engine_joint_coordinates=driver)
