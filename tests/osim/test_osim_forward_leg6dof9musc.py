@@ -69,3 +69,13 @@ def test_leg_forward_with_an_eliminated_coupler_matches_opensim(tmp_path, capsys
     patella = ours.column(next(x for x in ours.labels if x.endswith("/knee_angle_pat_r/value")))
     np.testing.assert_array_equal(patella, knee)
     assert abs(summary["final_qd"]["knee_angle_r"]) > 0.01
+
+
+def test_an_initial_value_for_the_eliminated_coordinate_is_refused(tmp_path, capsys):
+    """knee_angle_pat_r has no value of its own: the constraint gives it from knee_angle_r."""
+    status = main(["osim", "forward", str(needs(MODEL)), "--out", str(tmp_path / "run"),
+                   "--excitation", "0.3", "--initial-q", "knee_angle_pat_r=0.1"])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert ("'knee_angle_pat_r' follows 'knee_angle_r' through 'pat_angle_r'" in err
+            and "give 'knee_angle_r' instead" in err and err.count("\n") == 1), err

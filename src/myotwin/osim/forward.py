@@ -106,6 +106,11 @@ def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None) -> np
     some; ValueError naming an unknown coordinate or a non-finite value."""
     given = dict(given or {})
     unknown = sorted(set(given) - set(loaded.coordinates))
+    coupled = [n for n in unknown if n in loaded.coupled_coordinates]
+    if coupled:
+        c = loaded.coupled_coordinates[coupled[0]]
+        raise ValueError(f"{loaded.source}: {coupled[0]!r} follows {c.independent!r} through "
+                         f"{c.constraint!r} ({c.description}); give {c.independent!r} instead")
     if unknown:
         raise ValueError(f"{loaded.source}: no coordinate named {unknown[0]!r}; the "
                          f"coordinates are {list(loaded.coordinates)}")
