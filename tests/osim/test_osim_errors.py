@@ -275,8 +275,13 @@ EDITS = {
         ("SimmSpline", "MovingPathPoint m-P2, x_location, muscle m", "strictly increasing",
          "'0.5' then '0.2'")),
     "MovingPathPoint unknown function": (
-        _moving(_x_location("<GCVSpline><x>0 1</x><y>0 1</y></GCVSpline>")),
-        ("GCVSpline", "MovingPathPoint m-P2, x_location", "not a supported function type")),
+        _moving(_x_location("<StepFunction/>")),
+        ("StepFunction", "MovingPathPoint m-P2, x_location", "not a supported function type")),
+    "MovingPathPoint smoothing GCVSpline": (
+        _moving(_x_location("<GCVSpline><half_order>2</half_order><error_variance>0.5"
+                            "</error_variance><x>0 1 2 3</x><y>0 1 0 1</y></GCVSpline>")),
+        ("GCVSpline", "MovingPathPoint m-P2, x_location", "<error_variance> must be 0",
+         "'0.5'")),
     "MovingPathPoint two functions": (
         _moving(_x_location("<Constant><value>1</value></Constant><Constant />")),
         ("MovingPathPoint 'm-P2'", "<x_location> must hold exactly one function",
@@ -311,8 +316,12 @@ EDITS = {
         _coupler(lambda c: set_text(c, "independent_coordinate_names", "phi")),
         ("CoordinateCouplerConstraint 'couple'", "also the independent one", "'phi'")),
     "coupler unknown function": (
-        _coupler_function("<GCVSpline><x>0 1</x><y>0 1</y></GCVSpline>"),
-        ("GCVSpline", "CoordinateCouplerConstraint couple", "not a supported function type")),
+        _coupler_function("<StepFunction/>"),
+        ("StepFunction", "CoordinateCouplerConstraint couple", "not a supported function type")),
+    "coupler GCVSpline of too few points": (
+        _coupler_function("<GCVSpline><half_order>2</half_order><x>0 1 2</x><y>0 1 0</y>"
+                          "</GCVSpline>"),
+        ("GCVSpline", "CoordinateCouplerConstraint couple", "needs at least 4 points, got 3")),
     "coupler two functions": (
         _coupler_function("<Constant><value>1</value></Constant><Constant />"),
         ("CoordinateCouplerConstraint 'couple'", "exactly one function",

@@ -15,6 +15,14 @@ dx d) + dx (c + 2 dx d) against OpenSim's b + dx (2 c + 3 dx d)): a few ulps of 
 term (measured: <= 1.4e-15 of the scale over 95 random splines, <= 6e-16 for the gait
 model's). A wrong end condition, extrapolation or interval choice at a knot shows at 1e-3 or
 more; leaving out OpenSim's 2e-13 end-knot snapping or its side at a knot fails too.
+
+GCVSpline (error variance 0) is compared with the GCVSpline opensim reads from the same XML,
+with a tolerance of GCV_REL = 1e-10 of the scale: OpenSim refits it with Woltring's GCVSPL,
+whose smoothing parameter stops at its floor 1e-15 / el, so its spline is the interpolating
+natural spline only to roundoff amplified by the fit's conditioning, which grows with the
+degree (measured over 11 random splines per degree and size: <= 3e-15 of the scale for degree
+1, 3e-14 for 3, 5e-13 for 5, 1.1e-11 for 7 with the fewest points). A wrong degree, end
+condition or extrapolation, or the other side at a degree-1 knot, shows at 1e-3 or more.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ opensim = opensim_package()
 GAIT = SHARED / "reference/opensim/models/gait10dof18musc_subject01.osim"
 OWNER = Where("test.osim", "TransformAxis", "translation1", "CustomJoint knee_r")
 REL = 1e-12
+GCV_REL = 1e-10
 XY_TYPES = {"SimmSpline": opensim.SimmSpline,
             "PiecewiseLinearFunction": opensim.PiecewiseLinearFunction,
             "PiecewiseConstantFunction": opensim.PiecewiseConstantFunction}
@@ -92,15 +101,15 @@ def _ours(fn, xs) -> np.ndarray:
     return np.asarray(_three(fn, jnp.asarray(xs)))
 
 
-def _agree(fn, function, xs, what: str) -> None:
-    """Assert agreement to REL of each quantity's scale (module docstring)."""
+def _agree(fn, function, xs, what: str, rel: float = REL) -> None:
+    """Assert agreement to `rel` of each quantity's scale (module docstring)."""
     expected = _opensim_values(function, xs)
     got = _ours(fn, xs)
     for j, quantity in enumerate(("value", "first derivative", "second derivative")):
         scale = np.max(np.abs(expected[:, j]))
         error = np.abs(got[:, j] - expected[:, j])
         i = int(np.argmax(error))
-        assert error[i] <= REL * scale, (
+        assert error[i] <= rel * scale, (
             f"{what}: {quantity} at x = {xs[i]!r}: ours {got[i, j]!r}, OpenSim "
             f"{expected[i, j]!r} (scale {scale:.3g})")
 
@@ -200,6 +209,47 @@ def test_gait_knee_and_moving_point_functions_match_opensim(tmp_path):
         assert is_identity(fn) == name.endswith("rotation1"), name
 
 
+def _gcv_text(half, x, y, extra="<error_variance>0</error_variance>") -> str:
+    return (f"<GCVSpline name='function'><half_order>{half}</half_order>{extra}"
+            f"<x>{_words(x)}</x><y>{_words(y)}</y></GCVSpline>")
+
+
+@pytest.mark.parametrize("half, extra_points", [(h, e) for h in (1, 2, 3, 4) for e in (0, 6)])
+def test_gcv_splines_match_opensim_reading_the_same_xml(tmp_path, half, extra_points):
+    # Degree 2 half - 1 with the fewest points it allows and with 6 more; irregular knots
+    # (gaps from 0.03 to 1). Within, at, one ulp and 1e-13 from the knots, and beyond both ends.
+    degree = 2 * half - 1
+    rng = np.random.default_rng(40 + 10 * half + extra_points)
+    x = np.cumsum(rng.uniform(0.03, 1.0, degree + 1 + extra_points)) - 1.0
+    y = rng.normal(0.0, 0.1, x.size)
+    text = _gcv_text(half, x, y)
+    owner, function = _opensim_from_xml(tmp_path, text)
+    assert function.getConcreteClassName() == "GCVSpline"
+    fn = read_function(ET.fromstring(text), OWNER)
+    assert fn.kind is Kind.GCV_SPLINE and fn.coefficients.shape[1] == degree + 1
+    xs = _samples(x, rng)
+    _agree(fn, function, xs, f"GCVSpline of degree {degree}, {x.size} points", rel=GCV_REL)
+    # the engine's form: the same pieces between the knots and beyond them
+    p = piecewise_polynomial(fn)
+    between = xs[:150]
+    piece = np.sum(between[:, None] >= p.breaks, axis=1)
+    u = between - p.origins[piece]
+    value = sum(p.coefficients[piece, j] * u ** j for j in range(degree + 1))
+    np.testing.assert_allclose(value, _ours(fn, between)[:, 0], rtol=1e-13, atol=1e-15)
+
+
+def test_gcv_spline_as_opensim_writes_it_matches_opensim(tmp_path):
+    # OpenSim writes <weights> and <coefficients> too and ignores both when it reads (it
+    # refits from x and y); no <error_variance> means 0.
+    x = np.array([-1.2, -0.9, -0.1, 0.05, 0.4, 1.3, 1.35, 2.0])
+    y = np.array([0.3, 0.1, -0.2, 0.25, 0.0, 0.4, 0.41, -0.1])
+    extra = f"<weights>{_words(np.arange(1.0, 9.0))}</weights><coefficients>1 2 3</coefficients>"
+    text = _gcv_text(3, x, y, extra)
+    owner, function = _opensim_from_xml(tmp_path, text)
+    fn = read_function(ET.fromstring(text), OWNER)
+    _agree(fn, function, _samples(x, np.random.default_rng(8)), "as written", rel=GCV_REL)
+
+
 # ---------------------------------------------------------------- JAX transformations
 
 def _knee_spline():
@@ -265,7 +315,28 @@ def test_constant_zero_and_identity():
 # ---------------------------------------------------------------- bad input
 
 @pytest.mark.parametrize("text, expected", [
-    ("<GCVSpline name='f'><x>0 1</x></GCVSpline>", ["GCVSpline 'f'", "not a supported"]),
+    ("<GCVSpline name='f'><half_order>2</half_order><error_variance>0.01</error_variance>"
+     "<x>0 1 2 3</x><y>0 1 0 1</y></GCVSpline>",
+     ["GCVSpline 'f'", "<error_variance> must be 0", "'0.01'", "smoothing"]),
+    ("<GCVSpline><half_order>2</half_order><error_variance>-1</error_variance>"
+     "<x>0 1 2 3</x><y>0 1 0 1</y></GCVSpline>",
+     ["<error_variance> must be 0", "'-1'", "cross-validation"]),
+    ("<GCVSpline><x>0 1 2 3</x><y>0 1 0 1</y></GCVSpline>",
+     ["GCVSpline", "required property <half_order> is missing"]),
+    ("<GCVSpline><half_order>5</half_order><x>0 1 2 3</x><y>0 1 0 1</y></GCVSpline>",
+     ["<half_order> must be 1, 2, 3 or 4", "'5'"]),
+    ("<GCVSpline><half_order>two</half_order><x>0 1 2 3</x><y>0 1 0 1</y></GCVSpline>",
+     ["<half_order> must be 1, 2, 3 or 4", "'two'"]),
+    ("<GCVSpline><half_order>3</half_order><x>0 1 2 3 4</x><y>0 1 0 1 0</y></GCVSpline>",
+     ["GCVSpline of <half_order> 3 (degree 5) needs at least 6 points, got 5", "'0 1 2 3 4'"]),
+    ("<GCVSpline><half_order>1</half_order><x>0 1 1</x><y>0 1 2</y></GCVSpline>",
+     ["GCVSpline", "strictly increasing", "'1' then '1'"]),
+    ("<GCVSpline><half_order>1</half_order><x>0 1</x><y>0 1 2</y></GCVSpline>",
+     ["same length", "2 values in <x>"]),
+    ("<GCVSpline><half_order>1</half_order><degree>1</degree><x>0 1</x><y>0 1</y></GCVSpline>",
+     ["<degree> is not part of"]),
+    ("<GCVSpline><half_order>1</half_order><x>0 1</x><y>0 1</y><weights>1 w</weights>"
+     "</GCVSpline>", ["<weights> must be numbers", "'1 w'"]),
     ("<StepFunction/>", ["StepFunction", "not a supported function type"]),
     ("<SimmSpline><x>0 2 1</x><y>0 1 2</y></SimmSpline>",
      ["strictly increasing", "'2' then '1'", "'0 2 1'"]),

@@ -6,15 +6,15 @@
 A TransformAxis function or a MovingPathPoint location is then a jittable, differentiable
 function of its coordinate. Types: Constant, LinearFunction, PolynomialFunction, SimmSpline
 (with OpenSim 4's aliases NaturalCubicSpline and natCubicSpline, which its type registry maps
-to SimmSpline), PiecewiseLinearFunction, PiecewiseConstantFunction, MultiplierFunction.
-GCVSpline is refused: its coefficients come from Woltring's generalized cross-validation
-fit (gcvspl), which is not reproduced here.
+to SimmSpline), PiecewiseLinearFunction, PiecewiseConstantFunction, MultiplierFunction, and
+GCVSpline with error variance 0 (the interpolating spline; a smoothing fit is refused).
 
 Each type is stored as a piecewise polynomial: its coefficients are computed once, in NumPy,
 by the same double-precision operations in the same order as OpenSim (so they are the same
-numbers); `evaluate` picks the piece branch-free (a comparison count) and runs Horner's rule.
-First and second derivatives come from autodiff and equal OpenSim's calcDerivative up to
-rounding. OpenSim's rules (opensim-core OpenSim/Common/*.cpp, SimTK::Function):
+numbers; GCVSpline's are the exact interpolant, see below); `evaluate` picks the piece
+branch-free (a comparison count) and runs Horner's rule. First and second derivatives come
+from autodiff and equal OpenSim's calcDerivative up to rounding. OpenSim's rules
+(opensim-core OpenSim/Common/*.cpp, SimTK::Function):
 
 * SimmSpline: Forsythe, Malcolm & Moler's cubic spline (Computer Methods for Mathematical
   Computations, 1977, SPLINE). The third derivative at each end knot equals that of the
@@ -30,11 +30,26 @@ rounding. OpenSim's rules (opensim-core OpenSim/Common/*.cpp, SimTK::Function):
 * At an interior knot hit exactly, OpenSim's bisection picks the interval on one side or
   the other (by the knot's index); the same side is picked here, so kinks (piecewise
   linear slopes) and jumps (piecewise constant values) agree there too.
+* GCVSpline (half_order m = 1..4, error_variance, x, y, weights, coefficients): OpenSim 4.6
+  refits it whenever it is read (createSimTKFunction: Simbody's SplineFitter, Woltring's
+  GCVSPL, from x and y with the stored error_variance; a negative one means a fit by
+  generalized cross-validation); the stored weights and coefficients are not used. With
+  variance 0 the smoothing parameter goes to its floor and the fit is the natural spline of
+  degree 2m - 1 through the points (derivatives m .. 2m-2 zero at both ends) to roundoff
+  (`signals.natural_spline`; scipy's PPoly.from_spline gives its pieces); outside the knots
+  Simbody's SPLDER continues it by the Taylor polynomial of degree m - 1 at the end knot. At a
+  knot hit exactly it takes the interval to the right of the knot (the right tail at the last
+  one), which matters for m = 1 only; there is no end-knot snapping. Its coefficients are
+  therefore not OpenSim's numbers but the same spline up to the fit's roundoff (~1e-15 to
+  1e-11 of the scale, growing with the degree). Refused: a non-zero error_variance (a smoothing
+  fit), fewer than 2m points (OpenSim fails too), a half_order other than 1..4 (degrees 1, 3,
+  5, 7: the ones GCVSpline::setDegree allows; OpenSim fails on the default 0).
 * LinearFunction: coefficients (slope, intercept), slope * x + intercept. PolynomialFunction:
   coefficients from the highest power down, Horner's rule. MultiplierFunction: the inner
   function times `scale`, derivatives likewise.
 * Absent properties take OpenSim's defaults: Constant value 0, LinearFunction (1, 0),
-  PolynomialFunction (1,), MultiplierFunction scale 1.
+  PolynomialFunction (1,), MultiplierFunction scale 1, GCVSpline error_variance 0 (its
+  half_order defaults to 0, on which OpenSim fails: required here).
 """
 
 from __future__ import annotations
@@ -47,9 +62,11 @@ import xml.etree.ElementTree as ET
 import jax
 import jax.numpy as jnp
 import numpy as np
+from scipy.interpolate import PPoly
 
 from myotwin.engine.coupling import PiecewisePolynomial
 from myotwin.osim.errors import Where
+from myotwin.osim.signals import natural_spline
 from myotwin.osim.xml_values import Node
 
 #: OpenSim's SimmMacros.h: the smallest knot spacing used, and the end-knot snapping window.
@@ -67,11 +84,16 @@ class Kind(enum.Enum):
     PIECEWISE_LINEAR = "PiecewiseLinearFunction"
     PIECEWISE_CONSTANT = "PiecewiseConstantFunction"
     MULTIPLIER = "MultiplierFunction"
+    GCV_SPLINE = "GCVSpline"
 
 
 _TAGS = {**{k.value: k for k in Kind}, "NaturalCubicSpline": Kind.SIMM_SPLINE,
          "natCubicSpline": Kind.SIMM_SPLINE}
 _XY = {Kind.SIMM_SPLINE: 2, Kind.PIECEWISE_LINEAR: 2, Kind.PIECEWISE_CONSTANT: 1}  # min points
+#: GCVSpline's properties (OpenSim 4.6 GCVSpline::setupProperties); weights and coefficients
+#: are read past: the fit uses neither (createSimTKFunction refits from x, y and overwrites
+#: the coefficients).
+_GCV_PROPERTIES = ("half_order", "error_variance", "x", "y", "weights", "coefficients")
 _STATIC = {"static": True}
 
 
@@ -122,12 +144,14 @@ def evaluate(fn: OsimFunction, x) -> jax.Array:
         nearest = jnp.clip(count - 1, 0, n - 1)
         tie = jnp.asarray(fn.tie_pieces)[nearest]
         piece = jnp.where(x == knots[nearest], tie, count)
-        near_first = (x >= knots[0]) & (jnp.abs(x - knots[0]) <= ROUNDOFF_ERROR)
-        near_last = (x <= knots[-1]) & (jnp.abs(x - knots[-1]) <= ROUNDOFF_ERROR)
-        piece = jnp.where(near_first, 1, jnp.where(near_last, n + 1, piece))
         dx = x - jnp.asarray(fn.origins)[piece]
-        # Snapped to an end knot: OpenSim evaluates there (dx = 0); the slope stays d/dx.
-        dx = jnp.where(near_first | near_last, dx - jax.lax.stop_gradient(dx), dx)
+        if fn.kind is not Kind.GCV_SPLINE:  # Simbody's spline does not snap to the ends
+            near_first = (x >= knots[0]) & (jnp.abs(x - knots[0]) <= ROUNDOFF_ERROR)
+            near_last = (x <= knots[-1]) & (jnp.abs(x - knots[-1]) <= ROUNDOFF_ERROR)
+            piece = jnp.where(near_first, 1, jnp.where(near_last, n + 1, piece))
+            dx = x - jnp.asarray(fn.origins)[piece]
+            # Snapped to an end knot: OpenSim evaluates there (dx = 0); the slope stays d/dx.
+            dx = jnp.where(near_first | near_last, dx - jax.lax.stop_gradient(dx), dx)
     coefficients = jnp.asarray(fn.coefficients)[piece]
     value = coefficients[..., -1]
     for j in range(fn.coefficients.shape[1] - 2, -1, -1):
@@ -183,9 +207,7 @@ def read_function(elem: ET.Element, where: Where) -> OsimFunction:
                                    f"{owner}, {where.context}" if where.context else owner))
     kind = _TAGS.get(elem.tag)
     if kind is None:
-        what = (" (a smoothing spline fitted by generalized cross-validation)"
-                if elem.tag == "GCVSpline" else "")
-        raise node.error(f"{elem.tag}{what} is not a supported function type; supported: "
+        raise node.error(f"{elem.tag} is not a supported function type; supported: "
                          f"{', '.join(_TAGS)}")
     if kind is Kind.MULTIPLIER:
         node.check_children(("function", "scale"))
@@ -199,6 +221,8 @@ def read_function(elem: ET.Element, where: Where) -> OsimFunction:
                             kind=kind, tag=elem.tag)
     if kind in _XY:
         return _xy_function(node, kind)
+    if kind is Kind.GCV_SPLINE:
+        return _gcv_spline(node)
     if kind is Kind.CONSTANT:
         node.check_children(("value",))
         ascending = [node.number("value", 0.0)]
@@ -229,20 +253,27 @@ def _numbers(node: Node, tag: str, default=None) -> tuple[float, ...]:
     return values
 
 
-def _xy_function(node: Node, kind: Kind) -> OsimFunction:
-    node.check_children(("x", "y"))
+def _points(node: Node, min_points: int, what: str) -> tuple[tuple[float, ...], ...]:
+    """Properties <x>, <y>: as many finite numbers each, at least `min_points` (`what` needs
+    them), x strictly increasing."""
     x, y = _numbers(node, "x"), _numbers(node, "y")
     if len(x) != len(y):
         raise node.error(f"<x> and <y> must have the same length, got {len(x)} values in <x> "
                          f"({node.text('x')!r}) and {len(y)} in <y> ({node.text('y')!r})")
-    if len(x) < _XY[kind]:
-        raise node.error(f"a {node.tag} needs at least {_XY[kind]} points, got {len(x)} "
+    if len(x) < min_points:
+        raise node.error(f"{what} needs at least {min_points} points, got {len(x)} "
                          f"(<x> {node.text('x')!r})")
     words = node.text("x").split()
     for i in range(len(x) - 1):
         if not x[i] < x[i + 1]:
             raise node.error(f"<x> must be strictly increasing, got {words[i]!r} then "
                              f"{words[i + 1]!r} in {node.text('x')!r}")
+    return x, y
+
+
+def _xy_function(node: Node, kind: Kind) -> OsimFunction:
+    node.check_children(("x", "y"))
+    x, y = _points(node, _XY[kind], f"a {node.tag}")
     if kind is Kind.SIMM_SPLINE:
         b, c, d = _simm_spline(x, y)
         intervals = list(zip(y, b, c, d))
@@ -261,6 +292,47 @@ def _xy_function(node: Node, kind: Kind) -> OsimFunction:
     ties = tuple([1] + [1 + _bisection(n, m) for m in range(1, n - 1)] + [n + 1])[:n]
     return OsimFunction(np.array(x), np.array(origins), np.array(rows, dtype=float),
                         kind=kind, tag=node.tag, tie_pieces=ties)
+
+
+def _gcv_spline(node: Node) -> OsimFunction:
+    """A GCVSpline with error variance 0: the interpolating natural spline of degree
+    2 half_order - 1 (`signals.natural_spline`), as pieces in the layout of `_xy_function`;
+    outside the knots the Taylor polynomials of degree half_order - 1 at the end knots."""
+    node.check_children(_GCV_PROPERTIES)
+    raw = node.text("half_order")
+    try:
+        half = int(raw)
+    except ValueError:
+        half = 0
+    if not 1 <= half <= 4:
+        raise node.error(f"<half_order> must be 1, 2, 3 or 4 (degree 1, 3, 5 or 7), got {raw!r}")
+    variance = node.number("error_variance", 0.0)
+    if variance != 0.0:
+        raise node.error(f"<error_variance> must be 0 (the spline through the points), got "
+                         f"{node.text('error_variance')!r}: a smoothing fit (positive) or one by "
+                         f"generalized cross-validation (negative) is not supported")
+    for tag in ("weights", "coefficients"):  # unused by OpenSim, but they must be numbers
+        _numbers(node, tag, ())
+    degree = 2 * half - 1
+    x, y = _points(node, degree + 1, f"a GCVSpline of <half_order> {half} (degree {degree})")
+    bspline = natural_spline(x, y, degree).bspline
+    pieces = PPoly.from_spline(bspline)
+    # The intervals of positive length of the B-spline's knots are [x_k, x_k+1].
+    starts = np.searchsorted(pieces.x, x[:-1], side="right") - 1
+    assert np.array_equal(pieces.x[starts + 1], x[1:]), "natural spline knots"
+    intervals = pieces.c[::-1, starts].T                   # ascending powers of x - x_k
+    factorials = [math.factorial(j) for j in range(degree + 1)]
+    left, right = ([float(bspline(end, nu=j)) / factorials[j] if j < half else 0.0
+                    for j in range(degree + 1)] for end in (x[0], x[-1]))
+    n = len(x)
+    rows = [left, *intervals, right, right]
+    origins = [x[0], *x[:n - 1], x[-1], x[-1]]
+    # At a knot hit exactly Simbody's SPLDER takes the interval to its right (the right tail
+    # at the last knot): the piece x >= knot picks, so no tie differs from that count, and
+    # the last-knot piece n + 1 (only reached by a tie or by snapping, neither used) repeats
+    # the right tail.
+    return OsimFunction(np.array(x), np.array(origins), np.array(rows, dtype=float),
+                        kind=Kind.GCV_SPLINE, tag=node.tag, tie_pieces=tuple(range(1, n + 1)))
 
 
 def _bisection(n: int, m: int) -> int:
