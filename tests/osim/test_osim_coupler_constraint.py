@@ -57,10 +57,11 @@ from myotwin.engine.coupled_dynamics import (coupled_forward_dynamics, coupled_i
                                              coupled_mass_matrix)
 from myotwin.engine.dynamics import inverse_dynamics
 from myotwin.engine.mass import mass_matrix
-from myotwin.engine.coupling import full_jacobian, full_positions
+from myotwin.engine.coupling import full_positions
 from myotwin.engine.piecewise import evaluate_padded
 from myotwin.osim.description import Body
 from myotwin.osim.to_builders import combined_body, is_rigid_body_inertia
+from coupled_paths import path_functions
 from opensim_live import opensim_package
 from osim_synthetic import COUPLER_LINEAR, COUPLER_SCALE, TINY, coupled_pair, write_osim
 from shared_reference import SHARED
@@ -121,17 +122,7 @@ def tmp_root(tmp_path_factory):
 @functools.lru_cache(maxsize=None)
 def _ours(path):
     loaded = osim.load(path)
-
-    def lengths(q):
-        return myotwin.muscle_lengths(loaded.model, full_positions(loaded.coupling, q))
-
-    def force_arms(q):
-        arms = loaded.model.paths.generalized_force_moment_arms(
-            loaded.model, full_positions(loaded.coupling, q))
-        return (full_jacobian(loaded.coupling, q).T @ arms).T
-
-    return (loaded, jax.jit(lengths), jax.jit(lambda q: -jax.jacfwd(lengths)(q)),
-            jax.jit(force_arms))
+    return (loaded, *path_functions(loaded))
 
 
 class _OpenSim:

@@ -34,14 +34,12 @@ path has one point more on the right than on the left).
 
 import functools
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import myotwin
 from myotwin import osim
-from myotwin.engine.coupling import full_jacobian, full_positions
+from coupled_paths import path_functions
 from opensim_live import opensim_package
 from shared_reference import SHARED, needs
 
@@ -118,17 +116,7 @@ class _OpenSim:
 @functools.lru_cache(maxsize=None)
 def _ours(name):
     loaded = osim.load(needs(MODELS / name))
-
-    def lengths(q):
-        return myotwin.muscle_lengths(loaded.model, full_positions(loaded.coupling, q))
-
-    def force_arms(q):
-        arms = loaded.model.paths.generalized_force_moment_arms(
-            loaded.model, full_positions(loaded.coupling, q))
-        return (full_jacobian(loaded.coupling, q).T @ arms).T
-
-    return (loaded, jax.jit(lengths), jax.jit(lambda q: -jax.jacfwd(lengths)(q)),
-            jax.jit(force_arms))
+    return (loaded, *path_functions(loaded))
 
 
 def _length_and_force_arm_errors(lengths, force_arms, theirs, q, where: str):
