@@ -12,7 +12,9 @@ file against the subset and turns it into the plain data of `description`; `to_b
 hand-written model makes (`models/arm26.py`); `loader.load` compiles them into an `OsimModel`;
 `muscles.build_muscles` makes its muscles `myotwin.muscle` musculotendons of their own type.
 `functions` evaluates OpenSim's Functions (splines of a CustomJoint axis) in JAX; a joint
-axis that is a function of its coordinate becomes an `engine.coupling` of the engine's dofs.
+axis that is a function of its coordinate becomes an `engine.coupling` of the engine's dofs,
+and `constraints` reads CoordinateCouplerConstraints, whose dependent coordinate the loader
+eliminates through the same coupling (`OsimModel.coupled_coordinates`).
 Tools: `forward` (`myotwin osim forward`), `inverse_dynamics` (`myotwin osim
 inverse-dynamics`, with `signals` and `external_loads` preparing its inputs as OpenSim's
 InverseDynamicsTool does); `storage` reads and writes .sto/.mot tables.
@@ -24,10 +26,12 @@ from myotwin.osim.errors import OsimError
 from myotwin.osim.external_loads import (ExternalLoads, evaluate_external_loads,
                                          read_external_loads)
 from myotwin.osim.functions import OsimFunction, evaluate, read_function
-from myotwin.osim.inverse_dynamics import generalized_forces, load_plan, prepared_motion
-from myotwin.osim.loader import OsimModel, load
+from myotwin.osim.inverse_dynamics import (generalized_forces, load_plan, prepared_motion,
+                                           reduced_generalized_forces)
+from myotwin.osim.loader import CoupledCoordinate, OsimModel, load
 from myotwin.osim.muscles import build_muscles
 
-__all__ = ["ExternalLoads", "OsimError", "OsimFunction", "OsimModel", "build_muscles",
-           "evaluate", "evaluate_external_loads", "generalized_forces", "load", "load_plan",
-           "prepared_motion", "read_external_loads", "read_function"]
+__all__ = ["CoupledCoordinate", "ExternalLoads", "OsimError", "OsimFunction", "OsimModel",
+           "build_muscles", "evaluate", "evaluate_external_loads", "generalized_forces", "load",
+           "load_plan", "prepared_motion", "read_external_loads", "read_function",
+           "reduced_generalized_forces"]

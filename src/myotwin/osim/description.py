@@ -16,9 +16,8 @@ from myotwin.engine.builder import WORLD
 Vec3 = tuple[float, float, float]
 
 __all__ = ["WORLD", "Body", "Coordinate", "CoordinateActuator", "CoordinateCoupler", "Document",
-           "Frame", "Joint",
-           "JointAxis", "JointKind", "MovingPathPoint", "Muscle", "PathPoint", "PathWrap",
-           "WrapCylinder", "WrapEllipsoid", "WrapObstacle"]
+           "Frame", "Joint", "JointAxis", "JointKind", "MovingPathPoint", "Muscle", "PathPoint",
+           "PathWrap", "WrapCylinder", "WrapEllipsoid", "WrapObstacle"]
 
 
 @dataclasses.dataclass(frozen=True)
