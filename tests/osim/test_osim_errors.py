@@ -131,14 +131,16 @@ def _moving(edit):
     return lambda root: moving_point(root, edit)
 
 
+def _replace_children(holder, xml):
+    """`holder`'s children replaced by the elements of the XML text `xml`."""
+    for child in list(holder):
+        holder.remove(child)
+    for elem in ET.fromstring(f"<holder>{xml}</holder>"):
+        holder.append(elem)
+
+
 def _x_location(text):
-    def edit(point):
-        x = point.find("x_location")
-        for child in list(x):
-            x.remove(child)
-        for elem in ET.fromstring(f"<x>{text}</x>"):
-            x.append(elem)
-    return edit
+    return lambda point: _replace_children(point.find("x_location"), text)
 
 
 def _version(root):
@@ -172,13 +174,7 @@ def _second_coupler(dependent, independent):
 
 
 def _coupler_function(xml):
-    def edit(coupler):
-        holder = coupler.find("coupled_coordinates_function")
-        for child in list(holder):
-            holder.remove(child)
-        for elem in ET.fromstring(f"<f>{xml}</f>"):
-            holder.append(elem)
-    return _coupler(edit)
+    return _coupler(lambda c: _replace_children(c.find("coupled_coordinates_function"), xml))
 
 
 def _conditional_point_on_a_spline_coordinate(root):
