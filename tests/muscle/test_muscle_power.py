@@ -72,7 +72,9 @@ def _simulate(muscle):
 
 @pytest.mark.parametrize("curves, tendon", [("degroote2016", "explicit_force"),
                                             ("millard2012", "damped_fiber_length"),
-                                            ("thelen2003", "explicit_force")])
+                                            ("thelen2003", "explicit_force"),
+                                            ("thelen2003", "fiber_length"),
+                                            ("degroote2016", "fiber_length")])
 def test_power_balance_of_a_driven_compliant_musculotendon(curves, tendon):
     muscle = build_muscles(["m"], curves=curves, tendon=tendon, max_isometric_force_N=1000.0,
                            optimal_fiber_length_m=L_OPT, tendon_slack_length_m=L_TS,

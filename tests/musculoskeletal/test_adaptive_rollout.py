@@ -30,7 +30,7 @@ NAMES = chain.MUSCLES
 Q0 = jnp.array([0.4, -0.3, 0.2])
 QD0 = jnp.array([0.3, -0.5, 0.8])
 TENDONS = {"explicit_force": "degroote2016", "damped_fiber_length": "millard2012",
-           "rigid": "degroote2016"}
+           "rigid": "degroote2016", "fiber_length": "degroote2016"}
 
 # Excitation ramps (rows at TABLE_T_S, linear in between, held after 0.04 s): each muscle's
 # excitation rises and falls, so the Millard activation's time constant switches (u = a).

@@ -32,7 +32,7 @@ Q0 = jnp.array([0.4, -0.3, 0.2])
 QD0 = jnp.array([0.3, -0.5, 0.8])
 
 TENDONS = {"explicit_force": "degroote2016", "damped_fiber_length": "millard2012",
-           "rigid": "degroote2016"}
+           "rigid": "degroote2016", "fiber_length": "degroote2016"}
 
 
 def _xml(damping=0.01):

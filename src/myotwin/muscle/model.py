@@ -20,6 +20,8 @@ Tendon models (`TendonModel`):
                        Groote 2016 or Thelen 2003, and fiber_damping = 0).
   DAMPED_FIBER_LENGTH  state = fiber length l_M (m) (Millard et al. 2013 damped equilibrium
                        model; requires fiber_damping > 0).
+  FIBER_LENGTH         state = fiber length l_M (m), undamped, the velocity law of
+                       EXPLICIT_FORCE (OpenSim's Thelen2003Muscle; the same requirements).
 
 Build with `build_muscles`, which validates every value in NumPy and raises ValueError naming
 the muscle, the field and the value.
@@ -47,6 +49,7 @@ class TendonModel(enum.Enum):
     RIGID = "rigid"
     EXPLICIT_FORCE = "explicit_force"
     DAMPED_FIBER_LENGTH = "damped_fiber_length"
+    FIBER_LENGTH = "fiber_length"
 
 
 class CurveFamily(enum.Enum):
@@ -242,13 +245,15 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
     if tendon is TendonModel.DAMPED_FIBER_LENGTH:
         _check(beta, names, "fiber_damping", lambda v: v > 0,
                "> 0 for the damped fiber-length tendon model")
-    if tendon is TendonModel.EXPLICIT_FORCE:
+    if tendon in (TendonModel.EXPLICIT_FORCE, TendonModel.FIBER_LENGTH):
         if family is CurveFamily.MILLARD2012:
-            raise ValueError("tendon model 'explicit_force' needs the De Groote 2016 curves or "
+            raise ValueError(f"tendon model '{tendon.value}' needs the De Groote 2016 curves or "
                              "the Thelen 2003 curves (closed-form f_T and f_V inverses); use "
                              "'damped_fiber_length' with the Millard 2012 curves")
+        which = ("explicit tendon-force model" if tendon is TendonModel.EXPLICIT_FORCE
+                 else "undamped fiber-length model")
         _check(beta, names, "fiber_damping", lambda v: v == 0,
-               "0 for the explicit tendon-force model (the velocity is f_V^-1 of the force)")
+               f"0 for the {which} (the velocity is f_V^-1 of the force)")
 
     law = ActivationLaw(activation_law if activation_law is not None else law_default)
     act_args = [None if v is None else _per_muscle(v, names, field) for v, field in (

@@ -5,7 +5,8 @@ n_muscles). Stages (STYLE 2): muscle lengths/speeds from the path -> fiber state
 Inputs per call, each (n_muscles,) or a scalar broadcast to all muscles: activation a (the
 state of `activation.activation_derivative`), musculotendon length l_MT (m), lengthening speed
 v_MT (m/s), and for compliant tendons the tendon state s: the normalized tendon force for
-`TendonModel.EXPLICIT_FORCE`, the fiber length (m) for `TendonModel.DAMPED_FIBER_LENGTH`.
+`TendonModel.EXPLICIT_FORCE`, the fiber length (m) for `TendonModel.DAMPED_FIBER_LENGTH` and
+`TendonModel.FIBER_LENGTH`.
 
 Power convention (OpenSim `Muscle::MuscleDynamicsInfo`): each power is the power DELIVERED by
 the element, and tension is positive:
@@ -104,6 +105,8 @@ def _fiber(m: Muscle, a, l_mt, v_mt, s) -> tendon.Fiber:
         return tendon.rigid(m, a, l_mt, v_mt)
     if m.tendon is TendonModel.EXPLICIT_FORCE:
         return tendon.explicit_force(m, a, l_mt, v_mt, s)
+    if m.tendon is TendonModel.FIBER_LENGTH:
+        return tendon.fiber_length(m, a, l_mt, v_mt, s)
     return tendon.damped_fiber_length(m, a, l_mt, v_mt, s)
 
 
@@ -142,7 +145,7 @@ def _outputs(m: Muscle, a, l_mt, v_mt, s) -> MuscleOutputs:
 
 
 def _rate_from_fiber(m: Muscle, fib: tendon.Fiber, v_mt):
-    if m.tendon is TendonModel.DAMPED_FIBER_LENGTH:
+    if m.tendon in (TendonModel.DAMPED_FIBER_LENGTH, TendonModel.FIBER_LENGTH):
         return fib.fiber_velocity_m_per_s
     v_along = pennation.fiber_velocity_along_tendon(fib.fiber_velocity_m_per_s, fib.geometry)
     lt_norm = fib.tendon_length_m / m.tendon_slack_length_m
@@ -205,7 +208,7 @@ def tendon_force(muscle: Muscle, activation, mt_length_m, mt_speed_m_per_s,
 def tendon_state_derivative(muscle: Muscle, activation, mt_length_m, mt_speed_m_per_s,
                             tendon_state) -> jax.Array:
     """(n_muscles,) d(tendon state)/dt: d f~_T/dt (1/s) for EXPLICIT_FORCE, d l_M/dt (m/s) for
-    DAMPED_FIBER_LENGTH. A RIGID tendon has no state (ValueError)."""
+    DAMPED_FIBER_LENGTH and FIBER_LENGTH. A RIGID tendon has no state (ValueError)."""
     if muscle.tendon is TendonModel.RIGID:
         raise ValueError(f"muscles {list(muscle.names)}: a rigid tendon has no state")
     a, l_mt, v_mt, s = _broadcast(muscle, activation, mt_length_m, mt_speed_m_per_s,

@@ -13,6 +13,10 @@ l~ = l_M/l_opt, l~_T = l_T/l_ts, v~ = v_M/(v_max l_opt); f~ forces / F_iso. Equi
 * explicit tendon force (state f~_T, De Groote 2016 Eq. S6): l~_T = f_T^-1(f~_T),
   f~_M = f~_T / cos(phi), v~ = f_V^-1((f~_M - f_PE)/(a f_L)) (needs beta = 0, a f_L > 0),
   d f~_T/dt = f_T'(l~_T) v_T / l_ts.
+* fiber length (state l_M; OpenSim's ActivationFiberLengthMuscle, e.g. Thelen2003Muscle):
+  f~_T = f_T((l_MT - l_M cos phi)/l_ts), v~ = f_V^-1((f~_T / cos(phi) - f_PE)/(a f_L)) (needs
+  beta = 0, a f_L > 0), d l_M/dt = v~ v_max l_opt. The same velocity law as the explicit
+  tendon force, but l_MT(q) enters directly: v_MT is not needed.
 * damped fiber length (state l_M, Millard 2013 Sec. 2.3): f~_T = f_T((l_MT - l_M cos phi)/l_ts),
   v~ solves a f_L f_V(v~) + beta v~ = f~_T / cos(phi) - f_PE (strictly increasing in v~ with
   slope >= beta > 0, Newton in a bracket), d l_M/dt = v~ v_max l_opt.
@@ -93,6 +97,19 @@ def explicit_force(m: Muscle, activation, mt_length, mt_speed, norm_tendon_force
     v_norm = m.curves.force_velocity_inverse(f_v, a)
     v_m = v_norm * _velocity_unit(m)
     return Fiber(geo, v_m, l_t, norm_tendon_force, a, f_l, f_v, f_pe, v_norm)
+
+
+def fiber_length(m: Muscle, activation, mt_length, mt_speed, fiber_length_m) -> Fiber:
+    """Undamped fiber-length state (OpenSim's Thelen2003Muscle); fiber_damping must be 0.
+    mt_speed is not used: the tendon follows l_MT - l_M cos(phi)."""
+    a = force_activation(m.activation, activation)
+    geo = pennation.from_fiber_length(fiber_length_m, _width(m))
+    l_t = mt_length - geo.fiber_length_along_tendon_m
+    f_t = m.curves.tendon_force_length(l_t / m.tendon_slack_length_m)
+    f_l, f_pe = _multipliers(m, geo)
+    f_v = (f_t / geo.cos_pennation - f_pe) / (a * f_l)
+    v_norm = m.curves.force_velocity_inverse(f_v, a)
+    return Fiber(geo, v_norm * _velocity_unit(m), l_t, f_t, a, f_l, f_v, f_pe, v_norm)
 
 
 def damped_fiber_length(m: Muscle, activation, mt_length, mt_speed, fiber_length) -> Fiber:

@@ -2,8 +2,8 @@
 
 `MusculoskeletalState`: the skeleton's (q (n_q,), qd (n_v,)) in MuJoCo's qpos/qvel layout,
 each muscle's activation (n_muscles,) and tendon state (n_muscles,): the normalized tendon
-force for `TendonModel.EXPLICIT_FORCE`, the fiber length (m) for DAMPED_FIBER_LENGTH, unused
-(zeros) for RIGID.
+force for `TendonModel.EXPLICIT_FORCE`, the fiber length (m) for DAMPED_FIBER_LENGTH and
+FIBER_LENGTH, unused (zeros) for RIGID.
 
 `equilibrium_state` starts a simulation as OpenSim's `equilibrateMuscles` does: each
 compliant musculotendon at the fiber length where fiber and tendon forces balance at the
