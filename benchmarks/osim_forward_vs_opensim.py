@@ -3,7 +3,8 @@ process.
 
 Two models of `shared/reference/opensim/models`, driven as the forward tests drive them:
   * arm26.osim (its two WrapEllipsoids and four WrapCylinders included; six Thelen2003
-    muscles, compliant tendons with tendon force as the state, `--tendon explicit_force`),
+    muscles, compliant tendons with fiber length as the state, as OpenSim's: `--tendon
+    opensim`, the command's default),
     every muscle excited at 0.5 from q = (0, 1) rad (tests/osim/test_osim_forward_arm26.py);
   * gait10dof18musc.osim (spline-coupled knees, 18 Millard2012 muscles with fiber length as
     the state, `--tendon damped_fiber_length`), every muscle excited at 0.3 from the default
@@ -43,7 +44,7 @@ from shared_reference import SHARED  # noqa: E402
 
 MODELS = SHARED / "reference/opensim/models"
 CASES = {
-    "arm26": {"file": MODELS / "arm26.osim", "excitation": 0.5, "tendon": "explicit_force",
+    "arm26": {"file": MODELS / "arm26.osim", "excitation": 0.5, "tendon": "opensim",
               "q0": {"r_shoulder_elev": 0.0, "r_elbow_flex": 1.0}},
     "gait10dof18musc": {"file": MODELS / "gait10dof18musc.osim", "excitation": 0.3,
                         "tendon": "damped_fiber_length", "q0": {}},

@@ -1,17 +1,19 @@
-"""`musculoskeletal.path_state` with OpenSim's coupling: v_MT from one forward-mode pass.
+"""`musculoskeletal.path_state` with OpenSim's coupling against OpenSim 4.6's GeometryPath.
 
-With coupling "opensim" path_state takes dL/dt as one jvp of the path lengths along the dofs'
-velocity (J qd for coupled coordinates) and never forms -dL/dq. The oracle is the way it was
-computed before: v_MT = -(qd . r) with r = J^T (-dL/dq_f) from `lengths_and_moment_arms` (the
-full Jacobian, n_v tangents). On arm26 with its two wrap ellipsoids (OpenSim paths: cylinders,
-ellipsoids) and on gait10dof18musc (spline-coupled knees, conditional and moving points).
+With coupling "opensim" path_state returns l_MT, OpenSim's point-force moment arms r (its
+computeMomentArm, reduced by J^T through coupled coordinates) and v_MT = -r^T qd, which is
+OpenSim's `getLengtheningSpeed` (the speeds of the current path's points, each as if fixed on
+its body, along the segments). On gait10dof18musc (knees whose translations follow the knee
+angle through splines, conditional and moving path points; no wrap objects), at
+random poses and speeds, OpenSim run in the test; arm26's ellipsoids and leg6dof9musc's
+coupler constraint: tests/osim/test_osim_muscle_state_vs_opensim.py and
+test_osim_coupler_constraint.py.
 
-Tolerance 1e-12 of the speed's scale sum_j |qd_j r_ji| per muscle: the two are the same
-derivative, linear in the tangent (jacfwd is jvp over the n_v unit tangents), and differ only
-in where the products with qd are summed, so by roundoff (observed up to 3e-16 m/s, a
-relative 2e-14 at worst, on speeds of 0.01..0.1 m/s). The scale, not |v_MT|, because a muscle
-can sit near v_MT = 0 where the summed terms cancel. A wrong tangent (qd instead of J qd, a
-missing dof) or the point-force arms in place of -dL/dq moves v_MT by 1e-5..5e-2 m/s here.
+Tolerances: lengths 1e-12 m (the same construction, roundoff on ~0.1-0.5 m paths); moment
+arms 1e-10 m (OpenSim's MomentArmSolver; tests/osim/test_osim_gait_muscles.py); speeds 1e-10 m
+times |qd|_1 (the arms' tolerance carried through the dot product). A wrong tangent (qd
+instead of J qd through the knee splines, a missing moving-point term) moves v_MT by 1e-4 m/s
+and more.
 """
 
 from __future__ import annotations
@@ -22,66 +24,50 @@ import numpy as np
 
 from myotwin import musculoskeletal as ms
 from myotwin import osim
-from myotwin.engine.coupling import full_jacobian, full_positions
-from myotwin.engine.rows import take
-from myotwin.models import arm26
 from myotwin.osim.forward import initial_q
-from myotwin.paths.on_model import lengths_and_moment_arms
+from opensim_live import opensim_package
 from shared_reference import SHARED, needs
 
+opensim = opensim_package()
+
 GAIT = SHARED / "reference/opensim/models/gait10dof18musc.osim"
-RTOL = 1e-12
+TOL_LENGTH_M, TOL_ARM_M = 1e-12, 1e-10
 
 
-@jax.jit
-def _by_length_gradient(msm, q, qd):
-    """(l_MT, v_MT = -(qd . r), r = -dL/dq) as path_state formed them before the jvp."""
-    c = msm.coordinates
-    lengths, arms = lengths_and_moment_arms(msm.skeleton,
-                                            q if c is None else full_positions(c, q))
-    index = np.asarray(msm.muscle_path, dtype=np.int64)
-    lengths, arms = take(lengths, index), take(arms, index, axis=1)
-    if c is not None:
-        arms = full_jacobian(c, q).T @ arms
-    return lengths, -(qd @ arms), arms
-
-
-@jax.jit
-def _length_and_speed(msm, q, qd):
-    """path_state's (l_MT, v_MT); its arms are the point-force ones, from the same call as
-    before the change, so not compared here."""
-    return ms.path_state(msm, q, qd)[:2]
-
-
-def _check(msm, qs, seed):
-    rng = np.random.default_rng(seed)
-    for q in qs:
-        q = jnp.asarray(q, dtype=jnp.float64)
-        qd = jnp.asarray(rng.normal(size=q.shape))
-        length, speed = _length_and_speed(msm, q, qd)
-        length_ref, speed_ref, gradient_arms = _by_length_gradient(msm, q, qd)
-        scale = np.abs(np.asarray(qd)) @ np.abs(np.asarray(gradient_arms))
-        np.testing.assert_allclose(length, length_ref, rtol=1e-15, atol=0.0)
-        assert np.all(scale > 0.0)
-        err = np.abs(np.asarray(speed) - np.asarray(speed_ref))
-        assert np.all(err <= RTOL * scale), (np.asarray(q), err / scale)
-
-
-def test_opensim_speed_is_the_length_gradients_on_arm26_with_ellipsoids():
-    msm = ms.musculoskeletal_model(arm26.build(ellipsoids=True), arm26.muscles(),
-                                   coupling="opensim")
-    # q = (0, 1) is the forward tests' start; (1.2, 0.05) wraps the ellipsoids differently
-    _check(msm, [(0.0, 1.0), (0.3, 0.2), (-0.5, 2.0), (1.2, 0.05)], seed=0)
-
-
-def test_opensim_speed_is_the_length_gradients_on_coupled_gait10dof18musc():
+def test_path_state_matches_opensims_geometry_paths_on_gait10dof18musc():
     loaded = osim.load(needs(GAIT))
     assert loaded.coupling is not None
-    msm = ms.musculoskeletal_model(loaded.model,
-                                   osim.build_muscles(loaded, tendon="damped_fiber_length"),
+    msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon="opensim"),
                                    coupling="opensim", coordinates=loaded.coupling)
+    state_fn = jax.jit(lambda q, qd: ms.path_state(msm, q, qd))
+    model = opensim.Model(str(GAIT))
+    state = model.initSystem()
+    coords = [model.getCoordinateSet().get(c) for c in loaded.coordinates]
+    muscles = [model.getMuscles().get(n) for n in loaded.muscle_names]
+    rng = np.random.default_rng(4)
     q0 = initial_q(loaded)
-    rng = np.random.default_rng(1)
-    _check(msm, [q0, q0 + 0.3 * rng.normal(size=q0.shape),
-                 q0 + 0.5 * rng.normal(size=q0.shape)], seed=2)
-
+    worst = {"length": 0.0, "arm": 0.0, "speed": 0.0}
+    for q in (q0, q0 + 0.3 * rng.normal(size=q0.shape), q0 + 0.5 * rng.normal(size=q0.shape)):
+        qd = rng.uniform(-2.0, 2.0, q.shape)
+        for c, value, speed in zip(coords, q, qd):
+            c.setValue(state, float(value), False)
+            c.setSpeedValue(state, float(speed))
+        model.realizeVelocity(state)
+        length, speed, arms = (np.asarray(x) for x in state_fn(jnp.asarray(q),
+                                                                jnp.asarray(qd)))
+        ref_length = np.array([m.getLength(state) for m in muscles])
+        ref_speed = np.array([m.getGeometryPath().getLengtheningSpeed(state) for m in muscles])
+        ref_arms = np.array([[m.getGeometryPath().computeMomentArm(state, c) for m in muscles]
+                             for c in coords])
+        errs = {"length": np.abs(length - ref_length).max(),
+                "arm": np.abs(arms - ref_arms).max(),
+                "speed": np.abs(speed - ref_speed).max()}
+        tols = {"length": TOL_LENGTH_M, "arm": TOL_ARM_M,
+                "speed": TOL_ARM_M * np.abs(qd).sum()}
+        for key, err in errs.items():
+            assert err <= tols[key], f"{key} differs by {err:.3e} at q = {q}"
+            worst[key] = max(worst[key], err)
+        # the speeds are not trivially small: the check has something to fail on
+        assert np.abs(ref_speed).max() > 1e-2
+    print(f"worst: length {worst['length']:.1e} m, arms {worst['arm']:.1e} m, speeds "
+          f"{worst['speed']:.1e} m/s")

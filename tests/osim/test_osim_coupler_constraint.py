@@ -24,6 +24,9 @@ by `Model.assemble`, which stops at its 1e-10 accuracy):
   the speeds onto the constraint (so the dependent coordinate moves with it) and applies J^T
   to the path's generalized forces: the same quantity. Tolerance 1e-10 m (its velocity
   projection is solved to 1e-10 in the worst case; observed ~3e-16 m);
+* the lengthening speeds a forward simulation with OpenSim's coupling uses (`musculoskeletal.
+  path_state`: -r^T qd with the reduced point-force arms) against `getLengtheningSpeed` at
+  random speeds: 1e-10 m times |qd|_1 (the arms' tolerance; observed ~1e-15 m/s);
 * forward dynamics: OpenSim's udot with the constraint enforced (muscles off, random
   generalized forces applied by CoordinateActuators on the independent coordinates, random
   speeds) against `coupled_forward_dynamics`; tolerance 1e-9 relative to the largest
@@ -52,6 +55,7 @@ import numpy as np
 import pytest
 
 import myotwin
+from myotwin import musculoskeletal as ms
 from myotwin import osim
 from myotwin.engine.coupled_dynamics import (coupled_forward_dynamics, coupled_inverse_dynamics,
                                              coupled_mass_matrix)
@@ -238,6 +242,31 @@ def test_lengths_and_moment_arms_match_opensim(tmp_root, variant):
         if variant:  # the patella point makes rect_fem_r's knee moment arm see the coupler
             assert abs(arms[loaded.muscle_names.index("rect_fem_r"), knee]) > 1e-3
     print(f"worst length error {worst_length:.2e} m, moment arm {worst_arm:.2e} m")
+
+
+@pytest.mark.parametrize("variant", [False, True], ids=["file", "spline_coupler"])
+def test_lengthening_speeds_match_opensim(tmp_root, variant):
+    """`musculoskeletal.path_state`'s v_MT with OpenSim's coupling (-r^T qd, r the point-force
+    arms reduced by J^T) against OpenSim's getLengtheningSpeed with the dependent speed
+    s f'(q) qd_knee; 1e-10 m (the arms' tolerance) times |qd|_1."""
+    path = _path(tmp_root, variant)
+    loaded = _ours(path)[0]
+    msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon="opensim"),
+                                   coupling="opensim", coordinates=loaded.coupling)
+    state_fn = jax.jit(lambda q, qd: ms.path_state(msm, q, qd)[1])
+    theirs = _OpenSim(path, loaded.coordinates)
+    muscles = [theirs.model.getMuscles().get(n) for n in loaded.muscle_names]
+    rng = np.random.default_rng(11 + variant)
+    worst = 0.0
+    for q in _poses(loaded, 9 + variant, 4):
+        qd = rng.uniform(-2.0, 2.0, len(q))
+        theirs.set(q, qd)
+        reference = np.array([m.getGeometryPath().getLengtheningSpeed(theirs.state)
+                              for m in muscles])
+        err = np.abs(np.asarray(state_fn(jnp.asarray(q), jnp.asarray(qd))) - reference).max()
+        assert err <= TOL_ARM_M * np.abs(qd).sum(), f"speeds differ by {err:.3e} m/s at {q}"
+        worst = max(worst, err)
+    print(f"worst lengthening speed error {worst:.2e} m/s")
 
 
 @pytest.mark.parametrize("variant", [False, True], ids=["file", "spline_coupler"])

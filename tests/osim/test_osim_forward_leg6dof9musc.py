@@ -3,16 +3,17 @@
 The model's CoordinateCouplerConstraint `pat_angle_r` (knee_angle_pat_r = knee_angle_r) is
 eliminated by `osim.load` (the patella's spline axes follow knee_angle_r; OpenSim keeps the
 coordinate and a constraint force), its welded toes body is merged into calcn_r (OpenSim keeps
-it apart), and its nine Thelen2003Muscles run with compliant tendons (tendon force as the
-state, `--tendon explicit_force`) and OpenSim's force coupling. All muscles excited at 0.3
-from the default pose at rest, activations = excitation, muscles equilibrated; no ground, so
+it apart), and its nine Thelen2003Muscles run with compliant tendons (fiber length as the
+state, as OpenSim's: the default `--tendon opensim`) and OpenSim's force coupling. All muscles
+excited at 0.3 from the default pose at rest, activations = excitation, muscles equilibrated; no ground, so
 the leg falls and swings. Ours error-controlled (`--integrator rk45` at accuracy 1e-8),
 OpenSim's Runge-Kutta-Merson at 1e-11, compared at 0.1 s: every coordinate, the eliminated
 knee_angle_pat_r included (`states.sto` writes it from knee_angle_r, as OpenSim's states
 table has it), and every fiber length.
 
 Tolerances 1e-6 rad (or m) and 1e-7 m, as for the gait model's rk45 comparison
-(tests/osim/test_osim_forward_gait.py: observed there 3.5e-9 rad and 2.3e-10 m): far above
+(tests/osim/test_osim_forward_gait.py: observed there 3.5e-9 rad and 2.3e-10 m; here 1.7e-8
+rad and 8.9e-10 m): far above
 both integrators' errors at these accuracies, far below what a wrong coupling, merged inertia
 or moment arm gives (1e-3 and more). The observed differences are printed.
 """
@@ -42,7 +43,7 @@ def _opensim_final_state():
 def test_leg_forward_with_an_eliminated_coupler_matches_opensim(tmp_path, capsys):
     out = tmp_path / "run"
     status = main(["osim", "forward", str(needs(MODEL)), "--out", str(out), "--excitation",
-                   str(EXCITATION), "--tendon", "explicit_force", "--duration-s", str(T_END_S),
+                   str(EXCITATION), "--duration-s", str(T_END_S),
                    "--record-every-s", str(T_END_S), "--integrator", "rk45", "--accuracy",
                    str(ACCURACY)])
     assert status == 0

@@ -140,11 +140,15 @@ def _add_forward_parser(cmds) -> None:
                    "default) only the grid of the written rows")
     p.add_argument("--record-every-s", type=float, default=1e-3,
                    help="interval of the written rows (s), a whole number of steps")
-    p.add_argument("--tendon", choices=("explicit_force", "damped_fiber_length", "rigid"),
-                   default="explicit_force",
-                   help="compliant tendons with tendon force as the state (Thelen, De Groote), "
-                   "compliant tendons with fiber length as the state and fiber damping "
-                   "(Millard: OpenSim's Millard2012EquilibriumMuscle), or rigid tendons")
+    p.add_argument("--tendon", choices=("opensim", "fiber_length", "explicit_force",
+                                        "damped_fiber_length", "rigid"),
+                   default="opensim",
+                   help="the state OpenSim integrates for the file's muscle type (default: "
+                   "Thelen fiber_length, Millard damped_fiber_length, De Groote "
+                   "explicit_force, rigid where ignore_tendon_compliance), or one for all: "
+                   "compliant tendons with fiber length as the state (Thelen, De Groote), "
+                   "with tendon force as the state (Thelen, De Groote), with fiber length as "
+                   "the state and fiber damping (Millard, De Groote), or rigid tendons")
     p.add_argument("--integrator", choices=("rk4", "semi_implicit_euler", "rk45"),
                    default="rk45", help="error-controlled Dormand-Prince 5(4) at --accuracy "
                    "(default; OpenSim's forward tool is error-controlled too), or fixed-step "

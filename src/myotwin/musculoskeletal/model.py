@@ -13,8 +13,10 @@ force and motion.
 * "opensim": OpenSim's GeometryPath coupling: the force acts at the current path points, the
   wrap tangent points included, as if each were fixed on its body (GeometryPath::
   addInEquivalentForces), so qfrc = r_gf F with r_gf = `generalized_force_moment_arms`
-  (OpenSim's computeMomentArm), while the muscle sees the path through its length l_MT(q)
-  and v_MT = dL/dt (OpenSim's muscle states use l_MT(q) itself). The two couplings agree
+  (OpenSim's computeMomentArm), l_MT = L(q) and v_MT OpenSim's getLengtheningSpeed (the
+  speeds of the same points; not dL/dt where its wraps are active: a fiber-length state, as
+  OpenSim's Thelen and Millard muscles, reads l_MT(q) and does not use it; a tendon-force
+  state, as OpenSim's De Groote muscle, integrates it). The two couplings agree
   wherever no wrap is active, and on MJCF paths (MuJoCo's wraps are geodesic); where an
   OpenSim cylinder or ellipsoid wraps, OpenSim's construction is not the shortest path and
   r_gf differs from -dL/dq by up to millimetres, so a muscle's force then does work that its

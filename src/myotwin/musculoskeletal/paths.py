@@ -5,12 +5,15 @@
 for the path p of each muscle (`myotwin.paths`: MuJoCo ten_length, -ten_J^T, ten_velocity).
 The muscles act on the skeleton as qfrc = r F (`myotwin.muscle.generalized_forces`). With
 the "opensim" coupling (`model.py`) the force acts through OpenSim's point-force moment arm
-instead (`generalized_force_moment_arms`: the path points held on their bodies), while v_MT
-stays dL/dt: OpenSim's muscle states see the path through its length l_MT(q) (the tendon
-length is l_MT(q) minus the fiber's), which a tendon-force state integrates as dL/dt. With this
-coupling -dL/dq is not formed: l_MT and v_MT come from one forward-mode pass of the lengths
-along qd (one tangent, not the n_v of -dL/dq), and the point-force moment arms reuse that pass's
-current paths (`lengths_speeds_and_force_arms` of the model's paths: the wraps solved once).
+instead (`generalized_force_moment_arms`: the path points held on their bodies), and v_MT is
+OpenSim's lengthening speed (GeometryPath::getLengtheningSpeed: the speeds of the current
+path's points as if fixed on their bodies; -r^T qd with that r except where OpenSim's reported
+tangent points are stale, `paths/opensim_path.py`). Where OpenSim's cylinders and ellipsoids
+wrap this is not dL/dt (their tangent points are a construction, not the geodesic; 0.6 % for
+arm26's BIClong): a state that integrates v_MT (a tendon force, as OpenSim's
+DeGrooteFregly2016Muscle) then follows OpenSim, and one that reads l_MT(q) (a fiber length, as
+OpenSim's Thelen and Millard muscles) does not use v_MT. No derivative of the wraps is taken:
+l_MT, r and v_MT come from one solve of the current paths (`lengths_force_arms_and_speeds`).
 """
 
 from __future__ import annotations
@@ -27,19 +30,19 @@ from myotwin.paths.pathset import PathSet
 
 def path_state(msm: MusculoskeletalModel, q: jax.Array,
                qd: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """(l_MT (n_muscles,) m, v_MT = dL/dt (n_muscles,) m/s, r (n_v, n_muscles) m or m/rad:
-    the moment arms through which the muscle forces act, -dL/dq unless the coupling is
-    "opensim")."""
+    """(l_MT (n_muscles,) m, v_MT (n_muscles,) m/s, r (n_v, n_muscles) m or m/rad: the moment
+    arms through which the muscle forces act, -dL/dq (and v_MT = dL/dt = -r^T qd) unless the
+    coupling is "opensim" (module docstring)."""
     index = np.asarray(msm.muscle_path, dtype=np.int64)
     paths = msm.skeleton.paths
     c = msm.coordinates
     q_f = q if c is None else full_positions(c, q)
     jac = None if c is None else full_jacobian(c, q)
     if msm.coupling == "opensim" and not isinstance(paths, PathSet):
-        # -dL/dq is not needed: dL/dt is one jvp of the lengths along the dofs' velocity
-        # qd_f = J qd, the forces act through the point-force moment arms
+        # -dL/dq is not needed: the forces act through the point-force moment arms, and
+        # OpenSim's lengthening speed is that of the same points (along qd_f = J qd)
         qd_f = qd if jac is None else jac @ qd
-        lengths, speeds, arms = paths.lengths_speeds_and_force_arms(msm.skeleton, q_f, qd_f)
+        lengths, arms, speeds = paths.lengths_force_arms_and_speeds(msm.skeleton, q_f, qd_f)
         arms = take(arms, index, axis=1)
         if jac is not None:
             arms = jac.T @ arms

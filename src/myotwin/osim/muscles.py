@@ -15,8 +15,21 @@ records but a `Muscle` has no place for is refused if it would change the physic
 `ignore_activation_dynamics` true, De Groote's `ignore_passive_fiber_force` true) and otherwise
 left to the caller: initial states (`default_activation`, `default_fiber_length_m`,
 `default_normalized_tendon_force`), the maximum pennation angle (not clamped,
-docs/muscle.md), controls' bounds and De Groote's `tendon_compliance_dynamics_mode` (the tendon
-model is the caller's `tendon=`).
+docs/muscle.md), controls' bounds and De Groote's `tendon_compliance_dynamics_mode`.
+
+The tendon model is the caller's `tendon=`; `tendon="opensim"` picks the state OpenSim
+integrates for the type (`OPENSIM_TENDON`): the fiber length of Thelen2003Muscle (an
+ActivationFiberLengthMuscle, undamped), the damped fiber length of
+Millard2012EquilibriumMuscle (its default fiber_damping 0.1), the normalized tendon force of
+DeGrooteFregly2016Muscle (its explicit tendon compliance mode), and a rigid tendon for muscles
+whose file sets `ignore_tendon_compliance`. Which state is integrated matters where the
+paths' lengthening speed is not dL/dt (OpenSim's wraps, `musculoskeletal/paths.py`).
+
+Millard2012EquilibriumMuscle: OpenSim 4.6 overrides three curve parameters of a damped or
+rigid-tendon muscle (its "singularity-free model"): the active force-length minimum_value and
+the force-velocity slopes at v_max become 0 whatever the file says; so do ours. With
+fiber_damping below 1e-3 OpenSim runs its undamped classic Hill model instead, which myotwin
+does not have: refused with `damped_fiber_length`.
 """
 
 from __future__ import annotations
@@ -29,6 +42,12 @@ from myotwin.muscle import build_muscles as _build
 #: OpenSim muscle type -> curve family of `myotwin.muscle.build_muscles`.
 FAMILY = {"Thelen2003Muscle": "thelen2003", "Millard2012EquilibriumMuscle": "millard2012",
           "DeGrooteFregly2016Muscle": "degroote2016"}
+#: OpenSim's Millard2012EquilibriumMuscle fiber_damping when the file gives none.
+MILLARD_DEFAULT_DAMPING = 0.1
+#: OpenSim muscle type -> the tendon model whose state OpenSim integrates (compliant tendon).
+OPENSIM_TENDON = {"Thelen2003Muscle": "fiber_length",
+                  "Millard2012EquilibriumMuscle": "damped_fiber_length",
+                  "DeGrooteFregly2016Muscle": "explicit_force"}
 _COMMON = {"max_isometric_force_N": "max_isometric_force_N",
            "optimal_fiber_length_m": "optimal_fiber_length_m",
            "tendon_slack_length_m": "tendon_slack_length_m",
@@ -73,10 +92,42 @@ def _refuse(name: str, params, tendon: str) -> None:
                          "myotwin's De Groote muscles always have the passive fiber force")
 
 
+def _opensim_tendon(loaded, names: tuple, kind: str) -> str:
+    rigid = [bool(loaded.muscles[n].get("ignore_tendon_compliance", False)) for n in names]
+    if any(rigid) and not all(rigid):
+        raise ValueError(f"{loaded.source}: ignore_tendon_compliance is true for "
+                         f"{[n for n, r in zip(names, rigid) if r]} but not for the other "
+                         f"muscles of {list(names)}; build them as separate groups with names=")
+    return "rigid" if all(rigid) else OPENSIM_TENDON[kind]
+
+
+def _singularity_free(loaded, names: tuple, tendon: str, curves: dict) -> dict:
+    """The Millard curve parameters OpenSim 4.6 uses for a damped or rigid-tendon
+    Millard2012EquilibriumMuscle (extendFinalizeFromProperties, "singularity-free model"):
+    the active force-length curve's minimum_value and the force-velocity curve's slopes at
+    v_max set to 0, whatever the file says. A compliant muscle whose fiber_damping is below
+    MIN_NONZERO_DAMPING_COEFFICIENT (1e-3) is OpenSim's undamped classic Hill model instead,
+    which myotwin does not have: refused."""
+    if tendon == "damped_fiber_length":
+        low = {n: v for n in names
+               if (v := loaded.muscles[n].get("fiber_damping", MILLARD_DEFAULT_DAMPING)) < 1e-3}
+        if low:
+            raise ValueError(f"{loaded.source}: fiber_damping {low} is below 1e-3, where OpenSim "
+                             "switches Millard2012EquilibriumMuscle to its undamped (classic "
+                             "Hill) model, which myotwin does not have; set fiber_damping >= "
+                             "1e-3 or ignore_tendon_compliance (tendon='rigid')")
+    out = {k: dict(v) for k, v in curves.items()}
+    out.setdefault("active_force_length", {})["minimum_value"] = 0.0
+    out.setdefault("force_velocity", {}).update(concentric_slope_at_vmax=0.0,
+                                                eccentric_slope_at_vmax=0.0)
+    return out
+
+
 def build_muscles(loaded, *, tendon: str, names: Sequence[str] | None = None) -> Muscle:
     """The muscles `names` (default: all, in `loaded.muscle_names` order) of an `OsimModel` as
     one `myotwin.muscle.Muscle` group with the tendon model `tendon` ("rigid",
-    "explicit_force", "damped_fiber_length"), for `myotwin.musculoskeletal.
+    "explicit_force", "fiber_length", "damped_fiber_length", or "opensim": the one OpenSim
+    integrates, module docstring), for `myotwin.musculoskeletal.
     musculoskeletal_model(loaded.model, muscles)`. The muscles must share one OpenSim type
     (one curve family per group), and Millard muscles one set of curve objects; a ValueError
     names the muscle and the reason otherwise (module docstring)."""
@@ -92,6 +143,8 @@ def build_muscles(loaded, *, tendon: str, names: Sequence[str] | None = None) ->
         raise ValueError(f"{loaded.source}: muscles {list(names)} mix the types {sorted(types)}; "
                          "build one group per type with names=")
     (kind,) = types
+    if tendon == "opensim":
+        tendon = _opensim_tendon(loaded, names, kind)
     table = PARAMETERS[kind]
     keywords: dict[str, list] = {}
     for name in names:
@@ -113,5 +166,5 @@ def build_muscles(loaded, *, tendon: str, names: Sequence[str] | None = None) ->
         if any(p != plain[0] for p in plain[1:]):
             raise ValueError(f"{loaded.source}: muscles {list(names)} have different Millard "
                              "curve objects; build them as separate groups with names=")
-        extra["millard_curve_parameters"] = plain[0]
+        extra["millard_curve_parameters"] = _singularity_free(loaded, names, tendon, plain[0])
     return _build(names, curves=FAMILY[kind], tendon=tendon, **keywords, **extra)

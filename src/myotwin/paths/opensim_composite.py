@@ -91,20 +91,20 @@ class CompositePaths:
              else opensim_path.generalized_force_moment_arms(self.opensim, model, q))
         return self._merge(a, b, 1)
 
-    def lengths_speeds_and_force_arms(self, model, q: jax.Array, qd: jax.Array):
-        """(`lengths_and_speeds`, `generalized_force_moment_arms`) at q (n_q,) and qd (n_v,),
-        the OpenSim part's current paths computed once
-        (`opensim_path.lengths_speeds_and_force_arms`)."""
-        a_len = a_speed = a_arm = b_len = b_speed = b_arm = None
+    def lengths_force_arms_and_speeds(self, model, q: jax.Array, qd: jax.Array):
+        """((n_paths,) lengths, `generalized_force_moment_arms` (n_v, n_paths), (n_paths,)
+        OpenSim's lengthening speeds) at q (n_q,) and qd (n_v,), the OpenSim part's current
+        paths computed once (`opensim_path.lengths_force_arms_and_speeds`); for MJCF paths
+        the speed is dL/dt (MuJoCo's ten_velocity, which is OpenSim's for these paths)."""
+        parts = [[None] * 3, [None] * 3]
         if self.mjcf is not None:
-            a_len = _mjcf_lengths(self.mjcf, model, q)
-            a_speed = _mjcf_speeds(self.mjcf, model, q, qd)
-            a_arm = _mjcf_moment_arms(self.mjcf, model, q)
+            parts[0] = [_mjcf_lengths(self.mjcf, model, q),
+                        _mjcf_moment_arms(self.mjcf, model, q),
+                        _mjcf_speeds(self.mjcf, model, q, qd)]
         if self.opensim is not None:
-            b_len, b_speed, b_arm = opensim_path.lengths_speeds_and_force_arms(
-                self.opensim, model, q, qd)
-        return (self._merge(a_len, b_len, 0), self._merge(a_speed, b_speed, 0),
-                self._merge(a_arm, b_arm, 1))
+            parts[1] = list(opensim_path.lengths_force_arms_and_speeds(self.opensim, model, q,
+                                                                       qd))
+        return tuple(self._merge(a, b, axis) for a, b, axis in zip(*parts, (0, 1, 0)))
 
     def lengthening_speeds(self, model, q: jax.Array, qd: jax.Array) -> jax.Array:
         """(n_paths,) dL/dt (m/s) at configuration q (n_q,) and velocity qd (n_v,)."""

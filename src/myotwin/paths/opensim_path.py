@@ -58,6 +58,13 @@ segment between two bodies it ends): the derivative of its unclamped location, s
 range the two moment arms agree for paths without wraps (except across a segment whose other
 end is on the same body, which OpenSim, and so `generalized_force_moment_arms`, skips).
 
+Lengthening speed: OpenSim's GeometryPath::getLengtheningSpeed sums, over every segment of the
+current path, the relative velocity of its two points (each fixed on its body, moving points
+with their motion) along the segment's direction between the reported points. It is -qd . r
+of `generalized_force_moment_arms` except where a reported tangent point is stale (step 5) and
+a segment has both ends on one body (the speed sums it, the moment arm skips it: TRIlong at
+(1.5, 1.5), 1.8e-3 m/s at qd = (1, 0)); `lengths_force_arms_and_speeds` gives it.
+
 Shapes: n_paths; per path P points and W wraps, S = P + 2 W slots (points, then each wrap's two
 tangent points). q (n_q,) in MuJoCo's qpos layout; the skeleton is an `engine.Model`.
 """
@@ -679,21 +686,21 @@ def lengths_and_speeds(ps: OpenSimPathSet, model, q: jax.Array,
                    (jnp.zeros((), q.dtype),), (jnp.ones((), q.dtype),))
 
 
-def lengths_speeds_and_force_arms(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array
+def lengths_force_arms_and_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array
                                   ) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """(`lengths_and_speeds`, `generalized_force_moment_arms`) at q (n_q,) and qd (n_v,),
-    the current paths (the wrap solves) computed once: the forward-mode pass along qd returns
-    them with the lengths, and the point-force moment arms reuse them."""
+    """((n_paths,) lengths (m), `generalized_force_moment_arms` (n_v, n_paths), (n_paths,)
+    OpenSim's lengthening speeds (m/s)) at q (n_q,) and qd (n_v,), the current paths (the
+    wrap solves) computed once for all three and not differentiated. What a forward
+    simulation with OpenSim's coupling evaluates. The speed is GeometryPath::
+    getLengtheningSpeed: the speeds of the current path's points, each as if fixed on its
+    body, along the segments. It equals -qd . r of these arms except where OpenSim's reported
+    tangent points are stale (`current_paths`, step 5: a segment with both ends on one body
+    then adds to the speed but not to the arm), and it is not dL/dt where wraps are active
+    (the wraps are a construction, not the geodesic)."""
     check_model(ps, model)
-
-    def along(t):
-        q_t = integrate_pos(model, q, qd, t)
-        cur = current_paths(ps, kinematics(model, q_t), q_t)
-        return _lengths(ps, cur), cur
-
-    (lengths, cur), (speeds, _) = jax.jvp(along, (jnp.zeros((), q.dtype),),
-                                          (jnp.ones((), q.dtype),))
-    return lengths, speeds, _force_moment_arms(ps, model, q, cur)
+    cur = current_paths(ps, kinematics(model, q), q)
+    return (_lengths(ps, cur), _force_moment_arms(ps, model, q, cur),
+            _opensim_speeds(ps, model, q, qd, cur))
 
 
 def lengthening_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array) -> jax.Array:
@@ -701,18 +708,21 @@ def lengthening_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array) -
     return lengths_and_speeds(ps, model, q, qd)[1]
 
 
-def _force_offset(seq, count, reported, current, direction, body, obj):
+def _force_offset(seq, count, reported, current, direction, body, obj, every_segment: bool):
     """The part of a unit tension's virtual work that comes from OpenSim applying each
     segment's force at the tangent points as last computed (`current`) rather than at the
     reported ones its direction is taken from (GeometryPath::addInEquivalentForces): the sum
     over segments between different bodies of direction . (offset_b - offset_a), offset =
-    current - reported. Zero (with a zero derivative) where the two coincide."""
+    current - reported. Zero (with a zero derivative) where the two coincide. every_segment:
+    sum over every segment instead, as GeometryPath::computeLengtheningSpeed does (a segment
+    with both ends on one body then adds where `direction` is taken from stale points)."""
     a, b = jnp.maximum(seq[:-1], 0), jnp.maximum(seq[1:], 0)
     live = jnp.arange(seq.shape[0] - 1) < count - 1
     offset = current - reported
     work = jnp.sum(direction * (offset[b] - offset[a]), axis=-1)
-    return jnp.sum(jnp.where(live & (body[a] != body[b]) & ~((obj[a] >= 0) & (obj[a] == obj[b])),
-                             work, 0.0))
+    if not every_segment:
+        live = live & (body[a] != body[b]) & ~((obj[a] >= 0) & (obj[a] == obj[b]))
+    return jnp.sum(jnp.where(live, work, 0.0))
 
 
 def generalized_force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array) -> jax.Array:
@@ -731,6 +741,27 @@ def generalized_force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array) -> ja
 def _force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array, cur: CurrentPath) -> jax.Array:
     """`generalized_force_moment_arms` given the current paths at q (held fixed: their
     derivatives are not taken)."""
+    virtual = _fixed_point_lengths(ps, model, q, cur, every_segment=False)
+    return -jax.jacfwd(virtual)(jnp.zeros(model.n_v, q.dtype)).T
+
+
+def _opensim_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array,
+                    cur: CurrentPath) -> jax.Array:
+    """(n_paths,) OpenSim's lengthening speed given the current paths at q (held fixed)."""
+    virtual = _fixed_point_lengths(ps, model, q, cur, every_segment=True)
+    zero = jnp.zeros(model.n_v, q.dtype)
+    return jax.jvp(virtual, (zero,), (jnp.asarray(qd, q.dtype),))[1]
+
+
+def _fixed_point_lengths(ps: OpenSimPathSet, model, q: jax.Array, cur: CurrentPath,
+                         every_segment: bool):
+    """v (n_v,) -> (n_paths,): the current path's length with every point, tangent points
+    included, carried by its body from q to integrate_pos(q, v), segment directions those of
+    the reported points at q, forces applied at the points as last computed; moving points add
+    their motion relative to their bodies. Its derivative at v = 0 is OpenSim's point-force
+    moment arm (-d/dv, segments between two bodies: addInEquivalentForces) or, with
+    every_segment and along qd, its lengthening speed (every segment: computeLengtheningSpeed,
+    the speeds of the same points along the same directions)."""
     cur = jax.lax.stop_gradient(cur)
     tab = path_tables(ps)
     body = tab.slot_body                                                    # (n_paths, S)
@@ -741,21 +772,22 @@ def _force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array, cur: CurrentPath
     ends = jnp.take_along_axis(cur.pos_world, jnp.maximum(cur.seq, 0)[..., None], axis=1)
     direction = jax.vmap(lambda e: e[1:] - e[:-1])(ends)
     direction = direction / jnp.maximum(norm(direction), 1e-300)[..., None]
+    offset_work = jax.vmap(functools.partial(_force_offset, every_segment=every_segment))
 
     def lengths(v):
         kv = kinematics(model, integrate_pos(model, q, v, 1.0))
         moved = lambda x: kv.body_pos_world[body] + jnp.einsum(  # noqa: E731
             "psij,psj->psi", kv.body_rot_world[body], x)
         world, world_now = moved(local), moved(local_now)
-        offset = jax.vmap(_force_offset)(cur.seq, cur.count, world, world_now, direction,
-                                         jnp.asarray(body), jnp.asarray(tab.slot_obj))
+        offset = offset_work(cur.seq, cur.count, world, world_now, direction,
+                             jnp.asarray(body), jnp.asarray(tab.slot_obj))
         return (_lengths(ps, cur._replace(pos_world=world)) + offset
                 + moving_work(integrate_pos(model, q, v, 1.0)))
 
     def moving_work(q_v):
-        """Sum over segments between two bodies of direction . (R dP_end - R dP_start), dP the
-        moving points' displacement in their body frames from q to q_v (0 for other slots),
-        R their bodies' rotations at q."""
+        """Sum over segments (between two bodies unless every_segment) of direction .
+        (R dP_end - R dP_start), dP the moving points' displacement in their body frames from
+        q to q_v (0 for other slots), R their bodies' rotations at q."""
         if not ps.move_point:
             return jnp.zeros(ps.n_paths, q.dtype)
         n_pt = tab.pt_index.shape[1]
@@ -767,10 +799,10 @@ def _force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array, cur: CurrentPath
                  - point_locations(ps, q, clamp=False))[slot_point]
         delta = jnp.where(jnp.asarray(moving)[..., None], delta, 0.0)
         shift = jnp.einsum("psij,psj->psi", kin.body_rot_world[body], delta)
-        return jax.vmap(_force_offset)(cur.seq, cur.count, jnp.zeros_like(shift), shift,
-                                       direction, jnp.asarray(body), jnp.asarray(tab.slot_obj))
+        return offset_work(cur.seq, cur.count, jnp.zeros_like(shift), shift, direction,
+                           jnp.asarray(body), jnp.asarray(tab.slot_obj))
 
-    return -jax.jacfwd(lengths)(jnp.zeros(model.n_v, q.dtype)).T
+    return lengths
 
 
 def path_points(ps: OpenSimPathSet, model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
