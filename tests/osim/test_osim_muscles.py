@@ -128,3 +128,26 @@ def test_what_a_muscle_group_cannot_hold_is_refused(tmp_path):
         osim.build_muscles(off, tendon="rigid")
     with pytest.raises(ValueError, match=r"no muscles named \['nope'\]"):
         osim.build_muscles(rigid, tendon="rigid", names=["nope"])
+
+
+def test_a_millard_muscle_opensim_runs_undamped_is_refused(tmp_path):
+    """OpenSim switches a compliant Millard2012EquilibriumMuscle with fiber_damping < 1e-3
+    (MIN_NONZERO_DAMPING_COEFFICIENT) to its undamped classic Hill model; ours would run the
+    damped one: refused, naming the value. At 1e-3 OpenSim's damped model is ours."""
+    source = _needs(MODELS / "Tug_of_War_Millard.osim").read_text()
+
+    def damping(value):
+        def edit(root):
+            for muscle in root.iter("Millard2012EquilibriumMuscle"):
+                element = muscle.find("fiber_damping")
+                if element is None:
+                    element = type(muscle)("fiber_damping")
+                    muscle.append(element)
+                element.text = value
+        return edit
+
+    low = osim.load(write_osim(tmp_path, source, damping("0.0005"), "low.osim"))
+    with pytest.raises(ValueError, match=r"fiber_damping \{'RightMuscle': 0.0005.*below 1e-3"):
+        osim.build_muscles(low, tendon="opensim")
+    edge = osim.load(write_osim(tmp_path, source, damping("0.001"), "edge.osim"))
+    assert osim.build_muscles(edge, tendon="opensim").tendon.value == "damped_fiber_length"
