@@ -8,7 +8,10 @@ Two models of `shared/reference/opensim/models`, driven as the forward tests dri
     every muscle excited at 0.5 from q = (0, 1) rad (tests/osim/test_osim_forward_arm26.py);
   * gait10dof18musc.osim (spline-coupled knees, 18 Millard2012 muscles with fiber length as
     the state, `--tendon damped_fiber_length`), every muscle excited at 0.3 from the default
-    pose (tests/osim/test_osim_forward_gait.py; no ground: the model falls).
+    pose (tests/osim/test_osim_forward_gait.py; no ground: the model falls);
+  * leg6dof9musc.osim (a CoordinateCouplerConstraint eliminated, a welded body merged; nine
+    Thelen2003 muscles with their fiber-length state, `--tendon opensim`; no wrap objects),
+    every muscle at 0.3 from the default pose (tests/osim/test_osim_forward_leg6dof9musc.py).
 Activations start at the excitation, muscles in equilibrium, speeds 0, OpenSim's force
 coupling (`coupling="opensim"`).
 
@@ -25,7 +28,7 @@ apart from `Manager.integrate`. Prints the times, the ratios, and the largest di
 the final coordinates from OpenSim's (the same model; what remains is the integrators' error).
 
     taskset -c 1 .venv/bin/python benchmarks/osim_forward_vs_opensim.py \\
-        --arm26-duration-s 0.1 --gait-duration-s 0.05
+        --arm26-duration-s 0.1 --gait-duration-s 0.05 --leg-duration-s 0.05
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ CASES = {
               "q0": {"r_shoulder_elev": 0.0, "r_elbow_flex": 1.0}},
     "gait10dof18musc": {"file": MODELS / "gait10dof18musc.osim", "excitation": 0.3,
                         "tendon": "damped_fiber_length", "q0": {}},
+    "leg6dof9musc": {"file": MODELS / "leg6dof9musc.osim", "excitation": 0.3,
+                     "tendon": "opensim", "q0": {}},
 }
 
 
@@ -152,6 +157,8 @@ def main() -> None:
                         help="simulated time of arm26 (s; 0 to skip it)")
     parser.add_argument("--gait-duration-s", type=float, default=0.05,
                         help="simulated time of gait10dof18musc (s; 0 to skip it)")
+    parser.add_argument("--leg-duration-s", type=float, default=0.05,
+                        help="simulated time of leg6dof9musc (s; 0 to skip it)")
     parser.add_argument("--dt-s", type=float, default=1e-4, help="our RK4 step (s)")
     parser.add_argument("--opensim-accuracy", nargs="+", default=["default", "1e-5", "1e-9"],
                         help="OpenSim integrator accuracies to time ('default': none set)")
@@ -167,7 +174,8 @@ def main() -> None:
 
     opensim = opensim_package()
     opensim.Logger.setLevelString("error")
-    durations = {"arm26": args.arm26_duration_s, "gait10dof18musc": args.gait_duration_s}
+    durations = {"arm26": args.arm26_duration_s, "gait10dof18musc": args.gait_duration_s,
+                 "leg6dof9musc": args.leg_duration_s}
     for name, case in CASES.items():
         duration_s = durations[name]
         if duration_s <= 0.0:
