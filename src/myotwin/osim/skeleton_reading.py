@@ -116,7 +116,8 @@ def read_ground(node: Node, omissions: Omissions, omitted: set[str]):
 
 def read_body(node: Node, omissions: Omissions, omitted: set[str]):
     """A Body: mass properties (required) and wrap objects (cylinders, obstacles,
-    ellipsoids)."""
+    ellipsoids). A point mass (mass > 0, inertia 0) is accepted here; `to_builders` merges it
+    into its parent if it is welded and refuses it otherwise."""
     if node.tag != "Body":
         raise node.error(f"{node.tag} is not supported in a BodySet (only Body)")
     node.check_children(_BODY_PROPERTIES)
@@ -127,11 +128,6 @@ def read_body(node: Node, omissions: Omissions, omitted: set[str]):
     inertia = node.numbers("inertia", 6)
     if mass < 0.0:
         raise node.error(f"<mass> must be >= 0 kg, got {node.text('mass')!r}")
-    if mass > 0.0 and not any(inertia):
-        raise node.error(f"a point mass (<mass>{node.text('mass')}</mass> with <inertia>"
-                         f"{node.text('inertia')}</inertia>) is not supported: the engine's "
-                         "compiler (MuJoCo) needs a positive-definite inertia for a body "
-                         "with mass")
     body = Body(node.name, mass, node.numbers("mass_center", 3), inertia)
     return body, *read_wrap_objects(node, node.name, omissions, omitted)
 
