@@ -139,6 +139,16 @@ def set_text(root: ET.Element, xpath: str, text: str) -> None:
     found[0].text = text
 
 
+def set_muscle_property(root: ET.Element, muscle_tag: str, prop: str, text: str) -> None:
+    """Set `prop` to `text` on every `muscle_tag` element (e.g. Thelen2003Muscle), adding the
+    property where the file leaves it out."""
+    for muscle in root.iter(muscle_tag):
+        element = muscle.find(prop)
+        if element is None:
+            element = ET.SubElement(muscle, prop)
+        element.text = text
+
+
 #: `coupled_pair`'s coupler: phi = COUPLER_SCALE * (slope theta + intercept).
 COUPLER_LINEAR = (0.5, 0.1)
 COUPLER_SCALE = 2.0

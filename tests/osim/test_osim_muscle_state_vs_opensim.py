@@ -81,7 +81,7 @@ from myotwin import osim
 from myotwin.muscle.musculotendon import muscle_outputs
 from myotwin.musculoskeletal.paths import path_state
 from opensim_live import opensim_package
-from osim_synthetic import write_osim
+from osim_synthetic import set_muscle_property, write_osim
 from shared_reference import SHARED, needs
 
 opensim = opensim_package()
@@ -177,12 +177,7 @@ def thelen():
 
 
 def _flag_thelen_rigid(root):
-    for muscle in root.iter("Thelen2003Muscle"):
-        element = muscle.find("ignore_tendon_compliance")
-        if element is None:
-            element = type(muscle)("ignore_tendon_compliance")
-            muscle.append(element)
-        element.text = "true"
+    set_muscle_property(root, "Thelen2003Muscle", "ignore_tendon_compliance", "true")
 
 
 def _to_rigid_millard(zero_active_minimum: bool):

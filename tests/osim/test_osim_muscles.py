@@ -27,7 +27,7 @@ import myotwin
 from myotwin import osim
 from myotwin.muscle import DeGrooteCurves, MillardCurves, ThelenCurves, equilibrium
 from myotwin.muscle import muscle_outputs
-from osim_synthetic import write_osim
+from osim_synthetic import set_muscle_property, write_osim
 from shared_reference import SHARED, needs
 
 MODELS = SHARED / "reference" / "opensim" / "models"
@@ -102,12 +102,7 @@ def test_millard_and_thelen_files_build_their_own_families():
 
 
 def _flag(root, flag):
-    for muscle in root.iter("Thelen2003Muscle"):
-        element = muscle.find(flag)
-        if element is None:
-            element = type(muscle)(flag)
-            muscle.append(element)
-        element.text = "true"
+    set_muscle_property(root, "Thelen2003Muscle", flag, "true")
 
 
 def test_what_a_muscle_group_cannot_hold_is_refused(tmp_path):
@@ -137,14 +132,8 @@ def test_a_millard_muscle_opensim_runs_undamped_is_refused(tmp_path):
     source = _needs(MODELS / "Tug_of_War_Millard.osim").read_text()
 
     def damping(value):
-        def edit(root):
-            for muscle in root.iter("Millard2012EquilibriumMuscle"):
-                element = muscle.find("fiber_damping")
-                if element is None:
-                    element = type(muscle)("fiber_damping")
-                    muscle.append(element)
-                element.text = value
-        return edit
+        return lambda root: set_muscle_property(root, "Millard2012EquilibriumMuscle",
+                                                "fiber_damping", value)
 
     low = osim.load(write_osim(tmp_path, source, damping("0.0005"), "low.osim"))
     with pytest.raises(ValueError, match=r"fiber_damping \{'RightMuscle': 0.0005.*below 1e-3"):
