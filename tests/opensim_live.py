@@ -77,3 +77,12 @@ def forward_final_state(model: Path, excitation: float, t_end_s: float, accuracy
     q = {c.getName(): c.getValue(state) for c in m.getCoordinateSet()}
     fiber = {mu.getName(): mu.getFiberLength(state) for mu in muscles}
     return q, fiber
+
+
+def set_pose(model, state, q, qd) -> None:
+    """Every coordinate of `model` (in its CoordinateSet order) to q, its speed to qd, in
+    `state` (constraints not enforced)."""
+    coords = model.getCoordinateSet()
+    for j, (value, speed) in enumerate(zip(q, qd)):
+        coords.get(j).setValue(state, float(value), False)
+        coords.get(j).setSpeedValue(state, float(speed))

@@ -80,7 +80,7 @@ from myotwin import musculoskeletal as ms
 from myotwin import osim
 from myotwin.muscle.musculotendon import muscle_outputs
 from myotwin.musculoskeletal.paths import path_state
-from opensim_live import opensim_package
+from opensim_live import opensim_package, set_pose
 from osim_synthetic import set_muscle_property, write_osim
 from shared_reference import SHARED, needs
 
@@ -108,13 +108,6 @@ THELEN_ONLY = ("FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive", "KshapePa
 
 
 # ------------------------------------------------------------------------------ helpers
-
-def _set_pose(model, state, q, qd):
-    coords = model.getCoordinateSet()
-    for j, (value, speed) in enumerate(zip(q, qd)):
-        coords.get(j).setValue(state, value, False)
-        coords.get(j).setSpeedValue(state, speed)
-
 
 def _muscles(model, cast):
     muscles = model.getMuscles()
@@ -148,7 +141,7 @@ class _Arm:
 
     def theirs(self, q, qd):
         """OpenSim's (getLength, getLengtheningSpeed, computeMomentArm (n_v, n_muscles))."""
-        _set_pose(self.model, self.state, q, qd)
+        set_pose(self.model, self.state, q, qd)
         self.model.realizeVelocity(self.state)
         s, coords = self.state, self.model.getCoordinateSet()
         length = np.array([m.getLength(s) for m in self.os_muscles])
@@ -159,7 +152,7 @@ class _Arm:
 
     def wraps(self, q):
         """(muscle, wrap object) pairs active at q in OpenSim's current paths."""
-        _set_pose(self.model, self.state, q, (0.0, 0.0))
+        set_pose(self.model, self.state, q, (0.0, 0.0))
         self.model.realizePosition(self.state)
         pairs = set()
         for m in self.os_muscles:
@@ -281,7 +274,7 @@ def test_thelen_fiber_length_state_matches_opensims_thelen2003muscle(thelen):
     for q, qd in [*STATES, STALE]:
         l_mt, v_mt, _ = thelen.ours(q, qd)
         for a in ACTIVATIONS:
-            _set_pose(thelen.model, s, q, qd)
+            set_pose(thelen.model, s, q, qd)
             for m in mus:
                 m.setActivation(s, a)
             thelen.model.equilibrateMuscles(s)
@@ -332,7 +325,7 @@ def test_rigid_fiber_follows_opensims_lengthening_speed(rigid, q, qd):
     tol_f = TOL_CURVE + (5.0 + beta) * tol_v / rigid.v_unit
     worst = np.zeros(3)
     for a in ACTIVATIONS:
-        _set_pose(rigid.model, s, q, qd)
+        set_pose(rigid.model, s, q, qd)
         for m in mus:
             m.setActivation(s, a)
         rigid.model.realizeDynamics(s)
@@ -359,7 +352,7 @@ def test_millard_active_force_length_minimum_is_opensims(tmp_path):
     model = opensim.Model(str(path))
     state = model.initSystem()
     os_muscles = _muscles(model, opensim.Millard2012EquilibriumMuscle)
-    _set_pose(model, state, (-0.5, 2.4), (0.0, 0.0))     # BICshort at l~ = 0.53, BRA at 0.58
+    set_pose(model, state, (-0.5, 2.4), (0.0, 0.0))     # BICshort at l~ = 0.53, BRA at 0.58
     for m in os_muscles:
         m.setActivation(state, 1.0)
     model.realizeDynamics(state)
