@@ -7,8 +7,8 @@ v_max, time constants; Thelen's FmaxTendonStrain 0.033 and FmaxMuscleStrain 0.6 
 as tendon_strain_at_one_norm_force and passive_fiber_strain_at_one_norm_force; the other
 Thelen-only properties dropped, and optimal_force too: OpenSim's DGF refuses any written
 optimal_force, even the default 1; active_force_width_scale 1.5 on the three elbow flexors, so
-a non-default width scale is compared too, and written 1 on the triceps: `build_muscles`
-refuses a property given for some muscles of a group but not for the others). OpenSim's
+a non-default width scale is compared too, and left out on the triceps, which then take
+OpenSim's default 1 in both codes: `osim.force_reading.TYPE_DEFAULTS`). OpenSim's
 defaults do the rest: fiber_damping 0 (our explicit tendon force refuses damping),
 tendon_compliance_dynamics_mode "explicit", ignore_tendon_compliance false; checked below,
 with `build_muscles(tendon="opensim")` giving "explicit_force".
@@ -103,9 +103,10 @@ def _to_degroote(root):
         for tag in DROPPED:
             for element in muscle.findall(tag):
                 muscle.remove(element)
-        scale = type(muscle)("active_force_width_scale")
-        scale.text = str(WIDTH_SCALE if muscle.get("name") in WIDE else 1.0)
-        muscle.append(scale)
+        if muscle.get("name") in WIDE:   # the triceps leave it out: OpenSim's default 1
+            scale = type(muscle)("active_force_width_scale")
+            scale.text = str(WIDTH_SCALE)
+            muscle.append(scale)
 
 
 class _Arm:

@@ -98,7 +98,12 @@ def test_omitting_an_unknown_name_is_refused():
 def test_tiny_model_loads(tmp_path):
     tiny = osim.load(write_osim(tmp_path, TINY))
     assert tiny.coordinates == ("theta",) and tiny.muscle_names == ("m",)
-    assert tiny.muscles["m"]["opensim_defaults_used"] == ()
+    # the five Muscle properties are in the file; Thelen's own are OpenSim's defaults
+    assert tiny.muscles["m"]["opensim_defaults_used"] == (
+        "activation_time_constant", "deactivation_time_constant", "FmaxTendonStrain",
+        "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af", "Flen",
+        "fv_linear_extrap_threshold", "minimum_activation")
+    assert tiny.muscles["m"]["fmax_tendon_strain"] == 0.04
 
 
 def test_coupled_pair_loads_and_records_its_coupler(tmp_path):

@@ -27,6 +27,8 @@ import myotwin
 from myotwin import osim
 from myotwin.muscle import DeGrooteCurves, MillardCurves, ThelenCurves, equilibrium
 from myotwin.muscle import muscle_outputs
+from myotwin.osim.force_reading import TYPE_DEFAULTS
+from opensim_live import opensim_package
 from osim_synthetic import set_muscle_property, write_osim
 from shared_reference import SHARED, needs
 
@@ -140,3 +142,15 @@ def test_a_millard_muscle_opensim_runs_undamped_is_refused(tmp_path):
         osim.build_muscles(low, tendon="opensim")
     edge = osim.load(write_osim(tmp_path, source, damping("0.001"), "edge.osim"))
     assert osim.build_muscles(edge, tendon="opensim").tendon.value == "damped_fiber_length"
+
+
+def test_the_defaults_of_left_out_properties_are_opensims():
+    """`force_reading.TYPE_DEFAULTS` against the properties of OpenSim 4.6's default-
+    constructed muscles (exact: the same decimal literals), so a muscle that leaves a property
+    out gets what OpenSim gives it and a group whose muscles give different properties
+    builds."""
+    opensim = opensim_package()
+    for tag, defaults in TYPE_DEFAULTS.items():
+        muscle = getattr(opensim, tag)()
+        theirs = {p: float(muscle.getPropertyByName(p).toString()) for p in defaults}
+        assert theirs == defaults, tag

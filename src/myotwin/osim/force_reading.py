@@ -8,6 +8,9 @@ Muscle parameters are recorded under SI names (those of `models.arm26.MUSCLES`),
   `pennation_angle_at_optimal_rad`, `max_contraction_velocity_Lopt_per_s`; a file that omits
   one gets OpenSim's default (Muscle::constructProperties: 1000 N, 0.1 m, 0.2 m, 0 rad,
   10 L_opt/s), and `opensim_defaults_used` lists the XML names that were defaulted;
+* the properties that set a type's physics (`TYPE_DEFAULTS`: time constants, Thelen's shape
+  factors and strains, damping, De Groote's width scale and strains, minimum activation):
+  the file's value, or OpenSim's default (also listed in `opensim_defaults_used`);
 * where present: the other properties of the muscle type (tables below), and for
   Millard2012EquilibriumMuscle its curve objects as `millard_curve_parameters` (curve ->
   parameter -> value, keyword arguments of `muscle.millard2012`'s curve builders; empty,
@@ -50,6 +53,24 @@ _MUSCLE = {
 _MUSCLE_DEFAULTS = {"max_isometric_force": 1000.0, "optimal_fiber_length": 0.1,
                     "tendon_slack_length": 0.2, "pennation_angle_at_optimal": 0.0,
                     "max_contraction_velocity": 10.0}
+#: OpenSim 4.6's defaults of the properties of each muscle type that set its physics (the
+#: values of a default-constructed object; tests/osim/test_osim_muscles.py reads them from
+#: OpenSim): a muscle that leaves one out gets it, so the muscles of a group need not all
+#: give the same properties.
+TYPE_DEFAULTS = {
+    "Thelen2003Muscle": {"activation_time_constant": 0.015, "deactivation_time_constant": 0.05,
+                         "FmaxTendonStrain": 0.04, "FmaxMuscleStrain": 0.6,
+                         "KshapeActive": 0.45, "KshapePassive": 5.0, "Af": 0.25, "Flen": 1.4,
+                         "fv_linear_extrap_threshold": 0.95, "minimum_activation": 0.01},
+    "Millard2012EquilibriumMuscle": {"activation_time_constant": 0.01,
+                                     "deactivation_time_constant": 0.04,
+                                     "fiber_damping": 0.1, "minimum_activation": 0.01},
+    "DeGrooteFregly2016Muscle": {"activation_time_constant": 0.015,
+                                 "deactivation_time_constant": 0.06, "fiber_damping": 0.0,
+                                 "active_force_width_scale": 1.0,
+                                 "passive_fiber_strain_at_one_norm_force": 0.6,
+                                 "tendon_strain_at_one_norm_force": 0.049},
+}
 _ACTIVATION = {
     "activation_time_constant": ("activation_time_constant_s", "number"),
     "deactivation_time_constant": ("deactivation_time_constant_s", "number"),
@@ -139,8 +160,8 @@ def muscle_parameters(node: Node) -> types.MappingProxyType:
     for prop, (key, kind) in table.items():
         if node.find(prop) is not None:
             params[key] = _value(node, prop, kind)
-        elif prop in _MUSCLE_DEFAULTS:
-            params[key] = _MUSCLE_DEFAULTS[prop]
+        elif prop in (defaults := {**_MUSCLE_DEFAULTS, **TYPE_DEFAULTS[node.tag]}):
+            params[key] = defaults[prop]
             defaulted.append(prop)
     params["opensim_defaults_used"] = tuple(defaulted)
     if curves:

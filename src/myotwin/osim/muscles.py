@@ -42,8 +42,6 @@ from myotwin.muscle import build_muscles as _build
 #: OpenSim muscle type -> curve family of `myotwin.muscle.build_muscles`.
 FAMILY = {"Thelen2003Muscle": "thelen2003", "Millard2012EquilibriumMuscle": "millard2012",
           "DeGrooteFregly2016Muscle": "degroote2016"}
-#: OpenSim's Millard2012EquilibriumMuscle fiber_damping when the file gives none.
-MILLARD_DEFAULT_DAMPING = 0.1
 #: OpenSim muscle type -> the tendon model whose state OpenSim integrates (compliant tendon).
 OPENSIM_TENDON = {"Thelen2003Muscle": "fiber_length",
                   "Millard2012EquilibriumMuscle": "damped_fiber_length",
@@ -110,7 +108,7 @@ def _singularity_free(loaded, names: tuple, tendon: str, curves: dict) -> dict:
     which myotwin does not have: refused."""
     if tendon == "damped_fiber_length":
         low = {n: v for n in names
-               if (v := loaded.muscles[n].get("fiber_damping", MILLARD_DEFAULT_DAMPING)) < 1e-3}
+               if (v := loaded.muscles[n]["fiber_damping"]) < 1e-3}
         if low:
             raise ValueError(f"{loaded.source}: fiber_damping {low} is below 1e-3, where OpenSim "
                              "switches Millard2012EquilibriumMuscle to its undamped (classic "
