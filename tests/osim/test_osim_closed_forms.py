@@ -3,11 +3,10 @@
 * Tug_of_War.osim (SliderJoint, two Thelen muscles with straight paths): muscle lengths along
   the slide vs |p_insertion(q) - p_origin| (1e-12 m: the same few float64 operations in
   another order); Tug_of_War_Millard.osim loads as Millard muscles with the same geometry.
-* double_pendulum.osim (two PinJoints, two CoordinateActuators) with inertias given to its
-  rods (the file's rods are point masses, which the engine refuses; the unchanged file's error
-  is tested in test_osim_errors.py): mass matrix and gravity generalized force vs the planar
-  closed form (1e-12, in kg m^2 and N m: roundoff on O(1) numbers), actuator gears and
-  control ranges.
+* double_pendulum.osim (two PinJoints, two CoordinateActuators) as it is (its rods are point
+  masses: zero inertia, engine/point_mass.py) and with inertias given to its rods: mass matrix
+  and gravity generalized force vs the planar closed form (1e-12, in kg m^2 and N m: roundoff
+  on O(1) numbers), actuator gears and control ranges.
 * A synthetic model with rotated joint frames (a PinJoint whose frames both carry X-Y-Z
   orientations, a full inertia with products, and a CustomJoint slide along a tilted axis):
   mass matrix and gravity force vs the rigid-body closed form I_axis = a.I_c.a +
@@ -221,6 +220,16 @@ def test_double_pendulum_dynamics_vs_closed_form(tmp_path):
     assert dict(pend.actuators["Torq1"])["control_range"] == (-3.0, 4.0)
     assert dict(pend.actuators["Torq2"]) == {"coordinate": "q2", "gear": 7.0,
                                              "control_range": (-np.inf, np.inf)}
+
+
+def test_double_pendulum_point_masses_vs_closed_form():
+    path = _needs(MODELS / "double_pendulum.osim")
+    pend = osim.load(path)
+    assert pend.coordinates == ("q1", "q2")
+    np.testing.assert_array_equal(np.asarray(pend.model.body_inertia), 0.0)
+    qs = np.array([[0.0, 0.0], [0.4, -1.1], [-2.0, 2.5], [3.0, 0.7]])
+    _compare_dynamics(path, qs, *_mass_and_gravity(pend.model)(jnp.asarray(qs)),
+                      _pendulum_closed_form)
 
 
 def _reverse_sets(root):

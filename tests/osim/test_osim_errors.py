@@ -3,7 +3,7 @@ element's tag and name, and the offending value (docs/osim.md, "Rejected").
 
 Reference models: leg6dof9musc.osim loads (its CoordinateCouplerConstraint eliminated, its
 welded toes merged; against OpenSim in test_osim_coupler_constraint.py), double_pendulum.osim
-(point-mass rods); arm26.osim loads with its ellipsoids (and refuses
+with one point-mass rod moved onto its pin's axis (singular mass matrix); arm26.osim loads with its ellipsoids (and refuses
 a typo in `omit`); gait10dof18musc.osim and its subject01 load with their MovingPathPoints (and
 refuse one whose sockets name two coordinates). Synthetic files: `osim_synthetic.TINY` (which
 loads) changed in one place each, and TINY with `coupled_pair` (a second body whose coordinate
@@ -83,9 +83,17 @@ def test_gait_moving_point_on_two_coordinates_is_refused(tmp_path):
              "must name the same coordinate", "'/jointset/hip_r/hip_flexion_r'")
 
 
-def test_double_pendulum_point_masses_are_refused():
-    _refused(_needs("double_pendulum.osim"), "Body 'rod1'", "<mass>1</mass>",
-             "<inertia>0 0 0 0 0 0</inertia>", "point mass")
+def test_point_mass_on_its_pin_axis_is_refused(tmp_path):
+    """double_pendulum.osim's rods are point masses (loaded: test_osim_closed_forms.py); with
+    rod2's mass moved onto pin2's axis, q2 has no inertia and the mass matrix is singular."""
+    text = _needs("double_pendulum.osim").read_text()
+    body = text.index('<Body name="rod2">')
+    at = text.index("<mass_center>0 0 0</mass_center>", body)
+    path = tmp_path / "pendulum_on_axis.osim"
+    path.write_text(text[:at] + "<mass_center>0 0.5 0</mass_center>"
+                    + text[at + len("<mass_center>0 0 0</mass_center>"):])
+    _refused(path, "Model 'double_pendulum'", "point masses ['rod1', 'rod2']", "singular",
+             "joints ['q2']")
 
 
 def test_omitting_an_unknown_name_is_refused():

@@ -53,7 +53,9 @@ def cmd_forward(args: argparse.Namespace) -> int:
     controls = read_storage(args.controls) if args.controls else None
     loaded = osim.load(args.file, omit=tuple(args.omit))
     if not loaded.muscle_names:
-        raise ValueError(f"{args.file}: the model has no muscles to drive")
+        raise ValueError(f"{args.file}: the model has no muscles to drive (osim forward "
+                         "simulates muscles; simulate a skeleton without them with "
+                         "myotwin.engine on osim.load(FILE).model)")
     inputs = Inputs(loaded, excitation, controls)
     msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon=args.tendon),
                                    coupling=args.coupling, coordinates=loaded.coupling)

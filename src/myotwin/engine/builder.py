@@ -41,6 +41,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from myotwin.engine.model import JointType, Model, compile_model
+from myotwin.engine.point_mass import NUMERIC_PREFIX as POINT_MASS_PREFIX
+from myotwin.engine.point_mass import STAND_IN_INERTIA_KGM2 as POINT_MASS_INERTIA
 
 WORLD = "world"
 _QUAT_NORM_TOL = 1e-6  # |‖q‖ - 1| accepted; MuJoCo normalises quaternions when compiling
@@ -126,6 +128,8 @@ def _principal_moments(what: str, mass: float, inertia) -> np.ndarray:
             raise ValueError(f"{what}: a massless body (mass=0) must have zero inertia, got "
                              f"{inertia!r}")
         return moments
+    if not np.any(arr):
+        return moments  # a point mass
     if np.min(moments) <= 0.0:
         raise ValueError(f"{what}: inertia {inertia!r} is not positive definite (principal "
                          f"moments {moments.tolist()} kg m^2)")
@@ -241,7 +245,9 @@ class ModelBuilder:
 
         mass (kg), com (3,) m in the body frame, inertia about the COM: (3,) principal moments
         in the frame `inertia_quat` (default identity) or (6,) full (Ixx, Iyy, Izz, Ixy, Ixz,
-        Iyz) in the body frame, kg m^2. mass=0 with inertia None is a massless body.
+        Iyz) in the body frame, kg m^2. mass=0 with inertia None is a massless body; mass > 0
+        with an all-zero inertia is a point mass (point_mass.py: MuJoCo's compiler sees a
+        stand-in inertia, the engine's Model zero).
         inertia_from_geoms=True: leave mass/com/inertia unset and let MuJoCo compute them from
         this body's geoms (their `density` or `mass`).
         """
@@ -268,10 +274,17 @@ class ModelBuilder:
             if full and inertia_quat is not None:
                 raise ValueError(f"{what}: inertia_quat is only for principal moments (3,); a "
                                  "full inertia (6,) already carries its orientation")
+            point_mass = mass > 0.0 and not np.any(inertia)  # point_mass.py
+            if point_mass:
+                marker = self._new_name("numeric", f"{POINT_MASS_PREFIX}{name}")
+                inertia, full, inertia_quat = np.full(3, POINT_MASS_INERTIA), False, None
             inertial = _attrs(
                 pos=_vector(what, "com", com, 3),
                 quat=None if inertia_quat is None else _quat(what, "inertia_quat", inertia_quat),
                 mass=mass, **{"fullinertia" if full else "diaginertia": np.asarray(inertia)})
+            if point_mass:
+                self._names["numeric"].add(marker)
+                self._numerics.append(("numeric", _attrs(name=marker, data=POINT_MASS_INERTIA)))
         self._bodies[name] = _Body(name, parent, attrs, inertial)
         parent_body.children.append(name)
         return name

@@ -24,6 +24,8 @@ Contact: sphere/capsule-plane pairs that MuJoCo would collide compile into `Mode
 (contact.py, smooth OpenSim-style law); other colliding pairs are listed in
 `dynamics_unsupported`; geoms that never collide are ignored. Rejected at load: equality
 constraints, mocap bodies, gravity compensation (`gravcomp`), a free joint sharing its body.
+Point masses (bodies with zero inertia, which MuJoCo's compiler refuses) compile from a
+stand-in inertia and a `point_mass:<body>` custom numeric (point_mass.py).
 """
 
 from __future__ import annotations
@@ -348,7 +350,10 @@ def compile_model(mj_model) -> Model:
     ctrl_limited = np.asarray(m.actuator_ctrllimited, dtype=bool)
     if dsbl & mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL:
         ctrl_limited = np.zeros_like(ctrl_limited)
-    return Model(
+    from myotwin.engine.point_mass import point_mass_bodies, with_point_masses
+
+    point_masses = point_mass_bodies(m)
+    model = Model(
         body_pos=_f64(m.body_pos),
         body_quat=_f64(m.body_quat),
         body_mass=_f64(m.body_mass),
@@ -400,6 +405,7 @@ def compile_model(mj_model) -> Model:
         paths=(paths := _compile_spatial_paths(m)),
         muscle_mass=_compile_muscle_mass(m, paths),
     )
+    return with_point_masses(model, m, point_masses)
 
 
 def _compile_muscle_mass(m, paths: PathSet | None) -> MuscleMass | None:

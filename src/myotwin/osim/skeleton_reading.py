@@ -117,7 +117,8 @@ def read_ground(node: Node, omissions: Omissions, omitted: set[str]):
 def read_body(node: Node, omissions: Omissions, omitted: set[str]):
     """A Body: mass properties (required) and wrap objects (cylinders, obstacles,
     ellipsoids). A point mass (mass > 0, inertia 0) is accepted here; `to_builders` merges it
-    into its parent if it is welded and refuses it otherwise."""
+    into its parent if it is welded and builds it as a point mass otherwise
+    (engine/point_mass.py)."""
     if node.tag != "Body":
         raise node.error(f"{node.tag} is not supported in a BodySet (only Body)")
     node.check_children(_BODY_PROPERTIES)

@@ -143,13 +143,6 @@ def skeleton(doc: Document) -> ModelBuilder:
     for joint in doc.joints:
         body = bodies[joint.child.body]
         pos, quat = child_body_pose(joint.parent, joint.child)
-        if body.mass > 0.0 and not any(body.inertia):
-            raise Where(doc.file_name, "Body", body.name).error(
-                f"a point mass (<mass>{body.mass:g}</mass> with <inertia>"
-                f"{' '.join(f'{v:g}' for v in body.inertia)}</inertia>) on a moving joint "
-                f"({joint.tag} '{joint.name}') is not supported: the engine's compiler "
-                "(MuJoCo) needs a positive-definite inertia for a body with mass (a welded "
-                "point mass is merged into its parent)")
         with builder_errors(Where(doc.file_name, "Body", body.name)):
             b.add_body(body.name, joint.parent.body, pos=pos, quat=quat,
                        **_mass_properties(body))
