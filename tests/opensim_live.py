@@ -2,7 +2,8 @@
 
 `opensim_package()` imports it, or skips the calling module saying why, and stops OpenSim
 writing opensim.log into the working directory. `run_inverse_dynamics_tool` runs OpenSim's
-InverseDynamicsTool with its output printed to 16 digits (OpenSim's default is 8).
+InverseDynamicsTool with its output printed to 16 digits (OpenSim's default is 8), and
+`run_inverse_kinematics_tool` its InverseKinematicsTool so.
 `forward_final_state` runs OpenSim's forward simulation with every muscle at one excitation.
 """
 
@@ -18,6 +19,16 @@ def opensim_package():
                                "to compare with")
     osim.Logger.removeFileSink()
     return osim
+
+
+def _run_printing_16_digits(osim, tool) -> None:
+    """tool.run() with OpenSim's output files printed to 16 digits (its default is 8)."""
+    precision = osim.IO.GetPrecision()
+    osim.IO.SetPrecision(16)
+    try:
+        tool.run()
+    finally:
+        osim.IO.SetPrecision(precision)
 
 
 def run_inverse_dynamics_tool(out_dir: Path, model: Path, coordinates: Path,
@@ -41,13 +52,35 @@ def run_inverse_dynamics_tool(out_dir: Path, model: Path, coordinates: Path,
     tool.setExcludedForces(excluded)
     tool.setResultsDir(str(out_dir))
     tool.setOutputGenForceFileName(file_name)
-    precision = osim.IO.GetPrecision()
-    osim.IO.SetPrecision(16)
-    try:
-        tool.run()
-    finally:
-        osim.IO.SetPrecision(precision)
+    _run_printing_16_digits(osim, tool)
     return read_storage(Path(out_dir) / file_name)
+
+
+def run_inverse_kinematics_tool(out_dir: Path, model: Path, markers: Path, tasks: Path | None,
+                                start_s: float, end_s: float, accuracy: float,
+                                file_name: str = "opensim_ik.mot"):
+    """OpenSim's InverseKinematicsTool on `markers` (.trc) with the IKTaskSet file `tasks`
+    (None: the tool's default, every marker at weight 1) at `accuracy`, its output printed to
+    16 digits; returns (the coordinates table, the marker errors table) it wrote
+    (`myotwin.osim.storage.Storage`; the coordinates in degrees where OpenSim's are)."""
+    from myotwin.osim.storage import read_storage
+
+    osim = opensim_package()
+    tool = osim.InverseKinematicsTool()
+    opensim_model = osim.Model(str(model))   # held here: the tool does not own it
+    tool.setModel(opensim_model)
+    tool.setMarkerDataFileName(str(markers))
+    if tasks is not None:
+        tool.set_IKTaskSet(osim.IKTaskSet(str(tasks)))
+    tool.set_accuracy(accuracy)
+    tool.setStartTime(start_s)
+    tool.setEndTime(end_s)
+    tool.setResultsDir(str(out_dir))
+    tool.setOutputMotionFileName(str(Path(out_dir) / file_name))
+    tool.set_report_errors(True)
+    _run_printing_16_digits(osim, tool)
+    return (read_storage(Path(out_dir) / file_name),
+            read_storage(Path(out_dir) / "_ik_marker_errors.sto"))
 
 
 def forward_final_state(model: Path, excitation: float, t_end_s: float, accuracy: float):

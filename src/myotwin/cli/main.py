@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     from myotwin.cli.osim_inverse_dynamics import add_parser as add_inverse_dynamics_parser
 
     add_inverse_dynamics_parser(cmds)
+    from myotwin.cli.osim_inverse_kinematics import add_parser as add_inverse_kinematics_parser
+
+    add_inverse_kinematics_parser(cmds)
     return parser
 
 

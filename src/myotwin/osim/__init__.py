@@ -17,7 +17,9 @@ and `constraints` reads CoordinateCouplerConstraints, whose dependent coordinate
 eliminates through the same coupling (`OsimModel.coupled_coordinates`).
 Tools: `forward` (`myotwin osim forward`), `inverse_dynamics` (`myotwin osim
 inverse-dynamics`, with `signals` and `external_loads` preparing its inputs as OpenSim's
-InverseDynamicsTool does); `storage` reads and writes .sto/.mot tables.
+InverseDynamicsTool does), `inverse_kinematics` (`myotwin osim inverse-kinematics`, with
+`markers`, `trc` and `ik_tasks` reading its inputs); `storage` reads and writes .sto/.mot
+tables.
 Anything outside the subset is an `OsimError` naming the file, the element and the value;
 nothing is dropped or approximated silently (`omit=` leaves named elements out on request).
 """
@@ -28,10 +30,14 @@ from myotwin.osim.external_loads import (ExternalLoads, evaluate_external_loads,
 from myotwin.osim.functions import OsimFunction, evaluate, read_function
 from myotwin.osim.inverse_dynamics import (generalized_forces, load_plan, prepared_motion,
                                            reduced_generalized_forces)
+from myotwin.osim.ik_tasks import IKTasks, read_ik_tasks
 from myotwin.osim.loader import CoupledCoordinate, OsimModel, load
+from myotwin.osim.markers import Marker, read_markers
 from myotwin.osim.muscles import build_muscles
+from myotwin.osim.trc import MarkerTrajectories, read_trc, write_trc
 
-__all__ = ["CoupledCoordinate", "ExternalLoads", "OsimError", "OsimFunction", "OsimModel",
-           "build_muscles", "evaluate", "evaluate_external_loads", "generalized_forces", "load",
-           "load_plan", "prepared_motion", "read_external_loads", "read_function",
-           "reduced_generalized_forces"]
+__all__ = ["CoupledCoordinate", "ExternalLoads", "IKTasks", "Marker", "MarkerTrajectories",
+           "OsimError", "OsimFunction", "OsimModel", "build_muscles", "evaluate",
+           "evaluate_external_loads", "generalized_forces", "load", "load_plan",
+           "prepared_motion", "read_external_loads", "read_function", "read_ik_tasks",
+           "read_markers", "read_trc", "reduced_generalized_forces", "write_trc"]

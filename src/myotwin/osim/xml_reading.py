@@ -47,6 +47,13 @@ def _model_node(root: ET.Element, file_name: str) -> Node:
                             "an OpenSim 3 (or older) file (OpenSim 4 files have 40000 or more)")
 
 
+def model_node(path) -> Node:
+    """The checked `Model` element of the .osim file at `path` (for readers of parts the
+    loader reads past, e.g. `markers.read_markers`)."""
+    path = Path(path)
+    return _model_node(_parse(path, path.name), path.name)
+
+
 def _check_units(model: Node) -> None:
     for field, accepted in _UNITS.items():
         value = model.text(field, accepted[0])
