@@ -44,7 +44,7 @@ def simulate_exudyn(*, mass_kg, com_m, inertia_com, attach_m, length_m, n_elemen
     g = [0.0, -9.81, 0.0]
     ground = mbs.AddObject(ObjectGround(referencePosition=[0, 0, 0]))
     n_link = mbs.AddNode(NodeRigidBody2D(referenceCoordinates=[com_m, 0.0, 0.0]))
-    link = mbs.AddObject(ObjectRigidBody2D(physicsMass=mass_kg, physicsInertia=inertia_com,
+    link = mbs.AddObject(ObjectRigidBody2D(mass=mass_kg, inertia=inertia_com,
                                            nodeNumber=n_link))
     m_ground = mbs.AddMarker(MarkerBodyPosition(bodyNumber=ground, localPosition=[0, 0, 0]))
     m_hinge = mbs.AddMarker(MarkerBodyPosition(bodyNumber=link, localPosition=[-com_m, 0, 0]))
@@ -56,8 +56,8 @@ def simulate_exudyn(*, mass_kg, com_m, inertia_com, attach_m, length_m, n_elemen
              for i in range(n_elements + 1)]
     for i in range(n_elements):
         cable = mbs.AddObject(ObjectANCFCable2D(
-            physicsLength=h, physicsMassPerLength=mass_per_length,
-            physicsBendingStiffness=ei_Nm2, physicsAxialStiffness=ea_N,
+            length=h, massPerLength=mass_per_length,
+            bendingStiffness=ei_Nm2, axialStiffness=ea_N,
             nodeNumbers=[nodes[i], nodes[i + 1]]))
         mbs.AddLoad(LoadMassProportional(
             markerNumber=mbs.AddMarker(MarkerBodyMass(bodyNumber=cable)), loadVector=g))
@@ -77,8 +77,8 @@ def simulate_exudyn(*, mass_kg, com_m, inertia_com, attach_m, length_m, n_elemen
     settings.timeIntegration.newton.relativeTolerance = 1e-10
     settings.timeIntegration.newton.absoluteTolerance = 1e-12
     settings.timeIntegration.verboseMode = 0
-    settings.solutionSettings.writeSolutionToFile = False
-    settings.solutionSettings.sensorsWritePeriod = dt_s
+    settings.solution.file.write = False
+    settings.solution.sensors.writePeriod = dt_s
     exu.SolveDynamic(mbs, settings)
     data = np.asarray(mbs.GetSensorStoredData(sensor))
     data0 = np.asarray(mbs.GetSensorStoredData(sensor0))
