@@ -17,7 +17,7 @@ InverseKinematicsTool run here on the same files, its output printed to 16 digit
 Tolerances: OpenSim's tool runs at accuracy 1e-10, ours at 1e-14 (near the exact minimiser).
 The marker cost is flat near its minimum (in gait10dof18musc a cost converged to 1e-10 leaves
 q ~1e-6 rad from the minimiser), so q agrees to TOL_Q_RAD = 2e-7 rad (observed: arm26 1.0e-9,
-gait 2.4e-8, leg6dof9musc 7.6e-8 away from the knee's bound) and the marker errors to 1e-7 m
+gait 2.0e-8, leg6dof9musc 7.6e-8 away from the knee's bound) and the marker errors to 1e-7 m
 (2e-7 rad on a 0.5 m lever; observed 3e-11, 5e-10, 6e-9 m).
 """
 

@@ -20,7 +20,7 @@ positions m_i (`trc.py`, in metres), and the coordinate tasks (q_j toward a valu
   clamped coordinate's q to its range); the others are free.
 * Solver: SciPy's trust-region reflective least squares (`scipy.optimize.least_squares`,
   bounds for the clamped coordinates) on the residual vector sqrt(w) (x(q) - m), with its
-  Jacobian by JAX (forward mode through the engine's kinematics); the first frame starts from
+  Jacobian from the engine's point Jacobians of the markers; the first frame starts from
   the model's default pose (clipped into the bounds), each later frame from the previous
   solution, as OpenSim's assemble-then-track. Converged to `accuracy` (relative change of
   the cost and of q, SciPy's ftol / xtol / gtol; default 1e-12, much finer than OpenSim's
@@ -46,11 +46,12 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.optimize import least_squares
 
-from myotwin.engine.coupling import full_positions
+from myotwin.engine.coupling import full_jacobian, full_positions
 from myotwin.osim.forward import dependent_coordinates
 from myotwin.osim.ik_tasks import IKTasks, read_ik_tasks
 from myotwin.osim.loader import OsimModel, load
-from myotwin.osim.markers import MarkerPlacement, placement, positions, read_markers
+from myotwin.osim.markers import (MarkerPlacement, placement, positions,
+                                  positions_and_jacobian, read_markers)
 from myotwin.osim.storage import StorageWriter
 from myotwin.osim.trc import MarkerTrajectories, read_trc
 
@@ -145,11 +146,15 @@ def _coordinate_task(loaded: OsimModel, task, source: str):
 
 
 def residual_function(loaded: OsimModel, prob: Problem):
-    """Jitted (residual, jacobian) of q, targets (n_used, 3) m, present (n_used,) 0/1."""
+    """Jitted (residual, jacobian) of q, targets (n_used, 3) m, present (n_used,) 0/1; the
+    Jacobian from the engine's point Jacobians (`markers.positions_and_jacobian`) times the
+    coupling's dq_f/dq."""
     model, coupling = loaded.model, loaded.coupling
     w_marker = jnp.sqrt(jnp.asarray(prob.marker_weight))
     w_task = jnp.sqrt(jnp.asarray(prob.task_weight))
     task_index, task_value = prob.task_index, jnp.asarray(prob.task_value)
+    n_q = len(loaded.coordinates)
+    task_rows = (jnp.eye(n_q)[task_index] if task_index.size else jnp.zeros((0, n_q)))
 
     def residual(q, targets, present):
         q_f = q if coupling is None else full_positions(coupling, q)
@@ -157,7 +162,16 @@ def residual_function(loaded: OsimModel, prob: Problem):
         markers = (w_marker * present)[:, None] * gap
         return jnp.concatenate([markers.reshape(-1), w_task * (q[task_index] - task_value)])
 
-    return jax.jit(residual), jax.jit(jax.jacfwd(residual))
+    def jacobian(q, targets, present):
+        del targets
+        q_f = q if coupling is None else full_positions(coupling, q)
+        jac = positions_and_jacobian(model, prob.place, q_f)[1]
+        if coupling is not None:
+            jac = jac @ full_jacobian(coupling, q)
+        markers = (w_marker * present)[:, None, None] * jac
+        return jnp.concatenate([markers.reshape(-1, n_q), w_task[:, None] * task_rows])
+
+    return jax.jit(residual), jax.jit(jacobian)
 
 
 def solve_frames(loaded: OsimModel, prob: Problem, trial: MarkerTrajectories, frames,

@@ -21,7 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.kinematics import forward_kinematics
+from myotwin.engine.jacobian import point_tangents
+from myotwin.engine.kinematics import kinematics
 from myotwin.osim.skeleton_reading import body_path
 from myotwin.osim.xml_reading import model_node
 from myotwin.osim.xml_values import Node
@@ -85,8 +86,22 @@ def placement(markers, body_names, source: str) -> MarkerPlacement:
                                     ).reshape(-1, 3))
 
 
+def _positions(kin, place: MarkerPlacement) -> jax.Array:
+    body = np.asarray(place.body, dtype=np.int64)
+    return (kin.body_pos_world[body]
+            + jnp.einsum("mij,mj->mi", kin.body_rot_world[body], jnp.asarray(place.location_m)))
+
+
 def positions(model, place: MarkerPlacement, q_f: jax.Array) -> jax.Array:
     """(n_markers, 3) marker positions (m, ground frame) at the engine's q_f."""
-    xpos, xmat = forward_kinematics(model, q_f)
-    body = np.asarray(place.body, dtype=np.int64)
-    return xpos[body] + jnp.einsum("mij,mj->mi", xmat[body], jnp.asarray(place.location_m))
+    return _positions(kinematics(model, q_f), place)
+
+
+def positions_and_jacobian(model, place: MarkerPlacement,
+                           q_f: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(positions (n_markers, 3) m, d positions / d qd (n_markers, 3, n_v)) at q_f: the
+    engine's point Jacobians (mj_jac) of the markers' world points on their bodies."""
+    kin = kinematics(model, q_f)
+    x = _positions(kin, place)
+    tangents = point_tangents(model, kin, x, np.asarray(place.body, dtype=np.int64))
+    return x, jnp.transpose(tangents, (1, 2, 0))
