@@ -175,10 +175,11 @@ def residual_function(loaded: OsimModel, prob: Problem):
 
 
 def solve_frames(loaded: OsimModel, prob: Problem, trial: MarkerTrajectories, frames,
-                 q_start, accuracy: float = DEFAULT_ACCURACY):
+                 q_start, accuracy: float = DEFAULT_ACCURACY, functions=None):
     """Yield (frame, q, result) for each frame index in `frames`, each started from the
-    previous solution (the first from q_start); result is SciPy's OptimizeResult."""
-    fun, jac = residual_function(loaded, prob)
+    previous solution (the first from q_start); result is SciPy's OptimizeResult.
+    functions: `residual_function(loaded, prob)`, compiled already (None: made here)."""
+    fun, jac = residual_function(loaded, prob) if functions is None else functions
     q = np.clip(np.asarray(q_start, dtype=np.float64), prob.lower, prob.upper)
     for frame in frames:
         measured = trial.positions_m[frame][prob.marker_column]
