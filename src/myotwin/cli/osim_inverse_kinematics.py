@@ -19,12 +19,12 @@ def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
 
     configure_jax()   # entry point: float64
     from myotwin.cli.main import print_json
-    from myotwin.osim.inverse_kinematics import run
+    from myotwin.osim.inverse_kinematics import DEFAULT_ACCURACY, run
 
+    accuracy = DEFAULT_ACCURACY if args.accuracy is None else args.accuracy
     try:
         summary = run(args.file, args.markers, args.out, tasks_path=args.tasks,
-                      start_time_s=args.start_s, end_time_s=args.end_s,
-                      accuracy=args.accuracy)
+                      start_time_s=args.start_s, end_time_s=args.end_s, accuracy=accuracy)
     except FloatingPointError as err:
         print(f"myotwin: {err}", file=sys.stderr)
         return 3
@@ -33,8 +33,6 @@ def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
 
 
 def add_parser(cmds) -> None:
-    from myotwin.osim.inverse_kinematics import DEFAULT_ACCURACY
-
     p = cmds.add_parser("inverse-kinematics", help="coordinates of FILE that best fit the "
                         "markers of --markers, frame by frame (OpenSim's "
                         "InverseKinematicsTool); writes inverse_kinematics.mot, "
@@ -47,7 +45,7 @@ def add_parser(cmds) -> None:
                    "marker the .trc has, weight 1)")
     p.add_argument("--start-s", type=float, default=float("-inf"), help="first time (s)")
     p.add_argument("--end-s", type=float, default=float("inf"), help="last time (s)")
-    p.add_argument("--accuracy", type=float, default=DEFAULT_ACCURACY, help="convergence "
-                   "tolerance of each frame's least squares (relative change of cost and q; "
-                   f"default {DEFAULT_ACCURACY:g})")
+    p.add_argument("--accuracy", type=float, default=None, help="convergence tolerance of "
+                   "each frame's least squares (relative change of cost and q; default "
+                   "osim.inverse_kinematics.DEFAULT_ACCURACY, 1e-12)")
     p.add_argument("--out", required=True, help="output directory")
