@@ -44,6 +44,11 @@ def test_check_reports_arm26_with_and_without_its_ellipsoids(capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["omitted"] == []
     assert report["muscles"]["BIClong"]["path"] == "opensim"   # over its ellipsoid
+    # the MarkerSet as written (arm26.osim: r_acromion on the base, 0.17 m out in z)
+    assert {n: m["body"] for n, m in report["markers"].items()} == {
+        "r_acromion": "base", "r_humerus_epicondyle": "r_humerus",
+        "r_radius_styloid": "r_ulna_radius_hand"}
+    assert report["markers"]["r_acromion"]["location_m"] == [-0.01256, 0.04, 0.17]
     assert main(["osim", "check", str(path), "--omit", "TRIlonghh", "BIClonghh"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["omitted"] == ["TRIlonghh", "BIClonghh"]

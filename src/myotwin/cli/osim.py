@@ -3,7 +3,8 @@ becomes of it (`myotwin.osim.load`, docs/osim.md).
 
 Prints JSON: the coordinates in the engine's q order with their ranges and default values,
 the muscles (type, path kind: a MuJoCo tendon for fixed points only, an OpenSim path with
-conditional or moving points or wraps), the CoordinateActuators, the omitted elements; with --lengths
+conditional or moving points or wraps), the CoordinateActuators, the omitted elements, the
+markers (body and location, for `myotwin osim inverse-kinematics`); with --lengths
 also each muscle's length (m) and moment arms (m, r = -dL/dq, per coordinate) at the
 coordinates' default values, to compare with OpenSim's plots. An element outside the
 supported subset is reported in one line naming the file, the element and the value (exit
@@ -55,6 +56,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         "merged_bodies": dict(loaded.merged_bodies),
         "omitted": list(loaded.omitted),
     }
+    try:   # markers are read only by inverse kinematics: one outside its subset is reported
+        report["markers"] = {m.name: {"body": m.body, "location_m": list(m.location_m)}
+                             for m in osim.read_markers(args.file)}
+    except osim.OsimError as err:
+        report["markers_refused"] = str(err)
     if args.lengths and loaded.muscle_names:
         q = jnp.asarray([loaded.coordinate_default_values[n] for n in loaded.coordinates],
                         dtype=jnp.float64)
