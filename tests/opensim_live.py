@@ -3,7 +3,8 @@
 `opensim_package()` imports it, or skips the calling module saying why, and stops OpenSim
 writing opensim.log into the working directory. `run_inverse_dynamics_tool` runs OpenSim's
 InverseDynamicsTool with its output printed to 16 digits (OpenSim's default is 8), and
-`run_inverse_kinematics_tool` its InverseKinematicsTool so.
+`run_inverse_kinematics_tool` its InverseKinematicsTool so; `run_static_optimization` runs its
+StaticOptimization analysis (AnalyzeTool with a coordinates file).
 `forward_final_state` runs OpenSim's forward simulation with every muscle at one excitation.
 """
 
@@ -81,6 +82,46 @@ def run_inverse_kinematics_tool(out_dir: Path, model: Path, markers: Path, tasks
     _run_printing_16_digits(osim, tool)
     return (read_storage(Path(out_dir) / file_name),
             read_storage(Path(out_dir) / "_ik_marker_errors.sto"))
+
+
+_ANALYZE_SETUP = """<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40000"><AnalyzeTool name="so">
+  <model_file>{model}</model_file><results_directory>{out}</results_directory>
+  <initial_time>{start}</initial_time><final_time>{end}</final_time>
+  <solve_for_equilibrium_for_auxiliary_states>false</solve_for_equilibrium_for_auxiliary_states>
+  <AnalysisSet name="Analyses"><objects>
+    <StaticOptimization name="StaticOptimization"><on>true</on>
+      <start_time>{start}</start_time><end_time>{end}</end_time><step_interval>1</step_interval>
+      <use_model_force_set>true</use_model_force_set>
+      <activation_exponent>{exponent}</activation_exponent>
+      <use_muscle_physiology>{physiology}</use_muscle_physiology>
+      <optimizer_convergence_criterion>{convergence}</optimizer_convergence_criterion>
+      <optimizer_max_iterations>1000</optimizer_max_iterations>
+    </StaticOptimization>
+  </objects><groups /></AnalysisSet>
+  <coordinates_file>{coordinates}</coordinates_file>
+  <lowpass_cutoff_frequency_for_coordinates>{cutoff}</lowpass_cutoff_frequency_for_coordinates>
+</AnalyzeTool></OpenSimDocument>
+"""
+
+
+def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutoff_hz: float,
+                            start_s: float, end_s: float, exponent: float = 2.0,
+                            use_muscle_physiology: bool = True, convergence: float = 1e-10):
+    """OpenSim's StaticOptimization analysis run by its AnalyzeTool (a setup file written
+    into `out_dir`) on `coordinates`; returns its (activation, force) tables
+    (`myotwin.osim.storage.Storage`)."""
+    from myotwin.osim.storage import read_storage
+
+    osim = opensim_package()
+    setup = Path(out_dir) / "opensim_so_setup.xml"
+    setup.write_text(_ANALYZE_SETUP.format(
+        model=model, out=out_dir, start=start_s, end=end_s, exponent=exponent,
+        physiology=str(use_muscle_physiology).lower(), convergence=convergence,
+        coordinates=coordinates, cutoff=cutoff_hz))
+    _run_printing_16_digits(osim, osim.AnalyzeTool(str(setup)))
+    return tuple(read_storage(Path(out_dir) / f"so_StaticOptimization_{kind}.sto")
+                 for kind in ("activation", "force"))
 
 
 def forward_final_state(model: Path, excitation: float, t_end_s: float, accuracy: float):

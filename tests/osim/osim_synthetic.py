@@ -210,3 +210,29 @@ def welded_tip(root: ET.Element, inertia: str = "0 0 0.0009 0 0 0") -> None:
         "</socket_parent><translation>0.02 -0.5 0.01</translation>"
         "<orientation>0.4 -0.3 0.9</orientation></PhysicalOffsetFrame></frames></WeldJoint>"))
     set_text(root, ".//PathPoint[@name='m-P2']/socket_parent_frame", "/bodyset/tip")
+
+
+#: arm26's Thelen2003Muscles as DeGrooteFregly2016Muscles (`to_degroote`): Thelen-only
+#: properties dropped (and optimal_force: OpenSim's DGF refuses any written one), the two
+#: strains carried over under De Groote's names, a non-default active_force_width_scale on the
+#: elbow flexors (the triceps take OpenSim's default 1). test_osim_degroote_vs_opensim.py
+#: explains each choice.
+DEGROOTE_DROPPED = ("KshapeActive", "KshapePassive", "Af", "Flen", "optimal_force")
+DEGROOTE_CARRIED = {"FmaxTendonStrain": "tendon_strain_at_one_norm_force",
+                    "FmaxMuscleStrain": "passive_fiber_strain_at_one_norm_force"}
+DEGROOTE_WIDE = ("BIClong", "BICshort", "BRA")
+DEGROOTE_WIDTH_SCALE = 1.5
+
+
+def to_degroote(root: ET.Element) -> None:
+    """Every Thelen2003Muscle of `root` made a DeGrooteFregly2016Muscle (above)."""
+    for muscle in root.iter("Thelen2003Muscle"):
+        muscle.tag = "DeGrooteFregly2016Muscle"
+        for old, new in DEGROOTE_CARRIED.items():
+            muscle.find(old).tag = new
+        for tag in DEGROOTE_DROPPED:
+            for element in muscle.findall(tag):
+                muscle.remove(element)
+        if muscle.get("name") in DEGROOTE_WIDE:
+            scale = ET.SubElement(muscle, "active_force_width_scale")
+            scale.text = str(DEGROOTE_WIDTH_SCALE)

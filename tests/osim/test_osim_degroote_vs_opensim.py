@@ -64,7 +64,7 @@ from myotwin import osim
 from myotwin.muscle.musculotendon import muscle_outputs, tendon_state_derivative
 from myotwin.musculoskeletal.paths import path_state
 from opensim_live import opensim_package, set_pose
-from osim_synthetic import write_osim
+from osim_synthetic import DEGROOTE_WIDE, DEGROOTE_WIDTH_SCALE, to_degroote, write_osim
 from shared_reference import SHARED, needs
 
 opensim = opensim_package()
@@ -87,28 +87,6 @@ TOL_FORCE = 1e-10        # normalized force (module docstring)
 TOL_LENGTH_M = 1e-12
 TOL_RATE_REL = 1e-12
 H_FD_S = 1e-6            # central difference of OpenSim's length along qd
-DROPPED = ("KshapeActive", "KshapePassive", "Af", "Flen", "optimal_force")  # see docstring
-CARRIED = {"FmaxTendonStrain": "tendon_strain_at_one_norm_force",
-           "FmaxMuscleStrain": "passive_fiber_strain_at_one_norm_force"}
-WIDE = ("BIClong", "BICshort", "BRA")
-WIDTH_SCALE = 1.5
-
-
-def _to_degroote(root):
-    """Every Thelen2003Muscle made a DeGrooteFregly2016Muscle (module docstring)."""
-    for muscle in root.iter("Thelen2003Muscle"):
-        muscle.tag = "DeGrooteFregly2016Muscle"
-        for old, new in CARRIED.items():
-            muscle.find(old).tag = new
-        for tag in DROPPED:
-            for element in muscle.findall(tag):
-                muscle.remove(element)
-        if muscle.get("name") in WIDE:   # the triceps leave it out: OpenSim's default 1
-            scale = type(muscle)("active_force_width_scale")
-            scale.text = str(WIDTH_SCALE)
-            muscle.append(scale)
-
-
 class _Arm:
     """The DGF copy of arm26 in OpenSim and ours (tendon="opensim")."""
 
@@ -186,7 +164,7 @@ class _Arm:
 @pytest.fixture(scope="module")
 def arm(tmp_path_factory):
     path = write_osim(tmp_path_factory.mktemp("degroote"), needs(ARM26).read_text(),
-                      _to_degroote, "arm26_degroote.osim")
+                      to_degroote, "arm26_degroote.osim")
     return _Arm(path)
 
 
@@ -197,7 +175,7 @@ def test_converted_arm26_is_opensims_explicit_degroote(arm):
         assert m.get_tendon_compliance_dynamics_mode() == "explicit"
         assert m.get_fiber_damping() == 0.0 and not m.get_ignore_tendon_compliance()
         assert m.get_tendon_strain_at_one_norm_force() == 0.033
-        wide = WIDTH_SCALE if m.getName() in WIDE else 1.0
+        wide = DEGROOTE_WIDTH_SCALE if m.getName() in DEGROOTE_WIDE else 1.0
         assert m.get_active_force_width_scale() == wide
     names = arm.os_muscles[0].getStateVariableNames()
     assert {names.get(i).rsplit("/", 1)[-1] for i in range(names.getSize())} == {

@@ -119,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     from myotwin.cli.osim_inverse_kinematics import add_parser as add_inverse_kinematics_parser
 
     add_inverse_kinematics_parser(cmds)
+    from myotwin.cli.osim_static_optimization import add_parser as add_static_optimization_parser
+
+    add_static_optimization_parser(cmds)
     return parser
 
 
@@ -188,6 +191,19 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_json(data: dict) -> None:
     print(json.dumps(data, indent=2))
+
+
+def print_summary_of(run) -> int:
+    """Exit status of a command whose `run()` returns its summary: 0 with the summary
+    printed, or 3 with the message when it raises FloatingPointError (a diverged simulation,
+    a solution that stopped being finite; what was computed before is written)."""
+    try:
+        summary = run()
+    except FloatingPointError as err:
+        print(f"myotwin: {err}", file=sys.stderr)
+        return 3
+    print_json(summary)
+    return 0
 
 
 if __name__ == "__main__":

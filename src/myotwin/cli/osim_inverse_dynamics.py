@@ -35,6 +35,13 @@ def add_parser(cmds) -> None:
                         "inverse_dynamics_reduced.sto) and summary.json into --out")
     p.add_argument("file", help="an OpenSim 4 .osim file (its skeleton is used: muscles and "
                    "actuators are excluded, as OpenSim's tool with them excluded)")
+    add_motion_arguments(p)
+    p.add_argument("--out", required=True, help="output directory")
+
+
+def add_motion_arguments(p) -> None:
+    """The arguments of a tool that runs along measured motion (inverse dynamics, static
+    optimization): --coordinates, --external-loads, --lowpass-hz, --start-s, --end-s."""
     p.add_argument("--coordinates", required=True, help="coordinates over time (.mot/.sto, "
                    "e.g. an IK result; degrees when its header says inDegrees=yes)")
     p.add_argument("--external-loads", help="OpenSim ExternalLoads file (.xml) naming its "
@@ -44,4 +51,3 @@ def add_parser(cmds) -> None:
                    "no filtering)")
     p.add_argument("--start-s", type=float, default=float("-inf"), help="first time (s)")
     p.add_argument("--end-s", type=float, default=float("inf"), help="last time (s)")
-    p.add_argument("--out", required=True, help="output directory")

@@ -11,25 +11,19 @@ with the frames before it written (exit status 3).
 from __future__ import annotations
 
 import argparse
-import sys
 
 
 def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
     from myotwin.jax_setup import configure_jax
 
     configure_jax()   # entry point: float64
-    from myotwin.cli.main import print_json
+    from myotwin.cli.main import print_summary_of
     from myotwin.osim.inverse_kinematics import DEFAULT_ACCURACY, run
 
     accuracy = DEFAULT_ACCURACY if args.accuracy is None else args.accuracy
-    try:
-        summary = run(args.file, args.markers, args.out, tasks_path=args.tasks,
-                      start_time_s=args.start_s, end_time_s=args.end_s, accuracy=accuracy)
-    except FloatingPointError as err:
-        print(f"myotwin: {err}", file=sys.stderr)
-        return 3
-    print_json(summary)
-    return 0
+    return print_summary_of(lambda: run(
+        args.file, args.markers, args.out, tasks_path=args.tasks, start_time_s=args.start_s,
+        end_time_s=args.end_s, accuracy=accuracy))
 
 
 def add_parser(cmds) -> None:

@@ -1,0 +1,118 @@
+"""`myotwin osim static-optimization` (osim/static_optimization.py) against OpenSim 4.6's
+StaticOptimization analysis, run here by its AnalyzeTool on the same files (optimizer
+convergence criterion 1e-10; it prints activations to 8 decimals).
+
+* arm26.osim (six Thelen2003Muscles, three pennated) along the tutorial's IK result with a
+  6 Hz lowpass, 121 times: activations within 1e-6 (observed 1.9e-7: OpenSim's optimizer
+  stops with a constraint violation ~6e-6 rad/s^2, ours at 1e-12), forces within 1e-3 N
+  (the activations' tolerance times 1000 N; observed 9.5e-5 N on forces of hundreds of N). Then, on 0-0.3 s, the activation exponent
+  3 and use_muscle_physiology false (force per unit activation = max isometric force). With
+  the exponent 3 the objective's slope 3 a^2 is 1e4 times flatter at the lower bound 0.01 than
+  at 1, and OpenSim's optimizer stops further from the minimum: 2e-5 (observed 7.2e-6).
+* arm26 with its muscles made DeGrooteFregly2016Muscles (`osim_synthetic.to_degroote`,
+  compliant tendons): OpenSim's force per unit activation is then the active fiber force
+  along the fiber (no cosine of pennation), which the pennated triceps check.
+* A Millard2012EquilibriumMuscle model is refused naming the muscle; muscles too weak for the
+  motion leave the constraint unmet, reported per time in the summary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from myotwin.cli.main import main
+from myotwin.osim.static_optimization import run
+from myotwin.osim.storage import read_storage
+from opensim_live import opensim_package, run_static_optimization
+from osim_synthetic import to_degroote
+from shared_reference import SHARED, needs
+
+opensim_package()
+
+REF = SHARED / "reference" / "opensim"
+ARM = REF / "models" / "arm26.osim"
+IK = REF / "data" / "arm26" / "arm26_InverseKinematics.mot"
+CUTOFF_HZ = 6.0
+TOL_ACTIVATION = 1e-6
+#: Forces are activations times at most ~1000 N here (arm26's largest max isometric force,
+#: 987 N): their tolerance is the activations' times this.
+FORCE_PER_ACTIVATION_N = 1e3
+
+
+def _compare(tmp_path, model, start_s, end_s, tol_activation=TOL_ACTIVATION, **options):
+    ours_dir = tmp_path / "ours"
+    summary = run(model, needs(IK), ours_dir, cutoff_hz=CUTOFF_HZ, start_time_s=start_s,
+                  end_time_s=end_s, **options)
+    exponent = options.get("activation_exponent", 2.0)
+    physiology = options.get("use_muscle_physiology", True)
+    theirs_a, theirs_f = run_static_optimization(tmp_path, model, needs(IK), CUTOFF_HZ,
+                                                 start_s, end_s, exponent, physiology)
+    ours_a = read_storage(ours_dir / "static_optimization_activation.sto")
+    ours_f = read_storage(ours_dir / "static_optimization_force.sto")
+    assert ours_a.labels == theirs_a.labels and ours_f.labels == theirs_f.labels
+    np.testing.assert_allclose(ours_a.time_s, theirs_a.time_s, rtol=0, atol=1e-9)
+    da = np.abs(ours_a.data[:, 1:] - theirs_a.data[:, 1:]).max()
+    df = np.abs(ours_f.data[:, 1:] - theirs_f.data[:, 1:]).max()
+    print(f"{model.name} {options}: {ours_a.time_s.size} times, activations within {da:.1e}, "
+          f"forces within {df:.1e} N of OpenSim's")
+    assert summary["constraint_violated_at_s"] == {}
+    assert da <= tol_activation and df <= tol_activation * FORCE_PER_ACTIVATION_N
+    return summary, ours_a
+
+
+def test_arm26_matches_opensim(tmp_path):
+    summary, ours = _compare(tmp_path, needs(ARM), 0.0, 1.0)
+    assert summary["n_rows"] == 121
+    # OpenSim's Thelen2003Muscle min_control default 0.01 bounds the activations
+    assert summary["actuators"]["BIClong"] == [0.01, 1.0]
+    assert ours.data[:, 1:].min() == pytest.approx(0.01, abs=1e-12)
+
+
+@pytest.mark.parametrize("options", [{"activation_exponent": 3.0, "tol_activation": 2e-5},
+                                     {"use_muscle_physiology": False}],
+                         ids=["exponent3", "max_isometric_force"])
+def test_arm26_options_match_opensim(tmp_path, options):
+    _compare(tmp_path, needs(ARM), 0.0, 0.3, **options)
+
+
+def test_degroote_arm26_matches_opensim(tmp_path):
+    tree = ET.parse(needs(ARM))
+    to_degroote(tree.getroot())
+    model = tmp_path / "arm26_degroote.osim"
+    tree.write(model)
+    summary, _ = _compare(tmp_path, model, 0.0, 1.0)
+    assert summary["actuators"]["TRIlong"] == [0.0, 1.0]   # De Groote's min_control is 0
+
+
+def test_millard_muscles_are_refused(tmp_path):
+    model = needs(REF / "models" / "gait10dof18musc.osim")
+    with pytest.raises(ValueError, match=r"gait10dof18musc.osim: muscle 'hamstrings_r' is a "
+                                         r"Millard2012EquilibriumMuscle"):
+        run(model, needs(REF / "data" / "gait10dof18musc" / "subject01_walk_IK.mot"),
+            tmp_path / "out")
+
+
+def test_weak_muscles_are_reported_through_the_command(tmp_path, capsys):
+    """All six muscles at 2 % of their strength cannot move the arm as measured: the times
+    where they fall short (all but the first, at rest) are reported with their residuals, and
+    the command still writes every row."""
+    text = re.sub(r"<max_isometric_force>([0-9.]+)</max_isometric_force>",
+                  lambda m: f"<max_isometric_force>{float(m.group(1)) * 0.02!r}"
+                            "</max_isometric_force>", needs(ARM).read_text())
+    weak = tmp_path / "arm26_weak.osim"
+    weak.write_text(text)
+    out = tmp_path / "out"
+    assert main(["osim", "static-optimization", str(weak), "--coordinates", str(needs(IK)),
+                 "--lowpass-hz", "6", "--end-s", "0.2", "--out", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary == json.loads((out / "summary.json").read_text())
+    assert summary["n_rows"] == 25
+    violated = summary["constraint_violated_at_s"]
+    assert len(violated) >= 20 and all(residual > 1e-3 for residual in violated.values())
+    activation = read_storage(out / "static_optimization_activation.sto").data
+    assert activation.shape == (25, 7) and np.all(activation[:, 1:] <= 1.0 + 1e-12)
