@@ -21,8 +21,9 @@ controls x (muscle activations, CoordinateActuator controls) minimise
   against OpenSim 4.6 per muscle type (tests): Thelen2003Muscle gives the active fiber force
   times the cosine of pennation (along the tendon), DeGrooteFregly2016Muscle the active
   fiber force itself (along the fiber: its override of that function leaves the cosine out).
-  Millard2012EquilibriumMuscle is refused: OpenSim's value differs from our rigid-tendon
-  Millard active force by up to 0.3 % on pennated muscles, unexplained so far.
+  Millard2012EquilibriumMuscle is refused: it has no override of that function, and Muscle's
+  base implementation (from the muscle's own length and velocity info) differed from our
+  rigid-tendon Millard active force by up to 0.3 % on pennated muscles, not resolved.
   `use_muscle_physiology=False` (OpenSim's option) takes a muscle's max isometric force;
 * r_i: the moment arms through which OpenSim applies the force (its point-force coupling,
   `musculoskeletal` coupling "opensim"; 1 for a CoordinateActuator on its coordinate);
