@@ -22,7 +22,7 @@ def opensim_package():
     return osim
 
 
-def _run_printing_16_digits(osim, tool) -> None:
+def run_printing_16_digits(osim, tool) -> None:
     """tool.run() with OpenSim's output files printed to 16 digits (its default is 8)."""
     precision = osim.IO.GetPrecision()
     osim.IO.SetPrecision(16)
@@ -53,7 +53,7 @@ def run_inverse_dynamics_tool(out_dir: Path, model: Path, coordinates: Path,
     tool.setExcludedForces(excluded)
     tool.setResultsDir(str(out_dir))
     tool.setOutputGenForceFileName(file_name)
-    _run_printing_16_digits(osim, tool)
+    run_printing_16_digits(osim, tool)
     return read_storage(Path(out_dir) / file_name)
 
 
@@ -79,7 +79,7 @@ def run_inverse_kinematics_tool(out_dir: Path, model: Path, markers: Path, tasks
     tool.setResultsDir(str(out_dir))
     tool.setOutputMotionFileName(str(Path(out_dir) / file_name))
     tool.set_report_errors(True)
-    _run_printing_16_digits(osim, tool)
+    run_printing_16_digits(osim, tool)
     return (read_storage(Path(out_dir) / file_name),
             read_storage(Path(out_dir) / "_ik_marker_errors.sto"))
 
@@ -119,7 +119,7 @@ def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutof
         model=model, out=out_dir, start=start_s, end=end_s, exponent=exponent,
         physiology=str(use_muscle_physiology).lower(), convergence=convergence,
         coordinates=coordinates, cutoff=cutoff_hz))
-    _run_printing_16_digits(osim, osim.AnalyzeTool(str(setup)))
+    run_printing_16_digits(osim, osim.AnalyzeTool(str(setup)))
     return tuple(read_storage(Path(out_dir) / f"so_StaticOptimization_{kind}.sto")
                  for kind in ("activation", "force"))
 

@@ -14,6 +14,8 @@ InverseKinematicsTool run here on the same files, its output printed to 16 digit
   model's markers, plus 3 mm of noise, one marker missing in some frames): the patella's
   CoordinateCouplerConstraint, the clamped knee driven past its upper bound (0.17 rad), and a
   missing marker, each against OpenSim.
+* An InverseKinematicsTool setup file given to `--setup` and to OpenSim's tool itself (a
+  relative marker_file, a time range, the task set inside it).
 Tolerances: OpenSim's tool runs at accuracy 1e-10, ours at 1e-14 (near the exact minimiser).
 The marker cost is flat near its minimum (in gait10dof18musc a cost converged to 1e-10 leaves
 q ~1e-6 rad from the minimiser), so q agrees to TOL_Q_RAD = 2e-7 rad (observed: arm26 1.0e-9,
@@ -34,7 +36,7 @@ import pytest
 from myotwin.osim.inverse_kinematics import problem, residual_function, run
 from myotwin.osim.storage import read_storage
 from myotwin.osim.trc import read_trc, write_trc
-from opensim_live import opensim_package, run_inverse_kinematics_tool
+from opensim_live import opensim_package, run_inverse_kinematics_tool, run_printing_16_digits
 from shared_reference import SHARED, needs
 
 opensim_package()
@@ -138,6 +140,53 @@ def test_markers_without_a_task_are_not_used_as_in_opensim(tmp_path):
         '</IKMarkerTask>', ""))
     summary, _, _ = _compare(tmp_path, MODELS / "arm26.osim", markers, tasks, 0.0, 1.0)
     assert summary["markers"] == {"r_acromion": 1.0, "r_radius_styloid": 0.5}
+
+
+SETUP = """<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40000"><InverseKinematicsTool name="arm">
+  <results_directory>./</results_directory>
+  <model_file>{model}</model_file>
+  <constraint_weight>Inf</constraint_weight>
+  <accuracy>1e-10</accuracy>
+  {tasks}
+  <marker_file>arm26_in_ground.trc</marker_file>
+  <coordinate_file>Unassigned</coordinate_file>
+  <time_range>0.1 0.6</time_range>
+  <output_motion_file>opensim_setup_ik.mot</output_motion_file>
+  <report_errors>true</report_errors>
+</InverseKinematicsTool></OpenSimDocument>
+"""
+
+
+def test_setup_file_runs_as_opensims_tool_runs_it(tmp_path, capsys):
+    """An InverseKinematicsTool setup file (its marker_file relative to its folder, a time
+    range, the task set inside it), given to the command with --setup and to OpenSim's
+    InverseKinematicsTool(setup): the same frames and q within TOL_Q_RAD."""
+    from myotwin.cli.main import main
+
+    _arm_markers_in_ground(tmp_path)
+    tasks = ARM_TASKS[ARM_TASKS.index("<IKTaskSet"):ARM_TASKS.index("</OpenSimDocument>")]
+    setup = tmp_path / "arm_ik_setup.xml"
+    setup.write_text(SETUP.format(model=needs(MODELS / "arm26.osim"), tasks=tasks))
+    out = tmp_path / "ours"
+    assert main(["osim", "inverse-kinematics", "--setup", str(setup), "--accuracy", "1e-14",
+                 "--out", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["markers"] == {"r_acromion": 1.0, "r_humerus_epicondyle": 2.0,
+                                  "r_radius_styloid": 0.5}
+    assert summary["setup_accuracy_not_used"] == 1e-10
+    ours = read_storage(out / "inverse_kinematics.mot")
+    osim = opensim_package()
+    tool = osim.InverseKinematicsTool(str(setup))
+    tool.setResultsDir(str(tmp_path))
+    tool.setOutputMotionFileName(str(tmp_path / "opensim_setup_ik.mot"))
+    run_printing_16_digits(osim, tool)
+    theirs = read_storage(tmp_path / "opensim_setup_ik.mot")
+    np.testing.assert_allclose(ours.time_s, theirs.time_s, rtol=0, atol=1e-12)
+    assert ours.time_s[0] >= 0.1 - 1e-9 and ours.time_s[-1] <= 0.6 + 1e-9
+    dq = np.abs(ours.data[:, 1:] - np.radians(theirs.data[:, 1:])).max()
+    print(f"arm26 from a setup file: {ours.time_s.size} frames, q within {dq:.1e} rad")
+    assert dq <= TOL_Q_RAD
 
 
 def test_gait_matches_opensim(tmp_path):

@@ -105,3 +105,28 @@ def test_a_heavy_coordinate_task_holds_its_coordinate(tmp_path):
                                            "r_shoulder_elev": {"weight": 1e8, "value": 0.0}}
     q = read_storage(tmp_path / "out" / "inverse_kinematics.mot").data[:, 1:]
     np.testing.assert_allclose(q, np.tile([0.0, 1.0], (q.shape[0], 1)), rtol=0, atol=1e-6)
+
+
+def _setup(tmp_path, body: str):
+    path = tmp_path / "ik_setup.xml"
+    path.write_text(f'<OpenSimDocument Version="40000"><InverseKinematicsTool name="x">{body}'
+                    "<IKTaskSet><objects /></IKTaskSet></InverseKinematicsTool>"
+                    "</OpenSimDocument>")
+    return path
+
+
+def test_a_setup_with_a_penalty_constraint_weight_is_refused(tmp_path):
+    from myotwin.osim.ik_setup import read_ik_setup
+
+    with pytest.raises(ValueError, match=r"ik_setup.xml: InverseKinematicsTool: "
+                                         r"<constraint_weight> must be Inf.*'20'"):
+        read_ik_setup(_setup(tmp_path, "<constraint_weight>20</constraint_weight>"))
+
+
+def test_a_setup_without_model_or_markers_is_refused(tmp_path, capsys):
+    from myotwin.cli.main import main
+
+    setup = _setup(tmp_path, "<model_file>Unassigned</model_file>")
+    assert main(["osim", "inverse-kinematics", "--setup", str(setup), "--out",
+                 str(tmp_path / "out")]) == 2
+    assert "give FILE and --markers, or a --setup" in capsys.readouterr().err

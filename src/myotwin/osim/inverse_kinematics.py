@@ -229,9 +229,11 @@ def output_row(loaded: OsimModel, q) -> np.ndarray:
 
 
 def run(model_path, markers_path, out_dir, *, tasks_path=None, start_time_s: float = -np.inf,
-        end_time_s: float = np.inf, accuracy: float = DEFAULT_ACCURACY) -> dict:
+        end_time_s: float = np.inf, accuracy: float = DEFAULT_ACCURACY,
+        setup=None) -> dict:
     """`myotwin osim inverse-kinematics`: writes DIR/inverse_kinematics.mot,
-    DIR/marker_errors.sto and DIR/summary.json (module docstring); returns the summary. Bad
+    DIR/marker_errors.sto and DIR/summary.json (module docstring); returns the summary.
+    setup: the `ik_setup.IKSetup` the arguments came from (recorded in the summary). Bad
     input raises ValueError (OsimError, TrcError, IKTaskError) naming the file, field and
     value."""
     accuracy = float(accuracy)
@@ -272,6 +274,7 @@ def run(model_path, markers_path, out_dir, *, tasks_path=None, start_time_s: flo
         "model": str(model_path),
         "markers_file": str(markers_path),
         "tasks_file": None if tasks_path is None else str(tasks_path),
+        "setup_accuracy_not_used": None if setup is None else setup.accuracy,
         "markers": dict(zip(prob.place.names, prob.marker_weight.tolist())),
         "coordinate_tasks": {loaded.coordinates[int(k)]: {"weight": float(w), "value": float(v)}
                              for k, w, v in zip(prob.task_index, prob.task_weight,

@@ -1,0 +1,111 @@
+"""OpenSim's InverseKinematicsTool setup file, for `myotwin osim inverse-kinematics --setup`.
+
+    <OpenSimDocument Version="40000"><InverseKinematicsTool name="subject01">
+      <model_file>subject01.osim</model_file>
+      <marker_file>subject01_walk.trc</marker_file>
+      <time_range>0.5 2.5</time_range>
+      <accuracy>1e-05</accuracy>
+      <constraint_weight>Inf</constraint_weight>
+      <IKTaskSet> ... </IKTaskSet>                   (`ik_tasks.read_ik_tasks`)
+      <output_motion_file>ik.mot</output_motion_file> ...
+    </InverseKinematicsTool></OpenSimDocument>
+
+Read here: model_file and marker_file (relative paths resolved against the setup file's
+folder, as OpenSim does; empty or "Unassigned" is none), time_range (two numbers, first <=
+last), constraint_weight (Inf or absent: our CoordinateCouplerConstraints are exact; a finite
+weight, OpenSim's penalty on constraint errors, is refused), accuracy (recorded:
+it is the tolerance of OpenSim's assembler; ours stays the command's --accuracy) and the task
+set. The tool's output and reporting properties (results_directory, output_motion_file,
+report_errors, report_marker_locations, coordinate_file used only by from_file tasks, which
+the task reader refuses) are read past. Errors name the file, the property and the value
+(`ik_tasks.IKTaskError`, a ValueError).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from myotwin.osim.ik_tasks import IKTaskError, IKTasks, read_ik_tasks
+
+_TOOL = "InverseKinematicsTool"
+_UNSET = ("", "Unassigned")
+
+
+@dataclasses.dataclass(frozen=True)
+class IKSetup:
+    """model_file, marker_file: paths (None when unset); time_range_s: (first, last) or None;
+    accuracy: OpenSim's assembler tolerance as written (None when absent); tasks."""
+
+    model_file: Path | None
+    marker_file: Path | None
+    time_range_s: tuple[float, float] | None
+    accuracy: float | None
+    tasks: IKTasks
+
+
+def _text(tool: ET.Element, tag: str) -> str | None:
+    found = tool.findall(tag)
+    if len(found) > 1:
+        raise IKTaskError(f"{tag}: given {len(found)} times")
+    return None if not found else (found[0].text or "").strip()
+
+
+def read_ik_setup(path) -> IKSetup:
+    """The InverseKinematicsTool setup file at `path` (module docstring)."""
+    path = Path(path)
+    where = path.name
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as err:
+        raise IKTaskError(f"{where}: unreadable XML: {err}") from None
+    except OSError as err:
+        raise IKTaskError(f"{where}: cannot read the file: {err}") from None
+    tool = root.find(_TOOL)
+    if root.tag != "OpenSimDocument" or tool is None:
+        raise IKTaskError(f"{where}: expected an <OpenSimDocument> holding an <{_TOOL}>, got "
+                          f"<{root.tag}> holding {[e.tag for e in root]}")
+
+    def text(tag: str) -> str | None:
+        try:
+            return _text(tool, tag)
+        except IKTaskError as err:
+            raise IKTaskError(f"{where}: {_TOOL}: {err}") from None
+
+    def file(tag: str) -> Path | None:
+        value = text(tag)
+        if value is None or value in _UNSET:
+            return None
+        given = Path(value)
+        return given if given.is_absolute() else path.parent / given
+
+    def numbers(tag: str) -> list[float] | None:
+        value = text(tag)
+        if value is None or value == "":
+            return None
+        try:
+            return [float(word) for word in value.split()]
+        except ValueError:
+            raise IKTaskError(f"{where}: {_TOOL}: <{tag}> is not numbers, got "
+                              f"{value!r}") from None
+
+    weight = numbers("constraint_weight")
+    if weight is not None and (len(weight) != 1 or not math.isinf(weight[0])
+                               or weight[0] < 0):
+        raise IKTaskError(f"{where}: {_TOOL}: <constraint_weight> must be Inf (constraints "
+                          "exact; a finite weight, OpenSim's penalty on constraint errors, is "
+                          f"not supported), got {text('constraint_weight')!r}")
+    window = numbers("time_range")
+    if window is not None and (len(window) != 2 or not window[0] <= window[1]
+                               or any(math.isnan(w) for w in window)):
+        raise IKTaskError(f"{where}: {_TOOL}: <time_range> must be two times, first <= last, "
+                          f"got {text('time_range')!r}")
+    accuracy = numbers("accuracy")
+    if accuracy is not None and (len(accuracy) != 1 or not accuracy[0] > 0):
+        raise IKTaskError(f"{where}: {_TOOL}: <accuracy> must be one positive number, got "
+                          f"{text('accuracy')!r}")
+    return IKSetup(file("model_file"), file("marker_file"),
+                   None if window is None else (window[0], window[1]),
+                   None if accuracy is None else accuracy[0], read_ik_tasks(path))
