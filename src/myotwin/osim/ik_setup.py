@@ -28,7 +28,7 @@ import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from myotwin.osim.ik_tasks import IKTaskError, IKTasks, read_ik_tasks
+from myotwin.osim.ik_tasks import IKTaskError, IKTasks, parse_xml, read_ik_tasks
 
 _TOOL = "InverseKinematicsTool"
 _UNSET = ("", "Unassigned")
@@ -57,12 +57,7 @@ def read_ik_setup(path) -> IKSetup:
     """The InverseKinematicsTool setup file at `path` (module docstring)."""
     path = Path(path)
     where = path.name
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as err:
-        raise IKTaskError(f"{where}: unreadable XML: {err}") from None
-    except OSError as err:
-        raise IKTaskError(f"{where}: cannot read the file: {err}") from None
+    root = parse_xml(path, where)
     tool = root.find(_TOOL)
     if root.tag != "OpenSimDocument" or tool is None:
         raise IKTaskError(f"{where}: expected an <OpenSimDocument> holding an <{_TOOL}>, got "

@@ -87,7 +87,8 @@ def _error(where: str, tag: str, name: str | None, problem: str, value) -> IKTas
     return IKTaskError(f"{where}: {tag}{named}: {problem}, got {value!r}")
 
 
-def _parse(path: Path, where: str) -> ET.Element:
+def parse_xml(path: Path, where: str) -> ET.Element:
+    """The root element of the XML file `path`; IKTaskError naming it if unreadable."""
     try:
         return ET.parse(path).getroot()
     except ET.ParseError as err:
@@ -196,7 +197,7 @@ def read_ik_tasks(path) -> IKTasks:
     docstring)."""
     path = Path(path)
     where = path.name
-    task_set = _task_set(_parse(path, where), where)
+    task_set = _task_set(parse_xml(path, where), where)
     markers: list[MarkerTask] = []
     coordinates: list[CoordinateTask] = []
     for element in _objects(task_set, where):
