@@ -16,6 +16,8 @@ convergence criterion 1e-10; it prints activations to 8 decimals).
   coupler and the knee's spline translations (tau on the independent coordinates), and
   CoordinateActuators among the controls.
 * double_pendulum.osim: CoordinateActuators alone, an exactly determined problem.
+* Muscle flags static optimization does not use (ignore_activation_dynamics,
+  ignore_passive_fiber_force) are read past, on a De Groote copy against OpenSim.
 * A Millard2012EquilibriumMuscle model is refused naming the muscle; muscles too weak for the
   motion leave the constraint unmet, reported per time in the summary.
 """
@@ -82,6 +84,23 @@ def test_arm26_matches_opensim(tmp_path):
                          ids=["exponent3", "max_isometric_force"])
 def test_arm26_options_match_opensim(tmp_path, options):
     _compare(tmp_path, needs(ARM), 0.0, 0.3, **options)
+
+
+def test_flags_static_optimization_does_not_use_are_read_past(tmp_path):
+    """arm26's De Groote copy with ignore_activation_dynamics and ignore_passive_fiber_force
+    true on every muscle (`osim.build_muscles` refuses both for simulation; OpenSim's Thelen
+    muscle refuses the first), rigid tendons (OpenSim's AnalyzeTool cannot equilibrate the
+    compliant ones without a passive force): static optimization runs, against OpenSim's on
+    the same file."""
+    tree = ET.parse(needs(ARM))
+    to_degroote(tree.getroot())
+    for muscle in tree.getroot().iter("DeGrooteFregly2016Muscle"):
+        for flag in ("ignore_activation_dynamics", "ignore_passive_fiber_force",
+                     "ignore_tendon_compliance"):   # (OpenSim cannot equilibrate without it)
+            ET.SubElement(muscle, flag).text = "true"
+    model = tmp_path / "arm26_degroote_flags.osim"
+    tree.write(model)
+    _compare(tmp_path, model, 0.0, 0.3)
 
 
 def test_degroote_arm26_matches_opensim(tmp_path):

@@ -24,7 +24,9 @@ controls x (muscle activations, CoordinateActuator controls) minimise
   Millard2012EquilibriumMuscle is refused: it has no override of that function, and Muscle's
   base implementation (from the muscle's own length and velocity info) differed from our
   rigid-tendon Millard active force by up to 0.3 % on pennated muscles, not resolved.
-  `use_muscle_physiology=False` (OpenSim's option) takes a muscle's max isometric force;
+  `use_muscle_physiology=False` (OpenSim's option) takes a muscle's max isometric force.
+  ignore_activation_dynamics and ignore_passive_fiber_force change none of this and are read
+  past (checked against OpenSim);
 * r_i: the moment arms through which OpenSim applies the force (its point-force coupling,
   `musculoskeletal` coupling "opensim"; 1 for a CoordinateActuator on its coordinate);
 * p: `activation_exponent` (OpenSim's default 2); bounds: each actuator's min_control and
@@ -46,6 +48,7 @@ import dataclasses
 import json
 import math
 import time
+import types
 from pathlib import Path
 
 import jax
@@ -71,6 +74,9 @@ ALONG_TENDON = {"Thelen2003Muscle": True, "DeGrooteFregly2016Muscle": False}
 MIN_CONTROL = {"Thelen2003Muscle": 0.01, "DeGrooteFregly2016Muscle": 0.0}
 #: A time whose constraint residual exceeds this (relative to 1 + |tau|) is reported.
 CONSTRAINT_TOLERANCE = 1e-6
+#: Muscle flags that change nothing static optimization uses (activation dynamics, the
+#: passive fiber force): read past here, though `build_muscles` refuses them for simulation.
+UNUSED_FLAGS = ("ignore_activation_dynamics", "ignore_passive_fiber_force")
 #: Rows of (q, qd) per call of the compiled force terms (the last call padded).
 ROWS_PER_CALL = 64
 
@@ -134,6 +140,15 @@ def _rows_of_terms(msm, along, f_max, motor, gears, use_muscle_physiology, q, qd
 _batched_terms = jax.jit(_rows_of_terms, static_argnums=(5,))
 
 
+def _without_unused_flags(loaded: OsimModel) -> OsimModel:
+    """`loaded` with its muscles' UNUSED_FLAGS left out, so that `build_muscles` (which
+    refuses them for simulation) builds the rigid-tendon active force they do not change."""
+    muscles = {name: types.MappingProxyType({k: v for k, v in params.items()
+                                             if k not in UNUSED_FLAGS})
+               for name, params in loaded.muscles.items()}
+    return dataclasses.replace(loaded, muscles=types.MappingProxyType(muscles))
+
+
 def force_per_control(loaded: OsimModel, q, qd, use_muscle_physiology: bool = True):
     """(B (n_rows, n_coordinates, n_actuators), F (n_rows, n_actuators)) at rows of q, qd
     (n_rows, n_coordinates): F_i the force per unit control of actuator i (`actuators`
@@ -145,8 +160,9 @@ def force_per_control(loaded: OsimModel, q, qd, use_muscle_physiology: bool = Tr
         motor[loaded.coordinates.index(a["coordinate"]), k] = a["gear"]
     msm = along = f_max = None
     if loaded.muscle_names:
-        msm = ms.musculoskeletal_model(loaded.model, build_muscles(loaded, tendon="rigid"),
-                                       coupling="opensim", coordinates=loaded.coupling)
+        muscles = build_muscles(_without_unused_flags(loaded), tendon="rigid")
+        msm = ms.musculoskeletal_model(loaded.model, muscles, coupling="opensim",
+                                       coordinates=loaded.coupling)
         along = jnp.asarray([ALONG_TENDON[loaded.muscles[n]["type"]]
                              for n in loaded.muscle_names])
         f_max = jnp.asarray([loaded.muscles[n]["max_isometric_force_N"]
