@@ -47,10 +47,9 @@ from pathlib import Path
 
 import numpy as np
 
-from myotwin.osim.errors import OsimError, Where
 from myotwin.osim.signals import NaturalSpline, natural_spline
 from myotwin.osim.storage import Storage, StorageError, read_storage
-from myotwin.osim.xml_values import Node, document_element
+from myotwin.osim.xml_values import Node, document_element, parse_xml
 
 #: Oldest document version in the ExternalForce format (older ones use PrescribedForces).
 MIN_VERSION = 20301
@@ -181,13 +180,7 @@ def read_external_loads(path) -> ExternalLoads:
     """The ExternalLoads file `path` and its data file (module docstring), or an OsimError."""
     path = Path(path)
     file_name = path.name
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as err:
-        raise OsimError(f"{file_name}: unreadable XML: {err}") from None
-    except OSError as err:
-        raise OsimError(f"{file_name}: cannot read the file: {err}") from None
-    loads = _loads_node(root, file_name)
+    loads = _loads_node(parse_xml(path), file_name)
     loads.check_children(_LOADS_PROPERTIES)
     datafile_text = loads.text("datafile")
     if not datafile_text or datafile_text == "Unassigned":

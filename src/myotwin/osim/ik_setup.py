@@ -28,7 +28,8 @@ import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from myotwin.osim.ik_tasks import IKTaskError, IKTasks, parse_xml, read_ik_tasks
+from myotwin.osim.ik_tasks import IKTaskError, IKTasks, read_ik_tasks
+from myotwin.osim.xml_values import parse_xml
 
 _TOOL = "InverseKinematicsTool"
 _UNSET = ("", "Unassigned")
@@ -57,7 +58,7 @@ def read_ik_setup(path) -> IKSetup:
     """The InverseKinematicsTool setup file at `path` (module docstring)."""
     path = Path(path)
     where = path.name
-    root = parse_xml(path, where)
+    root = parse_xml(path, IKTaskError)
     tool = root.find(_TOOL)
     if root.tag != "OpenSimDocument" or tool is None:
         raise IKTaskError(f"{where}: expected an <OpenSimDocument> holding an <{_TOOL}>, got "

@@ -40,6 +40,8 @@ import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from myotwin.osim.xml_values import parse_xml
+
 #: Accepted value_type values (lower case); the last is refused with a reason.
 VALUE_TYPES = ("default_value", "manual_value", "from_file")
 _PROPERTIES = {"IKMarkerTask": ("apply", "weight"),
@@ -85,16 +87,6 @@ class IKTasks:
 def _error(where: str, tag: str, name: str | None, problem: str, value) -> IKTaskError:
     named = f" '{name}'" if name is not None else ""
     return IKTaskError(f"{where}: {tag}{named}: {problem}, got {value!r}")
-
-
-def parse_xml(path: Path, where: str) -> ET.Element:
-    """The root element of the XML file `path`; IKTaskError naming it if unreadable."""
-    try:
-        return ET.parse(path).getroot()
-    except ET.ParseError as err:
-        raise IKTaskError(f"{where}: unreadable XML: {err}") from None
-    except OSError as err:
-        raise IKTaskError(f"{where}: cannot read the file: {err}") from None
 
 
 def _task_set(root: ET.Element, where: str) -> ET.Element:
@@ -197,7 +189,7 @@ def read_ik_tasks(path) -> IKTasks:
     docstring)."""
     path = Path(path)
     where = path.name
-    task_set = _task_set(parse_xml(path, where), where)
+    task_set = _task_set(parse_xml(path, IKTaskError), where)
     markers: list[MarkerTask] = []
     coordinates: list[CoordinateTask] = []
     for element in _objects(task_set, where):

@@ -16,10 +16,9 @@ from pathlib import Path
 
 from myotwin.osim.constraints import read_constraints
 from myotwin.osim.description import WORLD, Document, Joint
-from myotwin.osim.errors import OsimError, Where
 from myotwin.osim.force_reading import MUSCLE_TYPES, read_coordinate_actuator, read_muscle
 from myotwin.osim.skeleton_reading import frame_components, read_body, read_ground, read_joint
-from myotwin.osim.xml_values import Node, Omissions, document_element
+from myotwin.osim.xml_values import Node, Omissions, document_element, parse_xml
 
 #: First OpenSim 4 document version (older files use OpenSim 3's format).
 MIN_VERSION = 40000
@@ -33,15 +32,6 @@ _MODEL_PROPERTIES = ("Ground", "gravity", "credits", "publications", "length_uni
 _UNITS = {"length_units": ("meters", "m"), "force_units": ("N", "newtons")}
 
 
-def _parse(path: Path, file_name: str) -> ET.Element:
-    try:
-        return ET.parse(path).getroot()
-    except ET.ParseError as err:
-        raise OsimError(f"{file_name}: unreadable XML: {err}") from None
-    except OSError as err:
-        raise OsimError(f"{file_name}: cannot read the file: {err}") from None
-
-
 def _model_node(root: ET.Element, file_name: str) -> Node:
     return document_element(root, file_name, "Model", MIN_VERSION,
                             "an OpenSim 3 (or older) file (OpenSim 4 files have 40000 or more)")
@@ -51,7 +41,7 @@ def model_node(path) -> Node:
     """The checked `Model` element of the .osim file at `path` (for readers of parts the
     loader reads past, e.g. `markers.read_markers`)."""
     path = Path(path)
-    return _model_node(_parse(path, path.name), path.name)
+    return _model_node(parse_xml(path), path.name)
 
 
 def _check_units(model: Node) -> None:
@@ -165,7 +155,7 @@ def read_document(path, omit=(), *, forces: bool = True) -> Document:
     actuators), as OpenSim's tools do with every force excluded."""
     path = Path(path)
     omissions = Omissions(frozenset(omit))
-    model = _model_node(_parse(path, path.name), path.name)
+    model = _model_node(parse_xml(path), path.name)
     model.check_children(_MODEL_PROPERTIES)
     _check_units(model)
     gravity = model.numbers("gravity", 3)

@@ -14,10 +14,23 @@ import dataclasses
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import Collection
+from pathlib import Path
 
 from myotwin.osim.errors import OsimError, Where
 
 _REQUIRED = object()
+
+
+def parse_xml(path, error: type[ValueError] = OsimError) -> ET.Element:
+    """The root element of the XML file `path`; `error` (OsimError, or a reader's own
+    ValueError) naming the file if it cannot be read or parsed."""
+    name = Path(path).name
+    try:
+        return ET.parse(path).getroot()
+    except ET.ParseError as err:
+        raise error(f"{name}: unreadable XML: {err}") from None
+    except OSError as err:
+        raise error(f"{name}: cannot read the file: {err}") from None
 
 
 @dataclasses.dataclass(frozen=True)
