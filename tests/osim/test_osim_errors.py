@@ -108,7 +108,7 @@ def test_tiny_model_loads(tmp_path):
     assert tiny.coordinates == ("theta",) and tiny.muscle_names == ("m",)
     # the five Muscle properties are in the file; Thelen's own are OpenSim's defaults
     assert tiny.muscles["m"]["opensim_defaults_used"] == (
-        "activation_time_constant", "deactivation_time_constant", "FmaxTendonStrain",
+        "min_control", "max_control", "activation_time_constant", "deactivation_time_constant", "FmaxTendonStrain",
         "FmaxMuscleStrain", "KshapeActive", "KshapePassive", "Af", "Flen",
         "fv_linear_extrap_threshold", "minimum_activation")
     assert tiny.muscles["m"]["fmax_tendon_strain"] == 0.04

@@ -9,7 +9,8 @@ Muscle parameters are recorded under SI names (those of `models.arm26.MUSCLES`),
   one gets OpenSim's default (Muscle::constructProperties: 1000 N, 0.1 m, 0.2 m, 0 rad,
   10 L_opt/s), and `opensim_defaults_used` lists the XML names that were defaulted;
 * the properties that set a type's physics (`TYPE_DEFAULTS`: time constants, Thelen's shape
-  factors and strains, damping, De Groote's width scale and strains, minimum activation):
+  factors and strains, damping, De Groote's width scale and strains, minimum activation) and
+  the bounds of its control (min_control, max_control: static optimization's bounds):
   the file's value, or OpenSim's default (also listed in `opensim_defaults_used`);
 * where present: the other properties of the muscle type (tables below), and for
   Millard2012EquilibriumMuscle its curve objects as `millard_curve_parameters` (curve ->
@@ -58,14 +59,17 @@ _MUSCLE_DEFAULTS = {"max_isometric_force": 1000.0, "optimal_fiber_length": 0.1,
 #: OpenSim): a muscle that leaves one out gets it, so the muscles of a group need not all
 #: give the same properties.
 TYPE_DEFAULTS = {
-    "Thelen2003Muscle": {"activation_time_constant": 0.015, "deactivation_time_constant": 0.05,
+    "Thelen2003Muscle": {"min_control": 0.01, "max_control": 1.0,
+                         "activation_time_constant": 0.015, "deactivation_time_constant": 0.05,
                          "FmaxTendonStrain": 0.04, "FmaxMuscleStrain": 0.6,
                          "KshapeActive": 0.45, "KshapePassive": 5.0, "Af": 0.25, "Flen": 1.4,
                          "fv_linear_extrap_threshold": 0.95, "minimum_activation": 0.01},
-    "Millard2012EquilibriumMuscle": {"activation_time_constant": 0.01,
+    "Millard2012EquilibriumMuscle": {"min_control": 0.01, "max_control": 1.0,
+                                     "activation_time_constant": 0.01,
                                      "deactivation_time_constant": 0.04,
                                      "fiber_damping": 0.1, "minimum_activation": 0.01},
-    "DeGrooteFregly2016Muscle": {"activation_time_constant": 0.015,
+    "DeGrooteFregly2016Muscle": {"min_control": 0.0, "max_control": 1.0,
+                                 "activation_time_constant": 0.015,
                                  "deactivation_time_constant": 0.06, "fiber_damping": 0.0,
                                  "active_force_width_scale": 1.0,
                                  "passive_fiber_strain_at_one_norm_force": 0.6,

@@ -70,8 +70,6 @@ DEFAULT_ACCURACY = 1e-12
 MAX_ITERATIONS = 500
 #: Muscle types and how OpenSim's rigid-tendon active force is taken (module docstring).
 ALONG_TENDON = {"Thelen2003Muscle": True, "DeGrooteFregly2016Muscle": False}
-#: min_control of each muscle type when the file leaves it out (OpenSim 4.6's defaults).
-MIN_CONTROL = {"Thelen2003Muscle": 0.01, "DeGrooteFregly2016Muscle": 0.0}
 #: A time whose constraint residual exceeds this (relative to 1 + |tau|) is reported.
 CONSTRAINT_TOLERANCE = 1e-6
 #: Muscle flags that change nothing static optimization uses (activation dynamics, the
@@ -103,8 +101,8 @@ def actuators(loaded: OsimModel) -> Actuators:
                              f"optimization supports {sorted(ALONG_TENDON)} (docs/osim.md "
                              "\"Static optimization\")")
         names.append(name)
-        lower.append(params.get("min_control", MIN_CONTROL[kind]))
-        upper.append(params.get("max_control", 1.0))
+        lower.append(params["min_control"])    # the file's, or OpenSim's default for the
+        upper.append(params["max_control"])    # type (force_reading.TYPE_DEFAULTS)
     for name in loaded.actuator_names:
         names.append(name)
         lo, hi = loaded.actuators[name]["control_range"]
