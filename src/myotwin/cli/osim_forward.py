@@ -10,7 +10,6 @@ rows before the divergence written (exit status 3).
 from __future__ import annotations
 
 import argparse
-import sys
 
 
 def _pairs(items, what: str) -> dict[str, float]:
@@ -44,7 +43,7 @@ def cmd_forward(args: argparse.Namespace) -> int:
     configure_jax()   # entry point: float64
     from myotwin import musculoskeletal as ms
     from myotwin import osim
-    from myotwin.cli.main import print_json
+    from myotwin.cli.main import print_summary_of
     from myotwin.osim.forward import Inputs, forward
     from myotwin.osim.storage import read_storage
 
@@ -59,13 +58,7 @@ def cmd_forward(args: argparse.Namespace) -> int:
     inputs = Inputs(loaded, excitation, controls)
     msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon=args.tendon),
                                    coupling=args.coupling, coordinates=loaded.coupling)
-    try:
-        summary = forward(loaded, msm, args.out, inputs=inputs, duration_s=args.duration_s,
-                          dt_s=args.dt_s, record_every_s=args.record_every_s, q0=initial,
-                          integrator=args.integrator, accuracy=args.accuracy,
-                          max_steps=args.max_steps)
-    except FloatingPointError as err:
-        print(f"myotwin: {err}", file=sys.stderr)
-        return 3
-    print_json(summary)
-    return 0
+    return print_summary_of(lambda: forward(
+        loaded, msm, args.out, inputs=inputs, duration_s=args.duration_s, dt_s=args.dt_s,
+        record_every_s=args.record_every_s, q0=initial, integrator=args.integrator,
+        accuracy=args.accuracy, max_steps=args.max_steps))
