@@ -74,3 +74,19 @@ def test_check_reports_an_eliminated_coupler_and_a_merged_body(capsys):
 def test_check_of_a_missing_file(capsys, tmp_path):
     assert main(["osim", "check", str(tmp_path / "none.osim")]) == 2
     assert "none.osim: cannot read the file" in capsys.readouterr().err
+
+
+def test_a_diverged_run_exits_3_with_its_message(capsys):
+    """The osim commands' shared exit path (`cli.main.print_summary_of`, docs: exit status 3
+    when a simulation or solution stops being finite, what came before written): the message
+    on stderr and no summary; a finished run prints its summary and exits 0."""
+    from myotwin.cli.main import print_summary_of
+
+    def diverges():
+        raise FloatingPointError("simulation diverged: the state is not finite by t = 0.5 s")
+
+    assert print_summary_of(diverges) == 3
+    out, err = capsys.readouterr()
+    assert out == "" and "myotwin: simulation diverged" in err
+    assert print_summary_of(lambda: {"rows_written": 3}) == 0
+    assert json.loads(capsys.readouterr().out) == {"rows_written": 3}
