@@ -23,7 +23,8 @@ controls x (muscle activations, CoordinateActuator controls) minimise
   fiber force itself (along the fiber: its override of that function leaves the cosine out).
   Millard2012EquilibriumMuscle is refused: it has no override of that function, and Muscle's
   base implementation (from the muscle's own length and velocity info) differed from our
-  rigid-tendon Millard active force by up to 0.3 % on pennated muscles, not resolved.
+  rigid-tendon Millard active force by up to 0.3 % on pennated muscles (one pose, a scratch
+  probe against OpenSim 4.6), not resolved.
   `use_muscle_physiology=False` (OpenSim's option) takes a muscle's max isometric force.
   ignore_activation_dynamics and ignore_passive_fiber_force change none of this and are read
   past (checked against OpenSim);
@@ -128,7 +129,8 @@ def _terms(msm, along, f_max, motor, gears, use_muscle_physiology, q, qd):
 
 def _rows_of_terms(msm, along, f_max, motor, gears, use_muscle_physiology, q, qd):
     """`_terms` at each row of q, qd, one row after another (`lax.map`: the body compiles
-    once; vmap's batched wrap code took 1.5x as long to compile on arm26, 42 vs 28 s, and
+    once; vmap's batched wrap code took 1.5x as long to compile on arm26, 42 vs 28 s in a
+    scratch timing, and
     ran no faster)."""
     return jax.lax.map(lambda row: _terms(msm, along, f_max, motor, gears,
                                           use_muscle_physiology, *row), (q, qd))
