@@ -236,3 +236,15 @@ def to_degroote(root: ET.Element) -> None:
         if muscle.get("name") in DEGROOTE_WIDE:
             scale = ET.SubElement(muscle, "active_force_width_scale")
             scale.text = str(DEGROOTE_WIDTH_SCALE)
+
+
+def locked_copy(source: Path, directory: Path, coordinate: str, value: float) -> Path:
+    """A copy of the .osim file `source` in `directory` whose `coordinate` is locked
+    (<locked>true</locked>) at default_value `value` (rad or m); returns its path."""
+    def lock(root: ET.Element) -> None:
+        where = f".//Coordinate[@name='{coordinate}']"
+        set_text(root, f"{where}/default_value", repr(float(value)))
+        set_text(root, f"{where}/locked", "true")
+
+    return write_osim(directory, Path(source).read_text(), lock,
+                      name=f"{Path(source).stem}_{coordinate}_locked.osim")

@@ -309,8 +309,8 @@ EDITS = {
         "LinearFunction (coefficients '2 0')")),
     "CustomJoint axis of another coordinate": (_foreign_axis, (
         "TransformAxis 'translation1'", "CustomJoint hinge", "'phi'", "['theta']")),
-    "locked coordinate": (lambda r: set_text(r, ".//Coordinate/locked", "true"),
-                          ("Coordinate 'theta'", "CustomJoint hinge", "<locked>true</locked>")),
+    "every coordinate locked": (lambda r: set_text(r, ".//Coordinate/locked", "true"),
+                                ("Model", "every coordinate is locked (theta)")),
     "Version 30000": (_version, ("OpenSimDocument", "Version 30000")),
     "constraint": (_add_constraint, ("WeldConstraint 'tie'", "not supported",
                                      "omit=('tie',)")),
@@ -340,7 +340,8 @@ EDITS = {
         ("CoordinateCouplerConstraint 'couple'", "<scale>")),
     "coupler on a locked coordinate": (
         lambda r: (coupled_pair(r), set_text(r, ".//Coordinate[@name='phi']/locked", "true")),
-        ("Coordinate 'phi'", "PinJoint hinge2", "<locked>true</locked>")),
+        ("CoordinateCouplerConstraint 'couple'", "dependent coordinate 'phi' is locked",
+         "omit=('couple',)")),
     "coupler chain": (_second_coupler("theta", "phi"),
                       ("CoordinateCouplerConstraint 'couple'", "<independent_coordinate_names>",
                        "'theta'", "'couple2'", "chained couplers are not supported")),

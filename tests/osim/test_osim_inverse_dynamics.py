@@ -21,6 +21,7 @@ from myotwin.cli.main import main
 from myotwin.engine.coupled_dynamics import coupled_inverse_dynamics
 from myotwin.osim.storage import read_storage
 from opensim_live import opensim_package, run_inverse_dynamics_tool
+from osim_synthetic import locked_copy
 from shared_reference import SHARED, needs
 
 opensim = opensim_package()
@@ -64,6 +65,27 @@ def test_walking_inverse_dynamics_matches_opensims_tool(tmp_path, capsys, cutoff
                                    err_msg=f"{label} (N m or N)")
     worst = max(np.abs(ours.column(k) - theirs.column(k)).max() for k in theirs.labels[1:])
     print(f"largest difference to OpenSim's tool: {worst:.2e} N m or N")
+
+
+def test_locks_are_ignored_as_in_opensims_tool(tmp_path, capsys):
+    """OpenSim's InverseDynamicsSolver ignores constraints, locks included: with ankle_angle_r
+    locked at 0.1 rad its tool takes the file's ankle angles and reports the ankle's moment
+    like any other (its output equals the unlocked model's). Ours reads the model with locks
+    off (`locks=False`): the same columns within the walking tolerance, 1e-7 N m / N."""
+    model = locked_copy(needs(MODEL), tmp_path, "ankle_angle_r", 0.1)
+    theirs = run_inverse_dynamics_tool(tmp_path, model, needs(IK), needs(GRF_XML), 6.0, 0.5,
+                                       0.8)
+    out = tmp_path / "ours"
+    assert main(["osim", "inverse-dynamics", str(model), "--coordinates", str(IK),
+                 "--external-loads", str(GRF_XML), "--start-s", "0.5", "--end-s", "0.8",
+                 "--lowpass-hz", "6", "--out", str(out)]) == 0
+    capsys.readouterr()
+    ours = read_storage(out / "inverse_dynamics.sto")
+    assert sorted(ours.labels) == sorted(theirs.labels) and "ankle_angle_r_moment" in ours.labels
+    worst = max(np.abs(ours.column(k) - theirs.column(k)).max() for k in theirs.labels[1:])
+    print(f"ankle_angle_r locked: largest difference to OpenSim's tool {worst:.2e} N m or N")
+    assert worst <= 1e-7
+    assert np.ptp(ours.column("ankle_angle_r_moment")) > 10.0   # a moment along the motion
 
 
 def test_walking_inverse_dynamics_matches_the_published_result(tmp_path, capsys):

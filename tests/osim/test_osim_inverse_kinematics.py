@@ -37,6 +37,7 @@ from myotwin.osim.inverse_kinematics import problem, residual_function, run
 from myotwin.osim.storage import read_storage
 from myotwin.osim.trc import read_trc, write_trc
 from opensim_live import opensim_package, run_inverse_kinematics_tool, run_printing_16_digits
+from osim_synthetic import locked_copy
 from shared_reference import SHARED, needs
 
 opensim_package()
@@ -140,6 +141,23 @@ def test_markers_without_a_task_are_not_used_as_in_opensim(tmp_path):
         '</IKMarkerTask>', ""))
     summary, _, _ = _compare(tmp_path, MODELS / "arm26.osim", markers, tasks, 0.0, 1.0)
     assert summary["markers"] == {"r_acromion": 1.0, "r_radius_styloid": 0.5}
+
+
+def test_a_locked_coordinate_is_held_as_in_opensim(tmp_path):
+    """arm26 with r_shoulder_elev locked at 0.3 rad: OpenSim's tool holds it there (written in
+    every row) and fits the elbow alone; so do we, with a coordinate task on the locked
+    coordinate left out (a constant of the cost)."""
+    markers = _arm_markers_in_ground(tmp_path, frames=31)
+    tasks = tmp_path / "arm_tasks.xml"
+    tasks.write_text(ARM_TASKS.replace("</objects>", (
+        '<IKCoordinateTask name="r_shoulder_elev"><apply>true</apply><weight>5</weight>'
+        "<value_type>manual_value</value_type><value>1.0</value></IKCoordinateTask></objects>")))
+    model = locked_copy(needs(MODELS / "arm26.osim"), tmp_path, "r_shoulder_elev", 0.3)
+    summary, ours, theirs = _compare(tmp_path, model, markers, tasks, 0.0, 1.0)
+    assert summary["coordinates"] == ["r_shoulder_elev", "r_elbow_flex"]
+    np.testing.assert_array_equal(ours.column("r_shoulder_elev"), 0.3)
+    np.testing.assert_allclose(theirs[:, 0], 0.3, rtol=0, atol=1e-12)   # OpenSim's, in rad
+    assert np.ptp(ours.column("r_elbow_flex")) > 0.1                     # the elbow did move
 
 
 SETUP = """<?xml version="1.0" encoding="UTF-8" ?>

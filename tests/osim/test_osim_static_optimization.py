@@ -35,7 +35,7 @@ from myotwin.cli.main import main
 from myotwin.osim.static_optimization import run
 from myotwin.osim.storage import read_storage
 from opensim_live import opensim_package, run_static_optimization
-from osim_synthetic import to_degroote
+from osim_synthetic import locked_copy, to_degroote
 from shared_reference import SHARED, needs
 
 opensim_package()
@@ -193,6 +193,39 @@ def test_double_pendulum_actuators_alone_match_opensim(tmp_path):
     assert summary["actuators"] == {"Torq1": [-np.inf, np.inf], "Torq2": [-np.inf, np.inf]}
     assert diff[inside].max() <= 1e-6 and diff.max() <= 1e-4
     assert np.abs(ours.data[:, 1:]).max() > 10.0
+
+
+def test_a_locked_coordinate_has_no_equation_as_in_opensim(tmp_path):
+    """arm26 with r_shoulder_elev locked at 0 rad and a coordinates file without its column:
+    OpenSim's analysis writes no acceleration constraint for a locked coordinate (its
+    constraint holds it, whatever the muscles do at the shoulder), so only the elbow's
+    equation is met; ours eliminates the coordinate (the loader's coupling). Within the
+    arm26 tolerances (TOL_ACTIVATION). The tutorial's file, whose shoulder column is not the
+    locked value (OpenSim's analysis would take the file's values with the lock on), is
+    refused naming the column, time and both values."""
+    from myotwin.osim.storage import StorageWriter
+
+    model = locked_copy(needs(ARM), tmp_path, "r_shoulder_elev", 0.0)
+    tutorial = read_storage(needs(IK))
+    motion = tmp_path / "elbow_only.mot"
+    with StorageWriter(motion, "Coordinates", ("time", "r_elbow_flex")) as writer:
+        writer.write_rows(np.column_stack([tutorial.time_s,
+                                           np.radians(tutorial.column("r_elbow_flex"))]))
+    summary = run(model, motion, tmp_path / "ours", cutoff_hz=CUTOFF_HZ, end_time_s=0.5)
+    theirs_a, theirs_f = run_static_optimization(tmp_path, model, motion, CUTOFF_HZ, 0.0, 0.5)
+    ours_a = read_storage(tmp_path / "ours" / "static_optimization_activation.sto")
+    ours_f = read_storage(tmp_path / "ours" / "static_optimization_force.sto")
+    assert ours_a.labels == theirs_a.labels
+    da = np.abs(ours_a.data[:, 1:] - theirs_a.data[:, 1:]).max()
+    df = np.abs(ours_f.data[:, 1:] - theirs_f.data[:, 1:]).max()
+    print(f"arm26, shoulder locked: {ours_a.time_s.size} times, activations within {da:.1e}, "
+          f"forces within {df:.1e} N of OpenSim's")
+    assert summary["constraint_violated_at_s"] == {}
+    assert da <= TOL_ACTIVATION and df <= TOL_ACTIVATION * FORCE_PER_ACTIVATION_N
+    with pytest.raises(ValueError, match=r"arm26_InverseKinematics.mot: column "
+                       r"'r_shoulder_elev' at time 0\.0 s is -0\.000592.* but "
+                       r"'r_shoulder_elev' is locked at 0\.0 in .*arm26_r_shoulder_elev_locked"):
+        run(model, needs(IK), tmp_path / "refused", cutoff_hz=CUTOFF_HZ)
 
 
 def test_millard_muscles_are_refused(tmp_path):

@@ -53,6 +53,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                                        "constraint": c.constraint,
                                        "description": c.description}
                                 for name, c in loaded.coupled_coordinates.items()},
+        "locked_coordinates": {name: {"value": c.value, "joint": c.joint}
+                               for name, c in loaded.locked_coordinates.items()},
         "unenforced_constraints": list(loaded.unenforced_constraints),
         "merged_bodies": dict(loaded.merged_bodies),
         "omitted": list(loaded.omitted),

@@ -14,7 +14,8 @@ hand-written model makes (`models/arm26.py`); `loader.load` compiles them into a
 `functions` evaluates OpenSim's Functions (splines of a CustomJoint axis) in JAX; a joint
 axis that is a function of its coordinate becomes an `engine.coupling` of the engine's dofs,
 and `constraints` reads CoordinateCouplerConstraints, whose dependent coordinate the loader
-eliminates through the same coupling (`OsimModel.coupled_coordinates`).
+eliminates through the same coupling (`OsimModel.coupled_coordinates`), as it does a locked
+coordinate (`OsimModel.locked_coordinates`).
 Tools: `forward` (`myotwin osim forward`), `inverse_dynamics` (`myotwin osim
 inverse-dynamics`, with `signals` and `external_loads` preparing its inputs as OpenSim's
 InverseDynamicsTool does), `inverse_kinematics` (`myotwin osim inverse-kinematics`, with

@@ -33,10 +33,10 @@ myotwin's engine and muscles:
 * Output, written as it is produced (a crash or a divergence loses no finished chunk):
   `states.sto` with OpenSim 4's state names (`/jointset/<joint>/<coordinate>/value` and
   `/speed`, coordinates eliminated by a CoordinateCouplerConstraint included, computed from
-  their independent ones; `/forceset/<muscle>/activation` and `/fiber_length`; SI,
-  inDegrees=no), which
-  OpenSim reads back as a states table; `muscle_forces.sto`, the tendon force of each muscle
-  (N; columns named after the muscles, as OpenSim's ForceReporter names them); and
+  their independent ones, and locked coordinates at their value, speed 0;
+  `/forceset/<muscle>/activation` and `/fiber_length`; SI, inDegrees=no), which OpenSim
+  reads back as a states table; `muscle_forces.sto`, the tendon force of each muscle (N;
+  columns named after the muscles, as OpenSim's ForceReporter names them); and
   `summary.json` at the end. A state that stops being finite, or a written row whose fiber
   length or tendon force is not (a slack compliant tendon has no fiber state), ends the run
   with the rows before it written and `FloatingPointError` naming the time (`diverged` in
@@ -74,13 +74,20 @@ INTEGRATORS = ("rk4", "semi_implicit_euler", "rk45")
 DEFAULT_ACCURACY = 1e-7
 
 
+def eliminated_coordinates(loaded: OsimModel) -> tuple[str, ...]:
+    """The coordinates that are not in q: those a CoordinateCouplerConstraint eliminated
+    (`OsimModel.coupled_coordinates` order), then the locked ones (`locked_coordinates`)."""
+    return (*loaded.coupled_coordinates, *loaded.locked_coordinates)
+
+
 def state_labels(loaded: OsimModel) -> tuple[str, ...]:
     """The column labels of `states.sto`: time, then OpenSim 4's state names (the
-    coordinates, then those a CoordinateCouplerConstraint eliminated, then the muscles)."""
+    coordinates, then the eliminated ones, `eliminated_coordinates`, then the muscles)."""
     labels = ["time"]
     joints = {**loaded.coordinate_joints,
-              **{d: c.joint for d, c in loaded.coupled_coordinates.items()}}
-    for c in (*loaded.coordinates, *loaded.coupled_coordinates):
+              **{d: c.joint for d, c in loaded.coupled_coordinates.items()},
+              **{n: c.joint for n, c in loaded.locked_coordinates.items()}}
+    for c in (*loaded.coordinates, *eliminated_coordinates(loaded)):
         labels += [f"/jointset/{joints[c]}/{c}/value", f"/jointset/{joints[c]}/{c}/speed"]
     for m in loaded.muscle_names:
         labels += [f"/forceset/{m}/activation", f"/forceset/{m}/fiber_length"]
@@ -88,22 +95,28 @@ def state_labels(loaded: OsimModel) -> tuple[str, ...]:
 
 
 def dependent_coordinates(loaded: OsimModel, q, qd) -> tuple[np.ndarray, np.ndarray]:
-    """(values, speeds) (n_rows, n_dependent) of the coordinates eliminated by
-    CoordinateCouplerConstraints (`OsimModel.coupled_coordinates` order) at the rows of
-    coordinates q and speeds qd (n_rows, n_coordinates): g(q_i) and g'(q_i) qd_i."""
+    """(values, speeds) (n_rows, n_eliminated) of the coordinates not in q
+    (`eliminated_coordinates` order) at the rows of coordinates q and speeds qd (n_rows,
+    n_coordinates): for a coupler's dependent coordinate g(q_i) and g'(q_i) qd_i, for a
+    locked one its value and 0."""
     q, qd = np.atleast_2d(q), np.atleast_2d(qd)
     coupled = list(loaded.coupled_coordinates.values())
+    locked = np.array([c.value for c in loaded.locked_coordinates.values()], dtype=np.float64)
+    value = np.broadcast_to(locked, (q.shape[0], locked.size))
+    speed = np.zeros_like(value)
     if not coupled:
-        return np.zeros((q.shape[0], 0)), np.zeros((q.shape[0], 0))
+        return value, speed
     index = np.array([loaded.coordinates.index(c.independent) for c in coupled])
     tables = [jnp.asarray(t) for t in pad_polynomials([c.function for c in coupled])]
-    value, slope, _ = jax.vmap(lambda x: evaluate_padded(*tables, x))(jnp.asarray(q[:, index]))
-    return np.asarray(value), np.asarray(slope) * qd[:, index]
+    g, slope, _ = jax.vmap(lambda x: evaluate_padded(*tables, x))(jnp.asarray(q[:, index]))
+    return (np.concatenate([np.asarray(g), value], axis=1),
+            np.concatenate([np.asarray(slope) * qd[:, index], speed], axis=1))
 
 
 def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None) -> np.ndarray:
     """The coordinates' default values in q order, with `given` (name -> rad or m) replacing
-    some; ValueError naming an unknown coordinate or a non-finite value."""
+    some; ValueError naming an unknown coordinate, a coupled or locked one, or a non-finite
+    value."""
     given = dict(given or {})
     unknown = sorted(set(given) - set(loaded.coordinates))
     coupled = [n for n in unknown if n in loaded.coupled_coordinates]
@@ -111,6 +124,11 @@ def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None) -> np
         c = loaded.coupled_coordinates[coupled[0]]
         raise ValueError(f"{loaded.source}: {coupled[0]!r} follows {c.independent!r} through "
                          f"{c.constraint!r} ({c.description}); give {c.independent!r} instead")
+    locked = [n for n in unknown if n in loaded.locked_coordinates]
+    if locked:
+        raise ValueError(f"{loaded.source}: {locked[0]!r} is locked at "
+                         f"{loaded.locked_coordinates[locked[0]].value!r} (its default_value); "
+                         "unlock it in the model (<locked>false</locked>) to give it a value")
     if unknown:
         raise ValueError(f"{loaded.source}: no coordinate named {unknown[0]!r}; the "
                          f"coordinates are {list(loaded.coordinates)}")
@@ -272,8 +290,8 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     state = progress.pop("state")
     failure = progress.pop("failure")
     q, qd = np.asarray(state.q), np.asarray(state.qd)
-    value, speed = dependent_coordinates(loaded, q, qd)   # coupler-eliminated, named last
-    names = (*loaded.coordinates, *loaded.coupled_coordinates)
+    value, speed = dependent_coordinates(loaded, q, qd)   # eliminated ones, named last
+    names = (*loaded.coordinates, *eliminated_coordinates(loaded))
     summary.update(progress)
     summary.update({
         "rows_written": rows_written,

@@ -22,6 +22,8 @@
 
 The model is the skeleton only (`osim.load(..., forces=False)`): OpenSim's tool with every
 muscle and actuator excluded, which is how inverse dynamics is used to get joint moments.
+Locked coordinates are read as unlocked (`locks=False`): OpenSim's solver ignores locks, so a
+locked coordinate takes its column's values and gets its column of forces like any other.
 Columns are OpenSim's: `<coordinate>_moment` (N m) for rotational coordinates,
 `<coordinate>_force` (N) otherwise, every coordinate of the model (`output_coordinates`).
 """
@@ -76,7 +78,8 @@ def output_coordinates(loaded: OsimModel) -> OutputCoordinates:
     """The reported coordinates of `loaded` (`OutputCoordinates`)."""
     names = loaded.all_coordinates
     motion = {**loaded.coordinate_motion,
-              **{d: c.motion for d, c in loaded.coupled_coordinates.items()}}
+              **{d: c.motion for d, c in loaded.coupled_coordinates.items()},
+              **{n: c.motion for n, c in loaded.locked_coordinates.items()}}
     return OutputCoordinates(names, tuple(motion[n] for n in names),
                              tuple(names.index(c) for c in loaded.engine_joint_coordinates),
                              tuple(names.index(n) for n in loaded.coordinates))
@@ -136,6 +139,27 @@ def _check_dependent(loaded: OsimModel, table: Storage, where: str) -> tuple[str
     return tuple(found)
 
 
+def _check_locked(loaded: OsimModel, table: Storage, where: str) -> None:
+    """Check a column of `table` for a locked coordinate (`OsimModel.locked_coordinates`) in
+    SI against the locked value at every row: ValueError naming the file, column, time and
+    both values beyond DEPENDENT_TOLERANCE. (OpenSim's analyses would take the file's values
+    with the coordinate still locked, a state no motion of the locked model reaches.)"""
+    for name, locked in loaded.locked_coordinates.items():
+        path = f"/jointset/{locked.joint}/{name}/value"
+        label = next((lab for lab in (name, path) if lab in table.labels), None)
+        if label is None:
+            continue
+        given = _in_radians(table.column(label), table.in_degrees, locked.motion)
+        bad = np.flatnonzero(~(np.abs(given - locked.value) <= DEPENDENT_TOLERANCE))
+        if bad.size:
+            row = int(bad[0])
+            raise ValueError(
+                f"{where}: column {label!r} at time {float(table.time_s[row])!r} s is "
+                f"{float(given[row])!r} but {name!r} is locked at {locked.value!r} in "
+                f"{loaded.source} (tolerance {DEPENDENT_TOLERANCE:g}); unlock it in the model "
+                "or give its locked value")
+
+
 def _column_of(table: Storage, loaded: OsimModel, name: str) -> int | None:
     """The column of coordinate `name`: its own name, or OpenSim 4's state path."""
     path = f"/jointset/{loaded.coordinate_joints[name]}/{name}/value"
@@ -152,7 +176,8 @@ def prepared_motion(loaded: OsimModel, table: Storage, *, cutoff_hz: float | Non
     (module docstring, step 1). cutoff_hz None: no filtering (OpenSim's default -1).
     source: the file's name for messages (default: the table's name). A column for a
     coordinate a CoordinateCouplerConstraint eliminates is checked against the constraint
-    (`_check_dependent`) and otherwise unused: the constraint gives its value."""
+    (`_check_dependent`), one for a locked coordinate against its locked value
+    (`_check_locked`); both are otherwise unused."""
     where = source or table.name
     names = loaded.coordinates
     columns = {n: _column_of(table, loaded, n) for n in names}
@@ -180,6 +205,7 @@ def prepared_motion(loaded: OsimModel, table: Storage, *, cutoff_hz: float | Non
     index = [names.index(n) for n in present]
     q[:, index], qd[:, index], qdd[:, index] = q_p, qd_p, qdd_p
     dependent = _check_dependent(loaded, table, where) if loaded.coupled_coordinates else ()
+    _check_locked(loaded, table, where)
     return Motion(t_out, q, qd, qdd, missing, dependent)
 
 
@@ -338,7 +364,7 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
         raise ValueError(f"--lowpass-hz must be positive (omit it for no filtering), got "
                          f"{cutoff_hz!r}")
     started = time.perf_counter()
-    loaded = load(model_path, forces=False)
+    loaded = load(model_path, forces=False, locks=False)
     table = read_storage(coordinates_path)
     loads = read_external_loads(external_loads_path) if external_loads_path else None
     motion = prepared_motion(loaded, table, cutoff_hz=cutoff_hz, start_time_s=start_time_s,

@@ -16,6 +16,8 @@ positions m_i (`trc.py`, in metres), and the coordinate tasks (q_j toward a valu
 * A marker missing at a frame (empty in the file) is left out of that frame's sum.
 * Constraints: a CoordinateCouplerConstraint's dependent coordinate follows its independent
   one exactly (eliminated by the loader: OpenSim's default constraint_weight Infinity).
+  A locked coordinate stays at its value (its default_value, as OpenSim's assembler holds
+  it; a coordinate task on it is a constant and left out).
   Coordinates with `clamped` true stay inside their range (OpenSim's assembler restricts a
   clamped coordinate's q to its range); the others are free.
 * Solver: SciPy's trust-region reflective least squares (`scipy.optimize.least_squares`,
@@ -47,7 +49,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from myotwin.engine.coupling import full_jacobian, full_positions
-from myotwin.osim.forward import dependent_coordinates
+from myotwin.osim.forward import dependent_coordinates, eliminated_coordinates
 from myotwin.osim.ik_tasks import IKTasks, read_ik_tasks
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.markers import (MarkerPlacement, placement, positions,
@@ -134,6 +136,8 @@ def _coordinate_task(loaded: OsimModel, task, source: str):
         raise ValueError(f"{source}: IKCoordinateTask '{task.name}': the coordinate follows "
                          f"{c.independent!r} through {c.constraint!r}; put the task on "
                          f"{c.independent!r}")
+    if task.name in loaded.locked_coordinates:
+        return None   # the coordinate cannot move: its task is a constant of the cost
     if task.name not in loaded.coordinates:
         raise ValueError(f"{source}: IKCoordinateTask '{task.name}': the model "
                          f"{loaded.source} has no such coordinate (coordinates: "
@@ -224,7 +228,7 @@ def output_row(loaded: OsimModel, q) -> np.ndarray:
     """The coordinates of one solved frame in `OsimModel.all_coordinates` order."""
     value = dict(zip(loaded.coordinates, np.asarray(q)))
     dependent = dependent_coordinates(loaded, np.asarray(q)[None], np.zeros((1, len(q))))[0]
-    value.update(zip(loaded.coupled_coordinates, dependent[0]))
+    value.update(zip(eliminated_coordinates(loaded), dependent[0]))
     return np.array([value[name] for name in loaded.all_coordinates])
 
 

@@ -8,12 +8,14 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 import jax
+import numpy as np
 
 from myotwin.engine.coupling import (CoordinateCoupling, PiecewisePolynomial,
                                      coordinate_coupling, identity_polynomial)
 from myotwin.engine.model import Model
 from myotwin.osim import to_builders
 from myotwin.osim.description import JointKind
+from myotwin.osim.errors import Where
 from myotwin.osim.functions import is_linear, piecewise_polynomial
 from myotwin.osim.xml_reading import read_document
 from myotwin.paths.builder import PathBuilder
@@ -37,6 +39,18 @@ class CoupledCoordinate(NamedTuple):
     motion: str
 
 
+class LockedCoordinate(NamedTuple):
+    """A coordinate whose file says <locked>true</locked>: held at `value` (its default_value,
+    rad or m), as OpenSim's forward simulation, inverse kinematics and static optimization
+    hold it; eliminated like a coupled coordinate (its dofs follow a constant function,
+    docs/osim.md "Locked coordinates"). joint: the joint it belongs to (its OpenSim state
+    names); motion: its OpenSim motion type (as `OsimModel.coordinate_motion`)."""
+
+    value: float
+    joint: str
+    motion: str
+
+
 @dataclasses.dataclass(frozen=True)
 class OsimModel:
     """A loaded .osim model.
@@ -48,7 +62,7 @@ class OsimModel:
     coordinates: the OpenSim coordinate names: the joints in the engine's (depth-first)
       order, each joint's coordinates in the file's order (the engine's q order when
       `coupling` is None), without the dependent coordinates of CoordinateCouplerConstraints
-      (`coupled_coordinates`).
+      (`coupled_coordinates`) and without the locked ones (`locked_coordinates`).
     engine_joints: the engine's joint names in its q order: a coordinate's own name, or
       "<joint>/<axis>" for a CustomJoint axis that is a function of its coordinate (a knee's
       spline translations).
@@ -80,10 +94,12 @@ class OsimModel:
       (they have no effect in OpenSim), in file order.
     merged_bodies: welded child -> the body that took its mass properties (`to_builders.
       merge_welded`: an inertia MuJoCo refuses on a welded child); the child is massless.
+    locked_coordinates: name -> `LockedCoordinate` for each coordinate the file locks (none
+      when loaded with locks=False), eliminated: its dofs are held by `coupling`.
     all_coordinates: every coordinate of the file that moves an engine dof, the dependent ones
-      of `coupled_coordinates` included at their joint's place (the joints in the engine's
-      order, each joint's coordinates in the file's order: OpenSim's order for its tools'
-      output); `coordinates` when nothing is coupled.
+      of `coupled_coordinates` and the locked ones included at their joint's place (the
+      joints in the engine's order, each joint's coordinates in the file's order: OpenSim's
+      order for its tools' output); `coordinates` when nothing is coupled or locked.
     engine_joint_coordinates: per engine dof (`engine_joints` order), the coordinate whose
       joint axis it is (a dependent coordinate for the dofs it moves).
     """
@@ -112,6 +128,8 @@ class OsimModel:
         default_factory=lambda: types.MappingProxyType({}))
     all_coordinates: tuple[str, ...] = ()
     engine_joint_coordinates: tuple[str, ...] = ()
+    locked_coordinates: Mapping[str, LockedCoordinate] = dataclasses.field(
+        default_factory=lambda: types.MappingProxyType({}))
 
 
 def _frozen(mapping=(), **items) -> types.MappingProxyType:
@@ -152,32 +170,76 @@ def _all_coordinates(doc, engine_joints: tuple[str, ...]):
     return tuple(c.name for name in joints for c in by_name[name].coordinates), driver
 
 
-def _coupling(doc, engine_joints: tuple[str, ...], coupled: Mapping[str, CoupledCoordinate]):
-    """(the coordinates, `_all_coordinates` without the dependent ones of `coupled`; the
-    coupling, None when they are the engine's joints in its q order). A dof moved by a
-    dependent coordinate follows its independent coordinate through the composition axis
-    function o coupler function."""
+def _locked(doc, locks: bool) -> dict[str, LockedCoordinate]:
+    """Locked coordinate -> its value, joint and motion (none unless `locks`)."""
+    if not locks:
+        return {}
+    return {c.name: LockedCoordinate(c.default_value, j.name, _motion(doc, c.name))
+            for j in doc.joints for c in j.coordinates if c.locked}
+
+
+def _check_locked_couplers(doc, locked: Mapping[str, LockedCoordinate]) -> None:
+    """Refuse a CoordinateCouplerConstraint on a locked coordinate: a locked dependent is held
+    twice; a locked independent would make its dependent a constant, not modelled."""
+    for c in doc.couplers:
+        for role, name in (("dependent", c.dependent), ("independent", c.independent)):
+            if name in locked:
+                raise Where(doc.file_name, "CoordinateCouplerConstraint", c.name).error(
+                    f"its {role} coordinate {name!r} is locked (<locked>true</locked>); a "
+                    "coupler on a locked coordinate is not supported (unlock it or omit the "
+                    f"constraint: omit=({c.name!r},))")
+
+
+def _constant(value: float) -> PiecewisePolynomial:
+    return PiecewisePolynomial(np.zeros(0), np.zeros(1), np.array([[float(value)]]))
+
+
+def _coupling(doc, engine_joints: tuple[str, ...], coupled: Mapping[str, CoupledCoordinate],
+              locked: Mapping[str, LockedCoordinate]):
+    """(the coordinates, `_all_coordinates` without the dependent ones of `coupled` and the
+    `locked` ones; the coupling, None when they are the engine's joints in its q order). A
+    dof moved by a dependent coordinate follows its independent coordinate through the
+    composition axis function o coupler function; a dof moved by a locked coordinate is the
+    axis function of the constant locked value (its source coordinate is arbitrary: the
+    derivatives are 0)."""
     axes = to_builders.engine_joints(doc)
-    coordinates = tuple(c for c in _all_coordinates(doc, engine_joints)[0] if c not in coupled)
+    coordinates = tuple(c for c in _all_coordinates(doc, engine_joints)[0]
+                        if c not in coupled and c not in locked)
     if coordinates == engine_joints:
         return coordinates, None
+    if not coordinates:
+        raise Where(doc.file_name, "Model", doc.model_name).error(
+            f"every coordinate is locked ({', '.join(locked)}): the model cannot move")
     index = {name: i for i, name in enumerate(coordinates)}
     functions = [identity_polynomial() if axes[name].function is None
                  else piecewise_polynomial(axes[name].function) for name in engine_joints]
-    followed = [coupled.get(axes[name].coordinate) for name in engine_joints]
-    source = [index[axes[name].coordinate if c is None else c.independent]
-              for name, c in zip(engine_joints, followed)]
-    inner = [None if c is None else c.function for c in followed] if coupled else None
+    source, inner = [], []
+    for name in engine_joints:
+        coordinate = axes[name].coordinate
+        if coordinate in locked:
+            source.append(0)
+            inner.append(_constant(locked[coordinate].value))
+        elif coordinate in coupled:
+            source.append(index[coupled[coordinate].independent])
+            inner.append(coupled[coordinate].function)
+        else:
+            source.append(index[coordinate])
+            inner.append(None)
+    if all(g is None for g in inner):
+        inner = None
     return coordinates, coordinate_coupling(len(coordinates), source, functions, inner)
 
 
-def load(path, *, omit: Iterable[str] = (), forces: bool = True) -> OsimModel:
+def load(path, *, omit: Iterable[str] = (), forces: bool = True,
+         locks: bool = True) -> OsimModel:
     """Load an OpenSim 4 .osim file of the supported subset (docs/osim.md).
 
     omit: names of wrap objects, constraints, forces or components to leave out (paths then
     drop an omitted wrap object, as `models.arm26.build(ellipsoids=False)` drops its
     ellipsoids). forces=False loads the skeleton only (the ForceSet is not read: no muscles,
-    no actuators), for inverse dynamics with every force excluded. Raises
+    no actuators), for inverse dynamics with every force excluded. locks=False reads every
+    coordinate as unlocked, as OpenSim's inverse dynamics does (its solver ignores locks);
+    by default a locked coordinate is held at its default_value (`locked_coordinates`). Raises
     `osim.OsimError` (a ValueError naming the file, the element and the value) for anything
     outside the subset. Needs float64 (`myotwin.configure_jax()` first)."""
     names = () if isinstance(omit, str) else tuple(omit)
@@ -190,8 +252,9 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True) -> OsimModel:
     doc = read_document(path, names, forces=forces)
     pb = to_builders.path_builder(doc, to_builders.skeleton(doc))
     model, engine_joints = to_builders.build_model(doc, pb)
-    coupled = _coupled(doc)
-    coordinates, coupling = _coupling(doc, engine_joints, coupled)
+    coupled, locked = _coupled(doc), _locked(doc, locks)
+    _check_locked_couplers(doc, locked)
+    coordinates, coupling = _coupling(doc, engine_joints, coupled, locked)
     all_coordinates, driver = _all_coordinates(doc, engine_joints)
     by_name = {c.name: c for j in doc.joints for c in j.coordinates}
     joint_of = {c.name: j.name for j in doc.joints for c in j.coordinates}
@@ -214,4 +277,5 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True) -> OsimModel:
         omitted=doc.omitted, source=str(path), coupled_coordinates=_frozen(coupled),
         unenforced_constraints=doc.unenforced_constraints,
         merged_bodies=_frozen(to_builders.merge_welded(doc)[1]),
-        all_coordinates=all_coordinates, engine_joint_coordinates=driver)
+        all_coordinates=all_coordinates, engine_joint_coordinates=driver,
+        locked_coordinates=_frozen(locked))

@@ -158,15 +158,12 @@ def _coordinate(node: Node) -> Coordinate:
     if node.tag != "Coordinate":
         raise node.error(f"{node.tag} is not a Coordinate")
     node.check_children(_COORDINATE_PROPERTIES)
-    if node.flag("locked", False):
-        raise node.error(f"locked coordinates are not supported, got <locked>"
-                         f"{node.text('locked')}</locked>")
     prescribed = node.find("prescribed_function")
     if node.flag("prescribed", False) and prescribed is not None and len(prescribed):
         raise node.error("prescribed motion (<prescribed>true</prescribed> with a "
                          f"<prescribed_function> {prescribed[0].tag}) is not supported")
     return Coordinate(node.name, node.numbers("range", 2), node.flag("clamped", False),
-                      node.number("default_value", 0.0))
+                      node.number("default_value", 0.0), node.flag("locked", False))
 
 
 def read_joint(node: Node) -> Joint:

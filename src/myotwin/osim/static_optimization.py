@@ -13,7 +13,9 @@ controls x (muscle activations, CoordinateActuator controls) minimise
   external loads, on the model's independent coordinates (J^T tau_f: a CoordinateCoupler-
   Constraint is workless; `inverse_dynamics.reduced_generalized_forces`). OpenSim's analysis
   asks for the coordinates' accelerations instead (udot(x) = udot target); for exact equality
-  the two constraint sets are the same;
+  the two constraint sets are the same. A locked coordinate has no equation (the loader
+  eliminates it; OpenSim skips constrained coordinates), and a file's column for it must
+  hold its locked value (`inverse_dynamics.prepared_motion`);
 * F_i, the force of actuator i per unit control, as OpenSim's StaticOptimizationTarget takes
   it: a muscle's force with a rigid tendon at activation 1 at the current musculotendon
   length and lengthening speed (`Muscle::calcInextensibleTendonActiveFiberForce(s, 1)`; the
