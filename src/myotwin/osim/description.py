@@ -227,7 +227,8 @@ class Document:
     it hangs from); muscles and actuators in ForceSet order; omitted: names of the elements
     left out because the caller listed them in `omit`, in file order; couplers: the enforced
     CoordinateCouplerConstraints (ConstraintSet order); unenforced_constraints: the names of
-    those with isEnforced false (no effect in OpenSim: left out)."""
+    those with isEnforced false (no effect in OpenSim: left out); force_names: the muscles and
+    CoordinateActuators together in ForceSet order."""
 
     source: str
     file_name: str
@@ -243,3 +244,4 @@ class Document:
     omitted: tuple[str, ...]
     couplers: tuple[CoordinateCoupler, ...] = ()
     unenforced_constraints: tuple[str, ...] = ()
+    force_names: tuple[str, ...] = ()

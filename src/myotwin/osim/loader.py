@@ -82,6 +82,8 @@ class OsimModel:
     body_names: the engine's body names in its order, "world" (OpenSim's ground) first.
     muscle_names: the muscles in ForceSet order (= the model's paths).
     muscles: name -> read-only mapping of parameters (SI names, `osim.force_reading`).
+    force_names: the muscles and CoordinateActuators together in ForceSet order (OpenSim's
+      column order for its tools' per-actuator output).
     actuator_names: the CoordinateActuators in ForceSet order (= the model's actuators);
       actuators: name -> {"coordinate", "gear", "control_range" (min_control, max_control),
       recorded, not enforced: OpenSim applies control * optimal_force unclamped}.
@@ -130,6 +132,7 @@ class OsimModel:
     engine_joint_coordinates: tuple[str, ...] = ()
     locked_coordinates: Mapping[str, LockedCoordinate] = dataclasses.field(
         default_factory=lambda: types.MappingProxyType({}))
+    force_names: tuple[str, ...] = ()
 
 
 def _frozen(mapping=(), **items) -> types.MappingProxyType:
@@ -278,4 +281,4 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
         unenforced_constraints=doc.unenforced_constraints,
         merged_bodies=_frozen(to_builders.merge_welded(doc)[1]),
         all_coordinates=all_coordinates, engine_joint_coordinates=driver,
-        locked_coordinates=_frozen(locked))
+        locked_coordinates=_frozen(locked), force_names=doc.force_names)

@@ -84,8 +84,8 @@ ROWS_PER_CALL = 64
 
 @dataclasses.dataclass(frozen=True)
 class Actuators:
-    """The optimised actuators: names (muscles in ForceSet order, then CoordinateActuators),
-    lower and upper bounds of their controls."""
+    """The optimised actuators: names (muscles and CoordinateActuators in ForceSet order,
+    OpenSim's columns: `OsimModel.force_names`), lower and upper bounds of their controls."""
 
     names: tuple[str, ...]
     lower: np.ndarray
@@ -111,7 +111,15 @@ def actuators(loaded: OsimModel) -> Actuators:
         lo, hi = loaded.actuators[name]["control_range"]
         lower.append(lo)
         upper.append(hi)
-    return Actuators(tuple(names), np.array(lower, float), np.array(upper, float))
+    order = _force_set_order(loaded)
+    return Actuators(tuple(names[k] for k in order), np.array(lower, float)[order],
+                     np.array(upper, float)[order])
+
+
+def _force_set_order(loaded: OsimModel) -> np.ndarray:
+    """The indices into (muscles, then CoordinateActuators) in ForceSet order."""
+    built = (*loaded.muscle_names, *loaded.actuator_names)
+    return np.array([built.index(name) for name in loaded.force_names], dtype=np.int64)
 
 
 def _terms(msm, along, f_max, motor, gears, use_muscle_physiology, q, qd):
@@ -154,7 +162,7 @@ def _without_unused_flags(loaded: OsimModel) -> OsimModel:
 def force_per_control(loaded: OsimModel, q, qd, use_muscle_physiology: bool = True):
     """(B (n_rows, n_coordinates, n_actuators), F (n_rows, n_actuators)) at rows of q, qd
     (n_rows, n_coordinates): F_i the force per unit control of actuator i (`actuators`
-    order), column i of B = r_i F_i (module docstring)."""
+    order: ForceSet order), column i of B = r_i F_i (module docstring)."""
     n_q = len(loaded.coordinates)
     motor = np.zeros((n_q, len(loaded.actuator_names)))
     for k, name in enumerate(loaded.actuator_names):
@@ -182,7 +190,8 @@ def force_per_control(loaded: OsimModel, q, qd, use_muscle_physiology: bool = Tr
                              jnp.asarray(q[rows]), jnp.asarray(qd[rows]))
         b.append(np.asarray(out[0]))
         unit.append(np.asarray(out[1]))
-    return np.concatenate(b)[:n], np.concatenate(unit)[:n]
+    order = _force_set_order(loaded)   # computed as muscles, then CoordinateActuators
+    return np.concatenate(b)[:n][:, :, order], np.concatenate(unit)[:n][:, order]
 
 
 def solve(b: np.ndarray, tau: np.ndarray, acts: Actuators, exponent: float, x0: np.ndarray,

@@ -167,6 +167,7 @@ def read_document(path, omit=(), *, forces: bool = True) -> Document:
     muscles, actuators = (_read_forces(model, omissions, bodies, coordinates, wraps,
                                        omitted_wraps, {w.name for w in ellipsoids})
                           if forces else ((), ()))
+    order = [Node.of(e, model.where, "").name for e in model.objects("ForceSet")]
     _refuse_unless_omitted(model, "ComponentSet", omissions, "components may carry physics")
     frame_components(model, omissions)
     unknown = sorted(set(omit) - set(omissions.used))
@@ -175,4 +176,5 @@ def read_document(path, omit=(), *, forces: bool = True) -> Document:
                           "forces or components of the file")
     return Document(str(path), path.name, model.name, gravity, bodies, joints,
                     tuple(cylinders), tuple(obstacles), tuple(ellipsoids), muscles, actuators,
-                    tuple(omissions.used), couplers, unenforced)
+                    tuple(omissions.used), couplers, unenforced,
+                    tuple(sorted((f.name for f in (*muscles, *actuators)), key=order.index)))
