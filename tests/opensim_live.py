@@ -99,7 +99,7 @@ _ANALYZE_SETUP = """<?xml version="1.0" encoding="UTF-8" ?>
       <optimizer_max_iterations>1000</optimizer_max_iterations>
     </StaticOptimization>
   </objects><groups /></AnalysisSet>
-  <coordinates_file>{coordinates}</coordinates_file>
+  <coordinates_file>{coordinates}</coordinates_file>{loads}
   <lowpass_cutoff_frequency_for_coordinates>{cutoff}</lowpass_cutoff_frequency_for_coordinates>
 </AnalyzeTool></OpenSimDocument>
 """
@@ -107,10 +107,11 @@ _ANALYZE_SETUP = """<?xml version="1.0" encoding="UTF-8" ?>
 
 def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutoff_hz: float,
                             start_s: float, end_s: float, exponent: float = 2.0,
-                            use_muscle_physiology: bool = True, convergence: float = 1e-10):
+                            use_muscle_physiology: bool = True, convergence: float = 1e-10,
+                            external_loads: Path | None = None):
     """OpenSim's StaticOptimization analysis run by its AnalyzeTool (a setup file written
-    into `out_dir`) on `coordinates`; returns its (activation, force) tables
-    (`myotwin.osim.storage.Storage`)."""
+    into `out_dir`) on `coordinates` (with the ExternalLoads file `external_loads`, if
+    given); returns its (activation, force) tables (`myotwin.osim.storage.Storage`)."""
     from myotwin.osim.storage import read_storage
 
     osim = opensim_package()
@@ -118,7 +119,9 @@ def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutof
     setup.write_text(_ANALYZE_SETUP.format(
         model=model, out=out_dir, start=start_s, end=end_s, exponent=exponent,
         physiology=str(use_muscle_physiology).lower(), convergence=convergence,
-        coordinates=coordinates, cutoff=cutoff_hz))
+        coordinates=coordinates, cutoff=cutoff_hz,
+        loads="" if external_loads is None
+        else f"<external_loads_file>{external_loads}</external_loads_file>"))
     run_printing_16_digits(osim, osim.AnalyzeTool(str(setup)))
     return tuple(read_storage(Path(out_dir) / f"so_StaticOptimization_{kind}.sto")
                  for kind in ("activation", "force"))

@@ -18,8 +18,10 @@ convergence criterion 1e-10; it prints activations to 8 decimals).
 * double_pendulum.osim: CoordinateActuators alone, an exactly determined problem.
 * Muscle flags static optimization does not use (ignore_activation_dynamics,
   ignore_passive_fiber_force) are read past, on a De Groote copy against OpenSim.
-* A Millard2012EquilibriumMuscle model is refused naming the muscle; muscles too weak for the
-  motion leave the constraint unmet, reported per time in the summary.
+* gait10dof18musc (Millard2012EquilibriumMuscles): the force per unit activation against
+  OpenSim's at random states, and walking with reserve actuators and ground reactions; an
+  undamped compliant Millard muscle is refused. Muscles too weak for the motion leave the
+  constraint unmet, reported per time in the summary.
 """
 
 from __future__ import annotations
@@ -226,12 +228,91 @@ def test_a_locked_coordinate_has_no_equation_as_in_opensim(tmp_path):
         run(model, needs(IK), tmp_path / "refused", cutoff_hz=CUTOFF_HZ)
 
 
-def test_millard_muscles_are_refused(tmp_path):
-    model = needs(REF / "models" / "gait10dof18musc.osim")
-    with pytest.raises(ValueError, match=r"gait10dof18musc.osim: muscle 'hamstrings_r' is a "
-                                         r"Millard2012EquilibriumMuscle"):
-        run(model, needs(REF / "data" / "gait10dof18musc" / "subject01_walk_IK.mot"),
-            tmp_path / "out")
+GAIT = REF / "models" / "gait10dof18musc.osim"
+GAIT_DATA = REF / "data" / "gait10dof18musc"
+#: Reserve actuators on every coordinate of gait10dof18musc (optimal force, N m or N): the
+#: pelvis has no muscle, and the 18 muscles alone cannot make every joint moment of walking.
+GAIT_RESERVES = {"pelvis_tilt": 100.0, "pelvis_tx": 1000.0, "pelvis_ty": 1000.0,
+                 "hip_flexion_r": 10.0, "knee_angle_r": 10.0, "ankle_angle_r": 10.0,
+                 "hip_flexion_l": 10.0, "knee_angle_l": 10.0, "ankle_angle_l": 10.0,
+                 "lumbar_extension": 100.0}
+
+
+def test_millard_force_per_activation_is_opensims_at_random_states():
+    """gait10dof18musc's 18 Millard2012EquilibriumMuscles (damped compliant tendons): F_i at
+    20 random poses and speeds against OpenSim 4.6's calcInextensibleTendonActiveFiberForce(s,
+    1), which is what its analysis uses, within 1e-9 relative (observed 2.4e-13:
+    `millard_capacity`'s formula, the pennation angle of the normalised fiber length
+    included; with cos(phi) of the fiber length in metres it is off by up to 10 %)."""
+    from myotwin.jax_setup import configure_jax
+    from myotwin.osim.loader import load
+    from myotwin.osim.static_optimization import force_per_control
+
+    configure_jax()
+    opensim = opensim_package()
+    theirs_model = opensim.Model(str(needs(GAIT)))
+    theirs_model.initSystem()
+    coords = theirs_model.getCoordinateSet()
+    loaded = load(GAIT)
+    rng = np.random.default_rng(1)
+    default = np.array([loaded.coordinate_default_values[c] for c in loaded.coordinates])
+    q = default + rng.normal(0.0, 0.3, (20, default.size))
+    qd = rng.normal(0.0, 2.0, q.shape)
+    theirs = []
+    for q_row, qd_row in zip(q, qd):
+        state = theirs_model.initializeState()
+        for name, value, speed in zip(loaded.coordinates, q_row, qd_row):
+            coords.get(name).setValue(state, float(value), False)
+            coords.get(name).setSpeedValue(state, float(speed))
+        theirs_model.realizeVelocity(state)
+        theirs.append([theirs_model.getMuscles().get(n).calcInextensibleTendonActiveFiberForce(
+            state, 1.0) for n in loaded.muscle_names])
+    ours = force_per_control(loaded, q, qd)[1]
+    worst = (np.abs(ours - np.array(theirs)) / np.maximum(np.abs(theirs), 1.0)).max()
+    print(f"Millard force per activation within {worst:.1e} (relative) of OpenSim's")
+    assert worst <= 1e-9
+
+
+def test_walking_with_millard_muscles_matches_opensim(tmp_path):
+    """gait10dof18musc with reserve actuators on every coordinate (`GAIT_RESERVES`) along
+    subject01's walk with its ground reactions, 0.6-0.7 s: controls against OpenSim's
+    analysis. OpenSim's optimizer stops with an acceleration constraint violation ~2e-4
+    rad/s^2 at every time (ours meets the constraint to 1e-6 relative); the activations that
+    moves, ~M dqdd / (r F) ~ 10 kg m^2 x 2e-4 / (0.05 m x 1000 N), are 2e-5, so that is the
+    tolerance (observed 1.3e-5; our cost is within 3e-5 of OpenSim's, on both sides)."""
+    text = needs(GAIT).read_text()
+    reserves = "".join(
+        f'<CoordinateActuator name="res_{c}"><coordinate>{c}</coordinate>'
+        f"<optimal_force>{force}</optimal_force></CoordinateActuator>"
+        for c, force in GAIT_RESERVES.items())
+    at = text.index("<objects>", text.index('<ForceSet name="forceset">')) + len("<objects>")
+    model = tmp_path / "gait10dof18musc_reserves.osim"
+    model.write_text(text[:at] + reserves + text[at:])
+    motion = needs(GAIT_DATA / "subject01_walk_IK.mot")
+    loads = GAIT_DATA / "subject01_walk_grf.xml"
+    summary = run(model, motion, tmp_path / "ours", external_loads_path=loads,
+                  cutoff_hz=CUTOFF_HZ, start_time_s=0.6, end_time_s=0.7)
+    theirs, _ = run_static_optimization(tmp_path, model, motion, CUTOFF_HZ, 0.6, 0.7,
+                                        external_loads=loads)
+    ours = read_storage(tmp_path / "ours" / "static_optimization_activation.sto")
+    assert ours.labels == theirs.labels and ours.time_s.size == 7
+    diff = np.abs(ours.data[:, 1:] - theirs.data[:, 1:]).max()
+    print(f"gait10dof18musc: {ours.time_s.size} times, controls within {diff:.1e} of OpenSim's")
+    assert summary["constraint_violated_at_s"] == {}
+    assert diff <= 2e-5
+    assert ours.data[:, 11:].max() > 0.3        # the muscles carry the motion, not only reserves
+
+
+def test_undamped_compliant_millard_muscles_are_refused(tmp_path):
+    text = needs(GAIT).read_text().replace(
+        '<Millard2012EquilibriumMuscle name="soleus_r">',
+        '<Millard2012EquilibriumMuscle name="soleus_r"><fiber_damping>0</fiber_damping>', 1)
+    model = tmp_path / "undamped.osim"
+    model.write_text(text)
+    with pytest.raises(ValueError, match=r"undamped.osim: muscle 'soleus_r': a "
+                       r"Millard2012EquilibriumMuscle with a compliant tendon and fiber_damping "
+                       r"0\.0 < 1e-3 is OpenSim's undamped model"):
+        run(model, needs(GAIT_DATA / "subject01_walk_IK.mot"), tmp_path / "out")
 
 
 def test_weak_muscles_are_reported_through_the_command(tmp_path, capsys):

@@ -23,10 +23,9 @@ controls x (muscle activations, CoordinateActuator controls) minimise
   against OpenSim 4.6 per muscle type (tests): Thelen2003Muscle gives the active fiber force
   times the cosine of pennation (along the tendon), DeGrooteFregly2016Muscle the active
   fiber force itself (along the fiber: its override of that function leaves the cosine out).
-  Millard2012EquilibriumMuscle is refused: it has no override of that function, and Muscle's
-  base implementation (from the muscle's own length and velocity info) differed from our
-  rigid-tendon Millard active force by up to 0.3 % on pennated muscles (one pose, a scratch
-  probe against OpenSim 4.6), not resolved.
+  Millard2012EquilibriumMuscle its own deprecated rigid-tendon estimate, whose pennation
+  factor OpenSim computes from the normalised fiber length (`millard_capacity`; an undamped
+  compliant Millard muscle is refused).
   `use_muscle_physiology=False` (OpenSim's option) takes a muscle's max isometric force.
   ignore_activation_dynamics and ignore_passive_fiber_force change none of this and are read
   past (checked against OpenSim);
@@ -64,6 +63,7 @@ from myotwin.muscle.musculotendon import muscle_outputs
 from myotwin.osim.external_loads import evaluate_external_loads, read_external_loads
 from myotwin.osim.inverse_dynamics import (load_plan, prepared_motion,
                                            reduced_generalized_forces)
+from myotwin.osim import millard_capacity
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.muscles import build_muscles
 from myotwin.osim.storage import StorageWriter, read_storage
@@ -71,8 +71,11 @@ from myotwin.osim.storage import StorageWriter, read_storage
 #: Default convergence tolerance of SLSQP (its ftol).
 DEFAULT_ACCURACY = 1e-12
 MAX_ITERATIONS = 500
-#: Muscle types and how OpenSim's rigid-tendon active force is taken (module docstring).
+#: Muscle types and how OpenSim's rigid-tendon active force is taken (module docstring);
+#: Millard2012EquilibriumMuscle's is `millard_capacity`'s.
 ALONG_TENDON = {"Thelen2003Muscle": True, "DeGrooteFregly2016Muscle": False}
+MILLARD = "Millard2012EquilibriumMuscle"
+SUPPORTED = (*ALONG_TENDON, MILLARD)
 #: A time whose constraint residual exceeds this (relative to 1 + |tau|) is reported.
 CONSTRAINT_TOLERANCE = 1e-6
 #: Muscle flags that change nothing static optimization uses (activation dynamics, the
@@ -99,10 +102,17 @@ def actuators(loaded: OsimModel) -> Actuators:
     for name in loaded.muscle_names:
         params = loaded.muscles[name]
         kind = params["type"]
-        if kind not in ALONG_TENDON:
+        if kind not in SUPPORTED:
             raise ValueError(f"{loaded.source}: muscle {name!r} is a {kind}; static "
-                             f"optimization supports {sorted(ALONG_TENDON)} (docs/osim.md "
+                             f"optimization supports {sorted(SUPPORTED)} (docs/osim.md "
                              "\"Static optimization\")")
+        if (kind == MILLARD and not params.get("ignore_tendon_compliance", False)
+                and params["fiber_damping"] < 1e-3):
+            raise ValueError(f"{loaded.source}: muscle {name!r}: a {MILLARD} with a "
+                             f"compliant tendon and fiber_damping {params['fiber_damping']!r} "
+                             "< 1e-3 is OpenSim's undamped model, whose curves OpenSim "
+                             "changes differently (not reproduced); set fiber_damping >= 1e-3 "
+                             "or ignore_tendon_compliance")
         names.append(name)
         lower.append(params["min_control"])    # the file's, or OpenSim's default for the
         upper.append(params["max_control"])    # type (force_reading.TYPE_DEFAULTS)
@@ -122,13 +132,16 @@ def _force_set_order(loaded: OsimModel) -> np.ndarray:
     return np.array([built.index(name) for name in loaded.force_names], dtype=np.int64)
 
 
-def _terms(msm, along, f_max, motor, gears, use_muscle_physiology, q, qd):
+def _terms(msm, along, f_max, motor, gears, use_muscle_physiology, q, qd, millard=False):
     """(B (n_coordinates, n_actuators), F (n_actuators,)) at one (q, qd): F_i the force per
-    unit control and column i of B = r_i F_i (module docstring)."""
+    unit control and column i of B = r_i F_i (module docstring); millard: the muscles are
+    Millard2012EquilibriumMuscles (`millard_capacity`)."""
     if msm is None:
         return motor, gears
     length, speed, arms = ms.path_state(msm, q, qd)
-    if use_muscle_physiology:
+    if use_muscle_physiology and millard:
+        force = millard_capacity.capacity(msm.muscles, length, speed)
+    elif use_muscle_physiology:
         out = muscle_outputs(msm.muscles, jnp.ones_like(length), length, speed)
         force = out.active_fiber_force_N * jnp.where(along, out.cos_pennation, 1.0)
     else:
@@ -137,17 +150,18 @@ def _terms(msm, along, f_max, motor, gears, use_muscle_physiology, q, qd):
             jnp.concatenate([force, gears]))
 
 
-def _rows_of_terms(msm, along, f_max, motor, gears, use_muscle_physiology, q, qd):
+def _rows_of_terms(msm, along, f_max, motor, gears, use_muscle_physiology, q, qd,
+                   millard=False):
     """`_terms` at each row of q, qd, one row after another (`lax.map`: the body compiles
     once; vmap's batched wrap code took 1.5x as long to compile on arm26, 42 vs 28 s in a
     scratch timing, and
     ran no faster)."""
     return jax.lax.map(lambda row: _terms(msm, along, f_max, motor, gears,
-                                          use_muscle_physiology, *row), (q, qd))
+                                          use_muscle_physiology, *row, millard), (q, qd))
 
 
 # one jitted function for every call: runs on models of one structure compile once
-_batched_terms = jax.jit(_rows_of_terms, static_argnums=(5,))
+_batched_terms = jax.jit(_rows_of_terms, static_argnums=(5, 8))
 
 
 def _without_unused_flags(loaded: OsimModel) -> OsimModel:
@@ -169,11 +183,14 @@ def force_per_control(loaded: OsimModel, q, qd, use_muscle_physiology: bool = Tr
         a = loaded.actuators[name]
         motor[loaded.coordinates.index(a["coordinate"]), k] = a["gear"]
     msm = along = f_max = None
+    millard = False
     if loaded.muscle_names:
+        # one type per model (build_muscles refuses a mix)
+        millard = loaded.muscles[loaded.muscle_names[0]]["type"] == MILLARD
         muscles = build_muscles(_without_unused_flags(loaded), tendon="rigid")
         msm = ms.musculoskeletal_model(loaded.model, muscles, coupling="opensim",
                                        coordinates=loaded.coupling)
-        along = jnp.asarray([ALONG_TENDON[loaded.muscles[n]["type"]]
+        along = jnp.asarray([ALONG_TENDON.get(loaded.muscles[n]["type"], True)
                              for n in loaded.muscle_names])
         f_max = jnp.asarray([loaded.muscles[n]["max_isometric_force_N"]
                              for n in loaded.muscle_names])
@@ -187,7 +204,7 @@ def force_per_control(loaded: OsimModel, q, qd, use_muscle_physiology: bool = Tr
         rows = slice(start, start + ROWS_PER_CALL)
         out = _batched_terms(msm, along, f_max, jnp.asarray(motor),
                              jnp.asarray(motor.sum(axis=0)), bool(use_muscle_physiology),
-                             jnp.asarray(q[rows]), jnp.asarray(qd[rows]))
+                             jnp.asarray(q[rows]), jnp.asarray(qd[rows]), millard)
         b.append(np.asarray(out[0]))
         unit.append(np.asarray(out[1]))
     order = _force_set_order(loaded)   # computed as muscles, then CoordinateActuators
