@@ -203,8 +203,15 @@ def _ball_joint(root):
     root.find(".//CustomJoint").tag = "BallJoint"
 
 
-def _sphere(root):
-    root.find(".//WrapCylinder").tag = "WrapSphere"
+def _torus(root):
+    root.find(".//WrapCylinder").tag = "WrapTorus"
+
+
+def _sphere(root, radius="0.01"):
+    wrap = root.find(".//WrapCylinder")
+    wrap.tag = "WrapSphere"
+    wrap.remove(wrap.find("length"))
+    wrap.find("radius").text = radius
 
 
 def _ellipsoid(root, dimensions="0.01 0.02 0.01"):
@@ -355,7 +362,10 @@ EDITS = {
         _conditional_point_on_a_spline_coordinate,
         ("ConditionalPathPoint 'm-P2'", "muscle m", "'theta'", "no joint whose q")),
     "ball joint": (_ball_joint, ("BallJoint 'hinge'", "not supported")),
-    "sphere wrap": (_sphere, ("WrapSphere 'cyl'", "body link", "omit=('cyl',)")),
+    "torus wrap": (_torus, ("WrapTorus 'cyl'", "body link", "torus wrapping is not supported",
+                            "omit=('cyl',)")),
+    "sphere of radius 0": (lambda r: _sphere(r, "0"),
+                           ("WrapSphere 'cyl'", "body link", "radius", "0")),
     "ellipsoid with a zero semi-axis": (lambda r: _ellipsoid(r, "0.01 0 0.01"),
                                         ("WrapEllipsoid 'cyl'", "body link", "<dimensions>",
                                          "'0.01 0 0.01'")),
@@ -388,8 +398,8 @@ def test_omit_must_be_a_collection_of_names(tmp_path):
         osim.load(write_osim(tmp_path, TINY), omit="cyl")
 
 
-def _sphere_on_the_path(root):
-    _sphere(root)
+def _torus_on_the_path(root):
+    _torus(root)
     wraps = root.find(".//PathWrapSet/objects")
     wrap = ET.SubElement(wraps, "PathWrap", name="pathwrap")
     ET.SubElement(wrap, "wrap_object").text = "cyl"
@@ -397,8 +407,8 @@ def _sphere_on_the_path(root):
 
 
 def test_omitted_wrap_object_is_dropped_from_paths_and_recorded(tmp_path):
-    path = write_osim(tmp_path, TINY, _sphere_on_the_path)
-    _refused(path, "WrapSphere 'cyl'")
+    path = write_osim(tmp_path, TINY, _torus_on_the_path)
+    _refused(path, "WrapTorus 'cyl'")
     tiny = osim.load(path, omit=("cyl",))
     assert tiny.omitted == ("cyl",)
     assert tiny.model.paths.path_names == ("m",)  # its only wrap dropped: a straight path

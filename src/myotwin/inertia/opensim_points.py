@@ -47,7 +47,8 @@ from myotwin.engine.jacobian import point_tangents
 from myotwin.engine.kinematics import Kinematics
 from myotwin.engine.twists import BodyMotion, body_motion_from_kinematics
 from myotwin.inertia.anchors import AnchorMotion, frame_rates, frame_tangents, point_rates
-from myotwin.paths.opensim_path import (WRAP_ELLIPSOID, OpenSimAnchors, OpenSimPathSet,
+from myotwin.paths.opensim_path import (WRAP_ELLIPSOID, WRAP_SPHERE, OpenSimAnchors,
+                                        OpenSimPathSet,
                                         current_paths_from_anchors, opensim_anchors,
                                         path_tables)
 from myotwin.paths.safe import norm, safe_div
@@ -55,7 +56,8 @@ from myotwin.paths.safe import norm, safe_div
 
 def check_paths(ps: OpenSimPathSet, paths) -> None:
     """ValueError if one of the OpenSim paths `paths` (indices into `ps`) wraps an ellipsoid
-    or has a moving point (module docstring), naming the muscle and the ellipsoid or point."""
+    or a sphere or has a moving point (module docstring), naming the muscle and the wrap
+    object or point."""
     for p in sorted({int(x) for x in np.asarray(paths).reshape(-1)}):
         adr, num = ps.path_point_adr[p], ps.path_point_num[p]
         moving = [i - adr + 1 for i in ps.move_point if adr <= i < adr + num]
@@ -65,12 +67,14 @@ def check_paths(ps: OpenSimPathSet, paths) -> None:
                              "path with moving points are not supported (docs/inertia.md)")
         adr, num = ps.path_wrap_adr[p], ps.path_wrap_num[p]
         for c in ps.wrap_cyl[adr:adr + num]:
-            if ps.cyl_kind[c] == WRAP_ELLIPSOID:
+            if ps.cyl_kind[c] in (WRAP_ELLIPSOID, WRAP_SPHERE):
+                kind = "an ellipsoid" if ps.cyl_kind[c] == WRAP_ELLIPSOID else "a sphere"
                 raise ValueError(f"muscle mass of path {ps.path_names[p]!r}: its path wraps the "
-                                 f"OpenSim ellipsoid {ps.cyl_names[c]!r}, and mass points on "
-                                 "an ellipsoid wrap are not supported (docs/inertia.md); "
-                                 "put the mass on another muscle, or build the model without "
-                                 "the ellipsoid (e.g. models.arm26.build(ellipsoids=False))")
+                                 f"OpenSim {kind[kind.index(' ') + 1:]} {ps.cyl_names[c]!r}, "
+                                 f"and mass points on {kind} wrap are not supported "
+                                 "(docs/inertia.md); put the mass on another muscle, or build "
+                                 "the model without the wrap object (e.g. "
+                                 "models.arm26.build(ellipsoids=False))")
 
 
 def anchor_motion(model, ps: OpenSimPathSet, kin: Kinematics, anchors: OpenSimAnchors,

@@ -17,7 +17,7 @@ Vec3 = tuple[float, float, float]
 
 __all__ = ["WORLD", "Body", "Coordinate", "CoordinateActuator", "CoordinateCoupler", "Document",
            "Frame", "Joint", "JointAxis", "JointKind", "MovingPathPoint", "Muscle", "PathPoint",
-           "PathWrap", "WrapCylinder", "WrapEllipsoid", "WrapObstacle"]
+           "PathWrap", "WrapCylinder", "WrapEllipsoid", "WrapObstacle", "WrapSphere"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,6 +128,19 @@ class WrapObstacle:
     xyz_body_rotation: Vec3
     radius: float
     wrap_direction: str
+
+
+@dataclasses.dataclass(frozen=True)
+class WrapSphere:
+    """OpenSim WrapSphere on `body`: frame as WrapCylinder (its centre at `translation`),
+    radius (m), quadrant as in the file."""
+
+    name: str
+    body: str
+    translation: Vec3
+    xyz_body_rotation: Vec3
+    radius: float
+    quadrant: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -245,3 +258,4 @@ class Document:
     couplers: tuple[CoordinateCoupler, ...] = ()
     unenforced_constraints: tuple[str, ...] = ()
     force_names: tuple[str, ...] = ()
+    spheres: tuple[WrapSphere, ...] = ()

@@ -10,7 +10,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from myotwin.osim.description import (WORLD, Body, Coordinate, Frame, Joint, JointAxis,
-                                      JointKind, WrapCylinder, WrapEllipsoid, WrapObstacle)
+                                      JointKind, WrapCylinder, WrapEllipsoid, WrapObstacle,
+                                      WrapSphere)
 from myotwin.osim.errors import Where
 from myotwin.osim.functions import (is_constant, is_constant_zero, is_identity,
                                     read_function)
@@ -23,7 +24,6 @@ _OFFSET_FRAME_PROPERTIES = ("socket_parent", "translation", "orientation", *VISU
 _WRAP_COMMON = ("active", "xyz_body_rotation", "translation", "quadrant", "Appearance",
                 "display_preference")
 _UNSUPPORTED_WRAPS = {
-    "WrapSphere": "sphere wrapping (WrapSphere) is not supported",
     "WrapTorus": "torus wrapping is not supported",
     "WrapSphereObst": "obstacle-set sphere wrapping is not supported",
     "WrapDoubleCylinderObst": "obstacle-set double-cylinder wrapping is not supported",
@@ -60,10 +60,11 @@ def frame_components(node: Node, omissions: Omissions) -> None:
 
 
 def read_wrap_objects(node: Node, body: str, omissions: Omissions, omitted: set[str]
-                      ) -> tuple[list[WrapCylinder], list[WrapObstacle], list[WrapEllipsoid]]:
-    """The WrapObjectSet of a body (or ground): its cylinders, obstacle cylinders and
-    ellipsoids. Omitted wrap objects go into `omitted`."""
-    cylinders, obstacles, ellipsoids = [], [], []
+                      ) -> tuple[list[WrapCylinder], list[WrapObstacle], list[WrapEllipsoid],
+                                 list[WrapSphere]]:
+    """The WrapObjectSet of a body (or ground): its cylinders, obstacle cylinders, ellipsoids
+    and spheres. Omitted wrap objects go into `omitted`."""
+    cylinders, obstacles, ellipsoids, spheres = [], [], [], []
     context = "ground" if body == WORLD else f"body {body}"
     for elem in node.objects("WrapObjectSet"):
         wrap = Node.of(elem, node.where, context)
@@ -73,13 +74,13 @@ def read_wrap_objects(node: Node, body: str, omissions: Omissions, omitted: set[
         hint = f"; pass omit=({wrap.name!r},) to load the model without it"
         if wrap.tag in _UNSUPPORTED_WRAPS:
             raise wrap.error(_UNSUPPORTED_WRAPS[wrap.tag] + hint)
-        if wrap.tag not in ("WrapCylinder", "WrapCylinderObst", "WrapEllipsoid"):
+        if wrap.tag not in ("WrapCylinder", "WrapCylinderObst", "WrapEllipsoid", "WrapSphere"):
             raise wrap.error(f"{wrap.tag} is not a supported wrap object" + hint)
         if not wrap.name:
             raise wrap.error("a wrap object needs a name (paths refer to it by name)")
         extra = {"WrapCylinder": ("radius", "length"),
                  "WrapCylinderObst": ("radius", "length", "wrapDirection"),
-                 "WrapEllipsoid": ("dimensions",)}[wrap.tag]
+                 "WrapEllipsoid": ("dimensions",), "WrapSphere": ("radius",)}[wrap.tag]
         wrap.check_children(_WRAP_COMMON + extra)
         if not wrap.flag("active", True):
             raise wrap.error("an inactive wrap object (<active>false</active>) is not "
@@ -98,13 +99,17 @@ def read_wrap_objects(node: Node, body: str, omissions: Omissions, omitted: set[
             ellipsoids.append(WrapEllipsoid(wrap.name, body, *frame, dimensions,
                                             wrap.text("quadrant", "all")))
             continue
+        if wrap.tag == "WrapSphere":
+            spheres.append(WrapSphere(wrap.name, body, *frame, wrap.number("radius", 0.05),
+                                      wrap.text("quadrant", "all")))
+            continue
         quadrant = wrap.text("quadrant", "all")
         if quadrant.lower() != "all":
             raise wrap.error(f"an obstacle-set cylinder is supported only with quadrant all "
                              f"(it wraps in its wrapDirection), got {quadrant!r}")
         obstacles.append(WrapObstacle(wrap.name, body, *frame, wrap.number("radius"),
                                       wrap.text("wrapDirection")))
-    return cylinders, obstacles, ellipsoids
+    return cylinders, obstacles, ellipsoids, spheres
 
 
 def read_ground(node: Node, omissions: Omissions, omitted: set[str]):

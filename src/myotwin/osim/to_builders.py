@@ -18,7 +18,8 @@
   unbounded (OpenSim applies control * optimal_force unclamped; min/max_control are bounds
   for its control solvers, recorded in `OsimModel.actuators`);
 * WrapCylinder -> `PathBuilder.add_opensim_cylinder`, WrapCylinderObst ->
-  `add_opensim_obstacle`, WrapEllipsoid -> `add_opensim_ellipsoid` (its PathWraps use the
+  `add_opensim_obstacle`, WrapSphere -> `add_opensim_sphere`, WrapEllipsoid ->
+  `add_opensim_ellipsoid` (its PathWraps use the
   "hybrid" method, the one implemented); each muscle's GeometryPath -> `add_path` (PathPoint
   -> `Point`, ConditionalPathPoint -> `ConditionalPoint`, MovingPathPoint -> `MovingPoint`
   with its functions as piecewise polynomials, the engine joint of its coordinate and the
@@ -176,6 +177,10 @@ def path_builder(doc: Document, skeleton_builder: ModelBuilder) -> PathBuilder:
             pb.add_opensim_ellipsoid(e.name, e.body, dimensions=e.dimensions, pos=e.translation,
                                      xyz_body_rotation=e.xyz_body_rotation,
                                      quadrant=e.quadrant)
+    for s in doc.spheres:
+        with builder_errors(Where(doc.file_name, "WrapSphere", s.name, f"body {s.body}")):
+            pb.add_opensim_sphere(s.name, s.body, radius=s.radius, pos=s.translation,
+                                  xyz_body_rotation=s.xyz_body_rotation, quadrant=s.quadrant)
     joints = engine_joints(doc)
     ranges = {c.name: c.range for j in doc.joints for c in j.coordinates}
     for m in doc.muscles:

@@ -97,22 +97,23 @@ def _refuse_unless_omitted(model: Node, set_tag: str, omissions: Omissions, what
 
 def _read_bodies(model: Node, omissions: Omissions, omitted_wraps: set[str]):
     """Ground's and the bodies' wrap objects, and the bodies by name."""
-    cylinders, obstacles, ellipsoids = read_ground(
+    cylinders, obstacles, ellipsoids, spheres = read_ground(
         Node.of(model.require("Ground"), model.where, ""), omissions, omitted_wraps)
     bodies = {}
     for elem in model.objects("BodySet"):
         node = Node.of(elem, model.where, "")
-        body, cyls, obsts, ells = read_body(node, omissions, omitted_wraps)
+        body, cyls, obsts, ells, sphs = read_body(node, omissions, omitted_wraps)
         if body.name in bodies:
             raise node.error("two bodies have this name")
         bodies[body.name] = body
         cylinders, obstacles, ellipsoids = cylinders + cyls, obstacles + obsts, ellipsoids + ells
-    wraps = [w.name for w in (*cylinders, *obstacles, *ellipsoids)]
+        spheres = spheres + sphs
+    wraps = [w.name for w in (*cylinders, *obstacles, *ellipsoids, *spheres)]
     if len(set(wraps)) != len(wraps):
         dup = sorted({w for w in wraps if wraps.count(w) > 1})
         raise model.error(f"wrap object names must be unique (paths refer to them by name), "
                           f"got {dup} more than once")
-    return bodies, cylinders, obstacles, ellipsoids
+    return bodies, cylinders, obstacles, ellipsoids, spheres
 
 
 def _read_joints(model: Node, bodies) -> tuple[tuple[Joint, ...], dict[str, str]]:
@@ -160,10 +161,11 @@ def read_document(path, omit=(), *, forces: bool = True) -> Document:
     _check_units(model)
     gravity = model.numbers("gravity", 3)
     omitted_wraps: set[str] = set()
-    bodies, cylinders, obstacles, ellipsoids = _read_bodies(model, omissions, omitted_wraps)
+    bodies, cylinders, obstacles, ellipsoids, spheres = _read_bodies(model, omissions,
+                                                                     omitted_wraps)
     joints, coordinates = _read_joints(model, bodies)
     couplers, unenforced = read_constraints(model, omissions, joints)
-    wraps = {w.name for w in (*cylinders, *obstacles, *ellipsoids)}
+    wraps = {w.name for w in (*cylinders, *obstacles, *ellipsoids, *spheres)}
     muscles, actuators = (_read_forces(model, omissions, bodies, coordinates, wraps,
                                        omitted_wraps, {w.name for w in ellipsoids})
                           if forces else ((), ()))
@@ -177,4 +179,5 @@ def read_document(path, omit=(), *, forces: bool = True) -> Document:
     return Document(str(path), path.name, model.name, gravity, bodies, joints,
                     tuple(cylinders), tuple(obstacles), tuple(ellipsoids), muscles, actuators,
                     tuple(omissions.used), couplers, unenforced,
-                    tuple(sorted((f.name for f in (*muscles, *actuators)), key=order.index)))
+                    tuple(sorted((f.name for f in (*muscles, *actuators)), key=order.index)),
+                    tuple(spheres))

@@ -20,10 +20,10 @@ Two semantics, chosen per path by what it uses:
   collide) and a `<spatial>` tendon into the skeleton's MJCF and compiled by MuJoCo, so
   MuJoCo's compiler and MuJoCo 4.0's wrapping rules define them (docs/paths.md).
 * **OpenSim paths** (any `ConditionalPoint` or `MovingPoint`, or `wraps=` naming OpenSim wrap
-  objects: cylinders, obstacle cylinders, ellipsoids): evaluated with OpenSim 4.6's
+  objects: cylinders, obstacle cylinders, spheres, ellipsoids): evaluated with OpenSim 4.6's
   GeometryPath rules (`opensim_path.py`, `conditional.py`, `opensim_cylinder.py`,
-  `opensim_obstacle.py`, `opensim_ellipsoid.py`). A path cannot mix MuJoCo wraps with OpenSim
-  features.
+  `opensim_obstacle.py`, `opensim_sphere.py`, `opensim_ellipsoid.py`). A path cannot mix
+  MuJoCo wraps with OpenSim features.
 Paths are numbered in declaration order; `build()` returns the engine `Model` whose `paths`
 is the MJCF `PathSet` (all paths MJCF) or a `CompositePaths` (`opensim_composite.py`).
 
@@ -54,12 +54,13 @@ from myotwin.engine.piecewise import check_polynomial, pad_polynomials
 from myotwin.paths.conditional import validate_range
 from myotwin.paths.opensim_composite import CompositePaths
 from myotwin.paths.opensim_path import (WRAP_CYLINDER, WRAP_ELLIPSOID, WRAP_OBSTACLE,
+                                        WRAP_SPHERE,
                                         OpenSimPathSet)
 
 _HANDS = {"righthand": 1, "right": 1, "righthanded": 1, "lefthand": -1, "left": -1,
           "lefthanded": -1}
 _KIND_LABEL = {WRAP_CYLINDER: "OpenSim cylinder", WRAP_OBSTACLE: "OpenSim obstacle cylinder",
-               WRAP_ELLIPSOID: "OpenSim ellipsoid"}
+               WRAP_ELLIPSOID: "OpenSim ellipsoid", WRAP_SPHERE: "OpenSim sphere"}
 _QUADRANTS = {"all": (0, 0), "x": (0, 1), "+x": (0, 1), "-x": (0, -1), "y": (1, 1),
               "+y": (1, 1), "-y": (1, -1), "z": (2, 1), "+z": (2, 1), "-z": (2, -1)}
 
@@ -291,6 +292,19 @@ class PathBuilder:
                                             axis, sign, WRAP_ELLIPSOID)
         return name
 
+    def add_opensim_sphere(self, name: str, body: str, *, radius: float,
+                           pos=(0.0, 0.0, 0.0), quat=None, xyz_body_rotation=None,
+                           quadrant: str = "all") -> str:
+        """An OpenSim WrapSphere on `body` (frame as for a cylinder: its centre at pos),
+        radius m, quadrant as for a cylinder. Wrapped by OpenSim's WrapSphere::wrapLine
+        (`opensim_sphere.py`). Paths use it by name in `wraps=`."""
+        what = f"OpenSim sphere {name!r}"
+        pos, q = self._frame(what, name, pos, quat, xyz_body_rotation)
+        axis, sign = self._quadrant(what, quadrant)
+        dims = (_positive(what, "radius", radius), 0.0, 0.0)
+        self._cylinders[name] = _WrapObject(name, body, pos, q, dims, axis, sign, WRAP_SPHERE)
+        return name
+
     def add_opensim_obstacle(self, name: str, body: str, *, radius: float,
                              pos=(0.0, 0.0, 0.0), quat=None, xyz_body_rotation=None,
                              wrap_direction: str = "righthand") -> str:
@@ -311,8 +325,8 @@ class PathBuilder:
     def add_path(self, name: str, elements: Sequence, wraps: Sequence = ()) -> str:
         """A path through `elements` (Point / ConditionalPoint / MovingPoint / SphereWrap /
         CylinderWrap, in order). wraps: OpenSim wrap object names (cylinders, obstacles,
-        ellipsoids) or (name, (start, end)) with 1-based point indices (OpenSim PathWrap range;
-        -1 = first/last point), applied in that order."""
+        spheres, ellipsoids) or (name, (start, end)) with 1-based point indices (OpenSim
+        PathWrap range; -1 = first/last point), applied in that order."""
         what = f"path {name!r}"
         if not isinstance(name, str) or not name or any(p.name == name for p in self._paths):
             raise ValueError(f"{what}: name must be a new non-empty string")

@@ -88,12 +88,13 @@ from myotwin.paths.conditional import compact, point_active
 from myotwin.paths.opensim_cylinder import INSIDE_RADIUS, MANDATORY_WRAP, NO_WRAP, WRAPPED
 from myotwin.paths.opensim_cylinder import CylinderWrap, opensim_cylinder_wrap
 from myotwin.paths.opensim_ellipsoid import ellipsoid_status, opensim_ellipsoid_wrap
+from myotwin.paths.opensim_sphere import opensim_sphere_wrap
 from myotwin.paths.opensim_obstacle import opensim_obstacle_wrap
 from myotwin.paths.safe import norm
 
 _STATIC = {"static": True}
 #: Kinds of OpenSim wrap objects (`OpenSimPathSet.cyl_kind`).
-WRAP_CYLINDER, WRAP_OBSTACLE, WRAP_ELLIPSOID = 0, 1, 2
+WRAP_CYLINDER, WRAP_OBSTACLE, WRAP_ELLIPSOID, WRAP_SPHERE = 0, 1, 2, 3
 #: GeometryPath::applyWrapObjects: repetitions with >= 2 wraps, and the length tolerance (m).
 MAX_WRAP_REPETITIONS = 8
 WRAP_LENGTH_TOLERANCE_M = 0.0005
@@ -111,7 +112,7 @@ class OpenSimPathSet:
       cyl_pos (n_cyl, 3), cyl_quat (n_cyl, 4): wrap object frames in their body frames
       (w-first; a cylinder's axis is the frame's z); cyl_dims (n_cyl, 3) (m): a cylinder's
       (radius, length, 0), an obstacle's (radius, 1, 0) (the 1 unused), an ellipsoid's
-      semi-axes (a, b, c) along the frame's x, y, z.
+      semi-axes (a, b, c) along the frame's x, y, z, a sphere's (radius, 0, 0).
     Static: n_paths, path_names; path_point_adr/num, path_wrap_adr/num (n_paths,);
       point_body (n_points,), point_qpos (n_points,): qpos address of a conditional point's
       coordinate, -1 for fixed and moving points (always active); wrap_cyl (n_wraps,): the
@@ -119,9 +120,9 @@ class OpenSimPathSet:
       wrap_start, wrap_end (n_wraps,): 0-based point range (defaults resolved);
       cyl_body, cyl_axis (0..2), cyl_sign (-1, 0, +1; 0 = all quadrants) (n_cyl,);
       cyl_kind (n_cyl,): `WRAP_CYLINDER` (OpenSim WrapCylinder), `WRAP_OBSTACLE`
-      (WrapCylinderObst, `opensim_obstacle.py`) or `WRAP_ELLIPSOID` (WrapEllipsoid,
-      `opensim_ellipsoid.py`); cyl_hand: +1 right-handed, -1 left-handed (obstacles; 0
-      otherwise); cyl_names (n_cyl,);
+      (WrapCylinderObst, `opensim_obstacle.py`), `WRAP_ELLIPSOID` (WrapEllipsoid,
+      `opensim_ellipsoid.py`) or `WRAP_SPHERE` (WrapSphere, `opensim_sphere.py`); cyl_hand:
+      +1 right-handed, -1 left-handed (obstacles; 0 otherwise); cyl_names (n_cyl,);
       n_body, n_q: sizes of the skeleton it was compiled against.
     Moving points (n_move; their point_pos rows are unused): move_breaks (n_move, 3, k),
       move_origins (n_move, 3, k + 1), move_coefficients (n_move, 3, k + 1, d): each
@@ -382,6 +383,10 @@ def _wrap_segment(pa, pb, dims, ints, static_single, kinds, construct=True) -> C
             status = ellipsoid_status(pa, pb, radii)
             results[WRAP_ELLIPSOID] = CylinderWrap(status, pa, pb, jnp.zeros_like(pa[0]),
                                                    jnp.zeros_like(pa[0]))
+    if WRAP_SPHERE in kinds:
+        # other kinds' lanes get a unit radius (finite values and derivatives, as above)
+        radius = jnp.where(kind == WRAP_SPHERE, dims[0], 1.0) if several else dims[0]
+        results[WRAP_SPHERE] = opensim_sphere_wrap(pa, pb, radius, axis, sign)
     out = None
     for k, res in results.items():
         out = res if out is None else jax.tree_util.tree_map(
