@@ -248,3 +248,15 @@ def locked_copy(source: Path, directory: Path, coordinate: str, value: float) ->
 
     return write_osim(directory, Path(source).read_text(), lock,
                       name=f"{Path(source).stem}_{coordinate}_locked.osim")
+
+
+def with_coordinate_actuators(text: str, optimal_force_by_coordinate) -> str:
+    """An .osim file's text with a CoordinateActuator `res_<coordinate>` of the given
+    optimal force on each coordinate, first in its ForceSet (residual or reserve actuators,
+    as OpenSim's tutorials add them)."""
+    actuators = "".join(
+        f'<CoordinateActuator name="res_{c}"><coordinate>{c}</coordinate>'
+        f"<optimal_force>{force}</optimal_force></CoordinateActuator>"
+        for c, force in optimal_force_by_coordinate.items())
+    at = text.index("<objects>", text.index('<ForceSet name="forceset">')) + len("<objects>")
+    return text[:at] + actuators + text[at:]

@@ -37,7 +37,7 @@ from myotwin.cli.main import main
 from myotwin.osim.static_optimization import run
 from myotwin.osim.storage import read_storage
 from opensim_live import opensim_package, run_static_optimization
-from osim_synthetic import locked_copy, to_degroote
+from osim_synthetic import locked_copy, to_degroote, with_coordinate_actuators
 from shared_reference import SHARED, needs
 
 opensim_package()
@@ -114,21 +114,15 @@ def test_degroote_arm26_matches_opensim(tmp_path):
     assert summary["actuators"]["TRIlong"] == [0.0, 1.0]   # De Groote's min_control is 0
 
 
-#: Residual actuators on leg6dof9musc's pelvis (name, coordinate, optimal_force): no muscle
+#: Residual actuators on leg6dof9musc's pelvis (coordinate: optimal_force): no muscle
 #: crosses the pelvis' joint with ground, as in OpenSim's tutorials' reserve actuators.
-PELVIS_ACTUATORS = (("res_tilt", "pelvis_tilt", 100.0), ("res_tx", "pelvis_tx", 1000.0),
-                    ("res_ty", "pelvis_ty", 1000.0))
+PELVIS_ACTUATORS = {"pelvis_tilt": 100.0, "pelvis_tx": 1000.0, "pelvis_ty": 1000.0}
 
 
 def _leg_with_residuals(tmp_path):
     text = needs(REF / "models" / "leg6dof9musc.osim").read_text()
-    actuators = "".join(
-        f'<CoordinateActuator name="{name}"><coordinate>{coordinate}</coordinate>'
-        f"<optimal_force>{force}</optimal_force></CoordinateActuator>"
-        for name, coordinate, force in PELVIS_ACTUATORS)
-    at = text.index("<objects>", text.index('<ForceSet name="forceset">')) + len("<objects>")
     path = tmp_path / "leg6dof9musc_residuals.osim"
-    path.write_text(text[:at] + actuators + text[at:])
+    path.write_text(with_coordinate_actuators(text, PELVIS_ACTUATORS))
     return path
 
 
@@ -158,7 +152,7 @@ def test_leg6dof9musc_coupler_and_residual_actuators_match_opensim(tmp_path):
     theirs, _ = run_static_optimization(tmp_path, model, motion, CUTOFF_HZ, 0.0, 0.5)
     ours = read_storage(ours_dir / "static_optimization_activation.sto")
     assert ours.labels == theirs.labels    # ForceSet order: the residual actuators first
-    assert ours.labels[1:4] == tuple(name for name, _, _ in PELVIS_ACTUATORS)
+    assert ours.labels[1:4] == tuple(f"res_{c}" for c in PELVIS_ACTUATORS)
     diff = np.abs(ours.data[:, 1:] - theirs.data[:, 1:]).max()
     print(f"leg6dof9musc: {ours.time_s.size} times, controls within {diff:.1e} of OpenSim's")
     assert summary["constraint_violated_at_s"] == {}
@@ -280,14 +274,8 @@ def test_walking_with_millard_muscles_matches_opensim(tmp_path):
     rad/s^2 at every time (ours meets the constraint to 1e-6 relative); the activations that
     moves, ~M dqdd / (r F) ~ 10 kg m^2 x 2e-4 / (0.05 m x 1000 N), are 2e-5, so that is the
     tolerance (observed 1.3e-5; our cost is within 3e-5 of OpenSim's, on both sides)."""
-    text = needs(GAIT).read_text()
-    reserves = "".join(
-        f'<CoordinateActuator name="res_{c}"><coordinate>{c}</coordinate>'
-        f"<optimal_force>{force}</optimal_force></CoordinateActuator>"
-        for c, force in GAIT_RESERVES.items())
-    at = text.index("<objects>", text.index('<ForceSet name="forceset">')) + len("<objects>")
     model = tmp_path / "gait10dof18musc_reserves.osim"
-    model.write_text(text[:at] + reserves + text[at:])
+    model.write_text(with_coordinate_actuators(needs(GAIT).read_text(), GAIT_RESERVES))
     motion = needs(GAIT_DATA / "subject01_walk_IK.mot")
     loads = GAIT_DATA / "subject01_walk_grf.xml"
     summary = run(model, motion, tmp_path / "ours", external_loads_path=loads,

@@ -60,10 +60,10 @@ from scipy.optimize import minimize
 
 from myotwin import musculoskeletal as ms
 from myotwin.muscle.musculotendon import muscle_outputs
+from myotwin.osim import millard_capacity
 from myotwin.osim.external_loads import evaluate_external_loads, read_external_loads
 from myotwin.osim.inverse_dynamics import (load_plan, prepared_motion,
                                            reduced_generalized_forces)
-from myotwin.osim import millard_capacity
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.muscles import build_muscles
 from myotwin.osim.storage import StorageWriter, read_storage
