@@ -37,7 +37,8 @@ from myotwin.cli.main import main
 from myotwin.osim.static_optimization import run
 from myotwin.osim.storage import read_storage
 from opensim_live import opensim_package, run_static_optimization
-from osim_synthetic import locked_copy, to_degroote, with_coordinate_actuators
+from osim_synthetic import (TINY, coupled_pair, locked_copy, to_degroote,
+                            with_coordinate_actuators, write_osim)
 from shared_reference import SHARED, needs
 
 opensim_package()
@@ -159,6 +160,27 @@ def test_leg6dof9musc_coupler_and_residual_actuators_match_opensim(tmp_path):
     assert diff <= 5e-6
 
 
+def test_an_actuator_on_a_coupled_coordinate_is_refused(tmp_path):
+    """A CoordinateActuator on a coordinate a CoordinateCouplerConstraint eliminates (phi of
+    `osim_synthetic.coupled_pair`, which has its own axis, so the model loads)."""
+    from myotwin.jax_setup import configure_jax
+    from myotwin.osim.loader import load
+    from myotwin.osim.static_optimization import actuators
+
+    configure_jax()
+
+    def edit(root):
+        coupled_pair(root)
+        root.find(".//ForceSet/objects").append(ET.fromstring(
+            '<CoordinateActuator name="drive"><coordinate>phi</coordinate>'
+            "<optimal_force>10</optimal_force></CoordinateActuator>"))
+
+    loaded = load(write_osim(tmp_path, TINY, edit))
+    with pytest.raises(ValueError, match=r"tiny.osim: CoordinateActuator 'drive' acts on "
+                       r"'phi', which 'couple' eliminates"):
+        actuators(loaded)
+
+
 def test_double_pendulum_actuators_alone_match_opensim(tmp_path):
     """double_pendulum.osim (point-mass rods, two CoordinateActuators of optimal_force 1, no
     muscle): two controls for two coordinates, so the controls are the joint torques the
@@ -196,10 +218,13 @@ def test_a_locked_coordinate_has_no_equation_as_in_opensim(tmp_path):
     equation is met; ours eliminates the coordinate (the loader's coupling). Within the
     arm26 tolerances (TOL_ACTIVATION). The tutorial's file, whose shoulder column is not the
     locked value (OpenSim's analysis would take the file's values with the lock on), is
-    refused naming the column, time and both values."""
+    refused naming the column, time and both values. A CoordinateActuator on the locked
+    coordinate (first in the ForceSet) moves nothing: its control is 0 in both."""
     from myotwin.osim.storage import StorageWriter
 
     model = locked_copy(needs(ARM), tmp_path, "r_shoulder_elev", 0.0)
+    # an actuator on the locked coordinate: it enters no equation, so its control is 0
+    model.write_text(with_coordinate_actuators(model.read_text(), {"r_shoulder_elev": 10.0}))
     tutorial = read_storage(needs(IK))
     motion = tmp_path / "elbow_only.mot"
     with StorageWriter(motion, "Coordinates", ("time", "r_elbow_flex")) as writer:
@@ -216,6 +241,8 @@ def test_a_locked_coordinate_has_no_equation_as_in_opensim(tmp_path):
           f"forces within {df:.1e} N of OpenSim's")
     assert summary["constraint_violated_at_s"] == {}
     assert da <= TOL_ACTIVATION and df <= TOL_ACTIVATION * FORCE_PER_ACTIVATION_N
+    assert ours_a.labels[1] == "res_r_shoulder_elev"
+    assert np.abs(ours_a.column("res_r_shoulder_elev")).max() <= 1e-9
     with pytest.raises(ValueError, match=r"arm26_InverseKinematics.mot: column "
                        r"'r_shoulder_elev' at time 0\.0 s is -0\.000592.* but "
                        r"'r_shoulder_elev' is locked at 0\.0 in .*arm26_r_shoulder_elev_locked"):

@@ -117,6 +117,13 @@ def actuators(loaded: OsimModel) -> Actuators:
         lower.append(params["min_control"])    # the file's, or OpenSim's default for the
         upper.append(params["max_control"])    # type (force_reading.TYPE_DEFAULTS)
     for name in loaded.actuator_names:
+        coordinate = loaded.actuators[name]["coordinate"]
+        if coordinate in loaded.coupled_coordinates:
+            raise ValueError(f"{loaded.source}: CoordinateActuator {name!r} acts on "
+                             f"{coordinate!r}, which "
+                             f"{loaded.coupled_coordinates[coordinate].constraint!r} "
+                             "eliminates; static optimization takes actuators on independent "
+                             "or locked coordinates (move it to the independent one)")
         names.append(name)
         lo, hi = loaded.actuators[name]["control_range"]
         lower.append(lo)
@@ -181,6 +188,8 @@ def force_per_control(loaded: OsimModel, q, qd, use_muscle_physiology: bool = Tr
     motor = np.zeros((n_q, len(loaded.actuator_names)))
     for k, name in enumerate(loaded.actuator_names):
         a = loaded.actuators[name]
+        if a["coordinate"] in loaded.locked_coordinates:
+            continue   # no equation for a locked coordinate: the actuator moves nothing
         motor[loaded.coordinates.index(a["coordinate"]), k] = a["gear"]
     msm = along = f_max = None
     millard = False
