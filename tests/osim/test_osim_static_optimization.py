@@ -6,9 +6,10 @@ convergence criterion 1e-10; it prints activations to 8 decimals).
   6 Hz lowpass, 121 times: activations within 1e-6 (observed 1.9e-7: OpenSim's optimizer
   stops with a constraint violation ~6e-6 rad/s^2, ours at 1e-12), forces within 1e-3 N
   (the activations' tolerance times 1000 N; observed 9.5e-5 N on forces of hundreds of N).
-  Then, on 0-0.3 s, the activation exponent 3 and use_muscle_physiology false (force per unit activation = max isometric force). With
-  the exponent 3 the objective's slope 3 a^2 is 1e4 times flatter at the lower bound 0.01 than
-  at 1, and OpenSim's optimizer stops further from the minimum: 2e-5 (observed 7.2e-6).
+  Then, on 0-0.3 s, the activation exponent 3 and use_muscle_physiology false (force per
+  unit activation = max isometric force). With the exponent 3 the objective's slope 3 a^2 is
+  1e4 times flatter at the lower bound 0.01 than at 1, and OpenSim's optimizer stops further
+  from the minimum: 2e-5 (observed 7.2e-6).
 * arm26 with its muscles made DeGrooteFregly2016Muscles (`osim_synthetic.to_degroote`,
   compliant tendons): OpenSim's force per unit activation is then the active fiber force
   along the fiber (no cosine of pennation), which the pennated triceps check.
