@@ -4,7 +4,8 @@
 writing opensim.log into the working directory. `run_inverse_dynamics_tool` runs OpenSim's
 InverseDynamicsTool with its output printed to 16 digits (OpenSim's default is 8), and
 `run_inverse_kinematics_tool` its InverseKinematicsTool so; `run_static_optimization` runs its
-StaticOptimization analysis (AnalyzeTool with a coordinates file).
+StaticOptimization analysis (AnalyzeTool with a coordinates file), `run_muscle_analysis` its
+MuscleAnalysis.
 `forward_final_state` runs OpenSim's forward simulation with every muscle at one excitation.
 """
 
@@ -125,6 +126,42 @@ def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutof
     run_printing_16_digits(osim, osim.AnalyzeTool(str(setup)))
     return tuple(read_storage(Path(out_dir) / f"so_StaticOptimization_{kind}.sto")
                  for kind in ("activation", "force"))
+
+
+_MUSCLE_ANALYSIS_SETUP = """<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40000"><AnalyzeTool name="ma">
+  <model_file>{model}</model_file><results_directory>{out}</results_directory>
+  <initial_time>{start}</initial_time><final_time>{end}</final_time>
+  <solve_for_equilibrium_for_auxiliary_states>false</solve_for_equilibrium_for_auxiliary_states>
+  <AnalysisSet name="Analyses"><objects>
+    <MuscleAnalysis name="MuscleAnalysis"><on>true</on>
+      <start_time>{start}</start_time><end_time>{end}</end_time><step_interval>1</step_interval>
+      <muscle_list>all</muscle_list><moment_arm_coordinate_list>all</moment_arm_coordinate_list>
+      <compute_moments>true</compute_moments>
+    </MuscleAnalysis>
+  </objects><groups /></AnalysisSet>
+  <coordinates_file>{coordinates}</coordinates_file>
+  <lowpass_cutoff_frequency_for_coordinates>{cutoff}</lowpass_cutoff_frequency_for_coordinates>
+</AnalyzeTool></OpenSimDocument>
+"""
+
+
+def run_muscle_analysis(out_dir: Path, model: Path, coordinates: Path, cutoff_hz: float,
+                        start_s: float, end_s: float, coordinate_names):
+    """OpenSim's MuscleAnalysis run by its AnalyzeTool on `coordinates` (moment arms
+    computed); returns its (Length table, {coordinate: MomentArm table}) for
+    `coordinate_names` (`myotwin.osim.storage.Storage`; it prints 8 decimals)."""
+    from myotwin.osim.storage import read_storage
+
+    osim = opensim_package()
+    setup = Path(out_dir) / "opensim_muscle_analysis_setup.xml"
+    setup.write_text(_MUSCLE_ANALYSIS_SETUP.format(
+        model=model, out=out_dir, start=start_s, end=end_s, coordinates=coordinates,
+        cutoff=cutoff_hz))
+    osim.AnalyzeTool(str(setup)).run()
+    return (read_storage(Path(out_dir) / "ma_MuscleAnalysis_Length.sto"),
+            {c: read_storage(Path(out_dir) / f"ma_MuscleAnalysis_MomentArm_{c}.sto")
+             for c in coordinate_names})
 
 
 def forward_final_state(model: Path, excitation: float, t_end_s: float, accuracy: float):

@@ -260,3 +260,22 @@ def with_coordinate_actuators(text: str, optimal_force_by_coordinate) -> str:
         for c, force in optimal_force_by_coordinate.items())
     at = text.index("<objects>", text.index('<ForceSet name="forceset">')) + len("<objects>")
     return text[:at] + actuators + text[at:]
+
+
+def write_leg_swing(path: Path) -> Path:
+    """A synthetic 0.5 s swing of leg6dof9musc's coordinates (hip, knee, ankle, pelvis; 51
+    rows, SI), knee_angle_pat_r written as its CoordinateCouplerConstraint gives it (equal to
+    the knee angle), as a .mot file at `path`; returns it."""
+    import numpy as np
+
+    from myotwin.osim.storage import StorageWriter
+
+    t = np.linspace(0.0, 0.5, 51)
+    w = 2 * np.pi * t
+    knee = -0.6 + 0.3 * np.sin(w)
+    columns = {"pelvis_tilt": 0.05 * np.sin(w), "pelvis_tx": 0.2 * t,
+               "pelvis_ty": 0.95 + 0.01 * np.sin(w), "hip_flexion_r": 0.3 * np.sin(w),
+               "knee_angle_r": knee, "knee_angle_pat_r": knee, "ankle_angle_r": 0.1 * np.sin(w)}
+    with StorageWriter(path, "Coordinates", ("time", *columns)) as writer:
+        writer.write_rows(np.column_stack([t, *columns.values()]))
+    return path

@@ -39,7 +39,7 @@ from myotwin.osim.static_optimization import run
 from myotwin.osim.storage import read_storage
 from opensim_live import opensim_package, run_static_optimization
 from osim_synthetic import (TINY, coupled_pair, locked_copy, to_degroote,
-                            with_coordinate_actuators, write_osim)
+                            with_coordinate_actuators, write_leg_swing, write_osim)
 from shared_reference import SHARED, needs
 
 opensim_package()
@@ -137,18 +137,8 @@ def test_leg6dof9musc_coupler_and_residual_actuators_match_opensim(tmp_path):
     failed" and an acceleration constraint violation ~4e-4 rad/s^2 (ours meets the constraint
     to 1e-6 relative), so 5e-6 (observed: muscles 7e-7, the pelvis tilt residual 1.4e-6, i.e.
     1.4e-4 N m)."""
-    from myotwin.osim.storage import StorageWriter
-
     model = _leg_with_residuals(tmp_path)
-    t = np.linspace(0.0, 0.5, 51)
-    w = 2 * np.pi * t
-    knee = -0.6 + 0.3 * np.sin(w)
-    columns = {"pelvis_tilt": 0.05 * np.sin(w), "pelvis_tx": 0.2 * t,
-               "pelvis_ty": 0.95 + 0.01 * np.sin(w), "hip_flexion_r": 0.3 * np.sin(w),
-               "knee_angle_r": knee, "knee_angle_pat_r": knee, "ankle_angle_r": 0.1 * np.sin(w)}
-    motion = tmp_path / "leg_swing.mot"
-    with StorageWriter(motion, "Coordinates", ("time", *columns)) as writer:
-        writer.write_rows(np.column_stack([t, *columns.values()]))
+    motion = write_leg_swing(tmp_path / "leg_swing.mot")
     ours_dir = tmp_path / "ours"
     summary = run(model, motion, ours_dir, cutoff_hz=CUTOFF_HZ)
     theirs, _ = run_static_optimization(tmp_path, model, motion, CUTOFF_HZ, 0.0, 0.5)

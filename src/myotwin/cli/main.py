@@ -122,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     from myotwin.cli.osim_static_optimization import add_parser as add_static_optimization_parser
 
     add_static_optimization_parser(cmds)
+    from myotwin.cli.osim_muscle_analysis import add_parser as add_muscle_analysis_parser
+
+    add_muscle_analysis_parser(cmds)
     return parser
 
 

@@ -18,6 +18,7 @@ import argparse
 from myotwin.cli.osim_forward import cmd_forward  # noqa: F401  (`myotwin osim forward`)
 from myotwin.cli.osim_inverse_dynamics import cmd_inverse_dynamics  # noqa: F401
 from myotwin.cli.osim_inverse_kinematics import cmd_inverse_kinematics  # noqa: F401
+from myotwin.cli.osim_muscle_analysis import cmd_muscle_analysis  # noqa: F401
 from myotwin.cli.osim_static_optimization import cmd_static_optimization  # noqa: F401
 
 

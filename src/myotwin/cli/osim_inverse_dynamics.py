@@ -39,13 +39,15 @@ def add_parser(cmds) -> None:
     p.add_argument("--out", required=True, help="output directory")
 
 
-def add_motion_arguments(p) -> None:
+def add_motion_arguments(p, external_loads: bool = True) -> None:
     """The arguments of a tool that runs along measured motion (inverse dynamics, static
-    optimization): --coordinates, --external-loads, --lowpass-hz, --start-s, --end-s."""
+    optimization, muscle analysis): --coordinates, --external-loads (if `external_loads`),
+    --lowpass-hz, --start-s, --end-s."""
     p.add_argument("--coordinates", required=True, help="coordinates over time (.mot/.sto, "
                    "e.g. an IK result; degrees when its header says inDegrees=yes)")
-    p.add_argument("--external-loads", help="OpenSim ExternalLoads file (.xml) naming its "
-                   "data file (e.g. ground reaction forces)")
+    if external_loads:
+        p.add_argument("--external-loads", help="OpenSim ExternalLoads file (.xml) naming its "
+                       "data file (e.g. ground reaction forces)")
     p.add_argument("--lowpass-hz", type=float, default=None, help="lowpass cutoff for the "
                    "coordinates (OpenSim's lowpass_cutoff_frequency_for_coordinates; default: "
                    "no filtering)")

@@ -36,8 +36,8 @@ def add_parser(cmds) -> None:
                         "(OpenSim's StaticOptimization); writes "
                         "static_optimization_activation.sto, static_optimization_force.sto "
                         "and summary.json into --out")
-    p.add_argument("file", help="an OpenSim 4 .osim file (Thelen2003 or DeGrooteFregly2016 "
-                   "muscles, CoordinateActuators)")
+    p.add_argument("file", help="an OpenSim 4 .osim file (Thelen2003, Millard2012Equilibrium "
+                   "or DeGrooteFregly2016 muscles, CoordinateActuators)")
     add_motion_arguments(p)
     p.add_argument("--activation-exponent", type=float, default=2.0, help="p in sum x^p "
                    "(OpenSim's activation_exponent, default 2)")

@@ -28,27 +28,34 @@ from myotwin.paths.on_model import lengths_and_moment_arms
 from myotwin.paths.pathset import PathSet
 
 
+def skeleton_path_state(skeleton, coordinates, q: jax.Array, qd: jax.Array,
+                        opensim: bool) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """(l (n_paths,) m, v (n_paths,) m/s, r (n_coordinates, n_paths)) of every path of
+    `skeleton` at coordinates q, speeds qd (`coordinates`: an `engine.CoordinateCoupling` or
+    None): with opensim True, OpenSim's lengthening speeds and point-force moment arms (for
+    OpenSim-semantics paths; MJCF paths always give -dL/dq), else -dL/dq and -r^T qd (module
+    docstring)."""
+    paths = skeleton.paths
+    q_f = q if coordinates is None else full_positions(coordinates, q)
+    jac = None if coordinates is None else full_jacobian(coordinates, q)
+    if opensim and not isinstance(paths, PathSet):
+        # -dL/dq is not needed: the forces act through the point-force moment arms, and
+        # OpenSim's lengthening speed is that of the same points (along qd_f = J qd)
+        qd_f = qd if jac is None else jac @ qd
+        lengths, arms, speeds = paths.lengths_force_arms_and_speeds(skeleton, q_f, qd_f)
+        return lengths, speeds, (arms if jac is None else jac.T @ arms)
+    lengths, arms = lengths_and_moment_arms(skeleton, q_f)
+    if jac is not None:   # moment arms w.r.t. the coordinates: -dL/dq = J^T (-dL/dq_f)
+        arms = jac.T @ arms
+    return lengths, -(qd @ arms), arms
+
+
 def path_state(msm: MusculoskeletalModel, q: jax.Array,
                qd: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     """(l_MT (n_muscles,) m, v_MT (n_muscles,) m/s, r (n_v, n_muscles) m or m/rad: the moment
     arms through which the muscle forces act, -dL/dq (and v_MT = dL/dt = -r^T qd) unless the
     coupling is "opensim" (module docstring)."""
     index = np.asarray(msm.muscle_path, dtype=np.int64)
-    paths = msm.skeleton.paths
-    c = msm.coordinates
-    q_f = q if c is None else full_positions(c, q)
-    jac = None if c is None else full_jacobian(c, q)
-    if msm.coupling == "opensim" and not isinstance(paths, PathSet):
-        # -dL/dq is not needed: the forces act through the point-force moment arms, and
-        # OpenSim's lengthening speed is that of the same points (along qd_f = J qd)
-        qd_f = qd if jac is None else jac @ qd
-        lengths, arms, speeds = paths.lengths_force_arms_and_speeds(msm.skeleton, q_f, qd_f)
-        arms = take(arms, index, axis=1)
-        if jac is not None:
-            arms = jac.T @ arms
-        return take(lengths, index), take(speeds, index), arms
-    lengths, arms = lengths_and_moment_arms(msm.skeleton, q_f)
-    length, arms = take(lengths, index), take(arms, index, axis=1)
-    if jac is not None:   # moment arms w.r.t. the coordinates: -dL/dq = J^T (-dL/dq_f)
-        arms = jac.T @ arms
-    return length, -(qd @ arms), arms
+    lengths, speeds, arms = skeleton_path_state(msm.skeleton, msm.coordinates, q, qd,
+                                                msm.coupling == "opensim")
+    return take(lengths, index), take(speeds, index), take(arms, index, axis=1)

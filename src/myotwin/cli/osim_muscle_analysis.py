@@ -1,0 +1,37 @@
+"""`myotwin osim muscle-analysis MODEL --coordinates FILE --out DIR ...`: each muscle's length
+and moment arms along measured motion, as OpenSim's MuscleAnalysis writes them
+(`myotwin.osim.muscle_analysis`, docs/osim.md "Muscle analysis").
+
+Writes DIR/muscle_analysis_Length.sto, DIR/muscle_analysis_MomentArm_<coordinate>.sto and
+DIR/summary.json; prints the summary. Bad input: one line naming the file, field and value
+(exit status 2); lengths or moment arms that are not finite: exit status 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def cmd_muscle_analysis(args: argparse.Namespace) -> int:
+    from myotwin.jax_setup import configure_jax
+
+    configure_jax()   # entry point: float64
+    from myotwin.cli.main import print_summary_of
+    from myotwin.osim.muscle_analysis import run
+
+    return print_summary_of(lambda: run(
+        args.file, args.coordinates, args.out, cutoff_hz=args.lowpass_hz,
+        start_time_s=args.start_s, end_time_s=args.end_s))
+
+
+def add_parser(cmds) -> None:
+    p = cmds.add_parser("muscle-analysis", help="each muscle's length and moment arms about "
+                        "every coordinate of FILE along the motion of --coordinates (the "
+                        "geometric outputs of OpenSim's MuscleAnalysis); writes "
+                        "muscle_analysis_Length.sto, muscle_analysis_MomentArm_<coordinate>.sto "
+                        "and summary.json into --out")
+    from myotwin.cli.osim_inverse_dynamics import add_motion_arguments
+
+    p.add_argument("file", help="an OpenSim 4 .osim file")
+    add_motion_arguments(p, external_loads=False)
+    p.add_argument("--out", required=True, help="output directory")
