@@ -20,7 +20,8 @@ Tools: `forward` (`myotwin osim forward`), `inverse_dynamics` (`myotwin osim
 inverse-dynamics`, with `signals` and `external_loads` preparing its inputs as OpenSim's
 InverseDynamicsTool does), `inverse_kinematics` (`myotwin osim inverse-kinematics`, with
 `markers`, `trc` and `ik_tasks` reading its inputs), `static_optimization` (`myotwin osim
-static-optimization`); `storage` reads and writes .sto/.mot tables.
+static-optimization`, with `millard_capacity`), `muscle_analysis` (`myotwin osim
+muscle-analysis`); `storage` reads and writes .sto/.mot tables.
 Anything outside the subset is an `OsimError` naming the file, the element and the value;
 nothing is dropped or approximated silently (`omit=` leaves named elements out on request).
 """
