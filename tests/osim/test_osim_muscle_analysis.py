@@ -9,6 +9,7 @@ themselves agree to ~1e-15 in the path tests).
 * leg6dof9musc.osim along a synthetic swing (the patella's CoordinateCouplerConstraint and
   the knee's spline translations: moment arms reduced by the coupling's J^T), every
   coordinate's file, the pelvis' all zero;
+* gait10dof18musc along subject01's walk: the knees' MovingPathPoints;
 * the command's files, summary and one-line error.
 """
 
@@ -31,10 +32,10 @@ REF = SHARED / "reference" / "opensim"
 TOL_M = 1e-8
 
 
-def _compare(tmp_path, model, motion, end_s):
-    summary = run(model, motion, tmp_path / "ours", cutoff_hz=6.0, start_time_s=0.0,
+def _compare(tmp_path, model, motion, end_s, start_s=0.0):
+    summary = run(model, motion, tmp_path / "ours", cutoff_hz=6.0, start_time_s=start_s,
                   end_time_s=end_s)
-    length, arms = run_muscle_analysis(tmp_path, model, motion, 6.0, 0.0, end_s,
+    length, arms = run_muscle_analysis(tmp_path, model, motion, 6.0, start_s, end_s,
                                        summary["coordinates"])
     ours = read_storage(tmp_path / "ours" / "muscle_analysis_Length.sto")
     assert ours.labels == length.labels and ours.data.shape == length.data.shape
@@ -65,6 +66,16 @@ def test_coupled_leg_matches_opensims_muscle_analysis(tmp_path):
     assert "knee_angle_pat_r" not in summary["coordinates"]        # eliminated, no file
     assert np.abs(arms["knee_angle_r"].data[:, 1:]).max() > 0.01
     assert np.abs(arms["pelvis_tx"].data[:, 1:]).max() == 0.0
+
+
+def test_walking_with_moving_points_matches_opensims_muscle_analysis(tmp_path):
+    """gait10dof18musc along subject01's walk (0.5-0.7 s): the knees' MovingPathPoints,
+    whose motion adds OpenSim's mobility force to computeMomentArm."""
+    data = REF / "data" / "gait10dof18musc"
+    summary, arms = _compare(tmp_path, needs(REF / "models" / "gait10dof18musc.osim"),
+                             needs(data / "subject01_walk_IK.mot"), 0.7, start_s=0.5)
+    assert len(summary["coordinates"]) == 10
+    assert np.abs(arms["knee_angle_r"].data[:, 1:]).max() > 0.01
 
 
 def test_the_command_writes_its_files_and_refuses_bad_input(tmp_path, capsys):
