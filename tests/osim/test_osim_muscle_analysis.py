@@ -8,7 +8,8 @@ themselves agree to ~1e-15 in the path tests).
   (cylinders, ellipsoids) and OpenSim's computeMomentArm, where it is not -dL/dq;
 * leg6dof9musc.osim along a synthetic swing (the patella's CoordinateCouplerConstraint and
   the knee's spline translations: moment arms reduced by the coupling's J^T), every
-  coordinate's file, the pelvis' all zero;
+  coordinate's file, the pelvis' all zero; the same leg with a nonlinear coupler (the
+  dependent coordinate's moment arms) and arm26 with a locked shoulder;
 * gait10dof18musc along subject01's walk: the knees' MovingPathPoints;
 * the command's files, summary and one-line error.
 """
@@ -21,7 +22,7 @@ import numpy as np
 
 from myotwin.cli.main import main
 from myotwin.osim.muscle_analysis import run
-from myotwin.osim.storage import read_storage
+from myotwin.osim.storage import StorageWriter, read_storage
 from opensim_live import opensim_package, run_muscle_analysis
 from osim_synthetic import write_leg_swing
 from shared_reference import SHARED, needs
@@ -63,9 +64,58 @@ def test_coupled_leg_matches_opensims_muscle_analysis(tmp_path):
     motion = write_leg_swing(tmp_path / "leg_swing.mot")
     summary, arms = _compare(tmp_path, needs(REF / "models" / "leg6dof9musc.osim"), motion,
                              0.3)
-    assert "knee_angle_pat_r" not in summary["coordinates"]        # eliminated, no file
+    assert "knee_angle_pat_r" in summary["coordinates"]     # eliminated, its file written
     assert np.abs(arms["knee_angle_r"].data[:, 1:]).max() > 0.01
     assert np.abs(arms["pelvis_tx"].data[:, 1:]).max() == 0.0
+
+
+def test_nonlinear_coupler_and_locked_coordinate_match_opensims_muscle_analysis(tmp_path):
+    """About a coupler's dependent coordinate OpenSim's moment arm is the independent one's
+    divided by the coupler's slope (leg6dof9musc with its patella coupler made a nonlinear
+    spline, `test_osim_coupler_constraint._variant`, the motion's patella column as the
+    coupler gives it); about a locked coordinate it is the unlocked model's (arm26 with its
+    shoulder locked at 0.3 rad, a motion of the elbow alone)."""
+    import xml.etree.ElementTree as ET
+
+    import jax.numpy as jnp
+
+    from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
+    from myotwin.jax_setup import configure_jax
+    from myotwin.osim.loader import load
+    from osim_synthetic import locked_copy
+    from test_osim_coupler_constraint import _variant
+
+    configure_jax()
+    root = ET.parse(needs(REF / "models" / "leg6dof9musc.osim")).getroot()
+    _variant(root)
+    variant = tmp_path / "leg6dof9musc_variant.osim"
+    ET.ElementTree(root).write(variant, encoding="unicode")
+    coupler = load(variant).coupled_coordinates["knee_angle_pat_r"]
+    swing = read_storage(write_leg_swing(tmp_path / "swing.mot"))
+    knee = swing.column("knee_angle_r")
+    patella = np.asarray(evaluate_padded(*[jnp.asarray(t) for t in pad_polynomials(
+        [coupler.function])], jnp.asarray(knee))[0])
+    motion = tmp_path / "swing_variant.mot"
+    labels = swing.labels
+    data = swing.data.copy()
+    data[:, labels.index("knee_angle_pat_r")] = patella
+    with StorageWriter(motion, "Coordinates", labels) as writer:
+        writer.write_rows(data)
+    (tmp_path / "leg").mkdir()
+    _, arms = _compare(tmp_path / "leg", variant, motion, 0.3)
+    ratio = arms["knee_angle_pat_r"].data[:, 5] / arms["knee_angle_r"].data[:, 5]
+    assert np.ptp(ratio) > 0.05          # 1 / g' varies along the swing: not a copy
+
+    arm = locked_copy(needs(REF / "models" / "arm26.osim"), tmp_path, "r_shoulder_elev", 0.3)
+    tutorial = read_storage(needs(REF / "data" / "arm26" / "arm26_InverseKinematics.mot"))
+    elbow = tmp_path / "elbow_only.mot"
+    with StorageWriter(elbow, "Coordinates", ("time", "r_elbow_flex")) as writer:
+        writer.write_rows(np.column_stack([tutorial.time_s,
+                                           np.radians(tutorial.column("r_elbow_flex"))]))
+    (tmp_path / "arm").mkdir()
+    summary, arms = _compare(tmp_path / "arm", arm, elbow, 0.3)
+    assert summary["coordinates"] == ["r_shoulder_elev", "r_elbow_flex"]
+    assert np.abs(arms["r_shoulder_elev"].data[:, 1:]).max() > 0.01
 
 
 def test_walking_with_moving_points_matches_opensims_muscle_analysis(tmp_path):

@@ -6,17 +6,25 @@ OpenSim's MuscleAnalysis (run by its AnalyzeTool with a coordinates file).
 * q at the analysis' times: the coordinates file prepared as OpenSim's tools prepare it
   (`inverse_dynamics.prepared_motion`: padding, lowpass, splines; the times within the range);
 * per time, each muscle's path length (OpenSim's GeometryPath::getLength) and its moment arm
-  about each of the model's coordinates (`OsimModel.coordinates`) as OpenSim's
-  computeMomentArm gives it: the generalized force of a unit tension along the current path,
-  the points held on their bodies (`paths.opensim_path.generalized_force_moment_arms`;
-  -dL/dq for MJCF paths, which equals it there), reduced by the coupling's J^T;
+  about every coordinate (`OsimModel.all_coordinates`) as OpenSim's computeMomentArm gives
+  it, from the generalized force of a unit tension along the current path, the points held
+  on their bodies (`paths.opensim_path.generalized_force_moment_arms`; -dL/dq for MJCF
+  paths, which equals it there), f_j on the engine dofs:
+  - a coordinate of `OsimModel.coordinates`: J^T f (the coupling's J: its constraint-
+    consistent motion);
+  - one a CoordinateCouplerConstraint eliminates: the independent coordinate's, divided by
+    the coupler's slope g'(q_ind) (OpenSim drives the dependent coordinate at unit speed, so
+    the independent one moves at 1 / g'; probed on a nonlinear coupler: equal to 1e-16);
+  - a locked one: its mobility force with the lock ignored, sum of f_j' f_j over the joint
+    axes it moves (`engine.coupling.direct_forces`; OpenSim's computeMomentArm ignores the
+    lock: probed, the same values as the unlocked model);
 * written as OpenSim's MuscleAnalysis names its files: `muscle_analysis_Length.sto` (m) and
   `muscle_analysis_MomentArm_<coordinate>.sto` (m, or m per m for a translational
   coordinate), columns the muscles in ForceSet order, SI, inDegrees=no; `summary.json`.
-Not here: coordinates a CoordinateCouplerConstraint eliminates and locked ones (OpenSim
-writes files for them too), and the muscle-state outputs (fiber length, forces, powers:
-they depend on the muscle states, which an analysis of coordinates alone takes from the
-model's defaults or an equilibrium).
+Not here: the muscle-state outputs (fiber length, forces, powers: they depend on the muscle
+states, which an analysis of coordinates alone takes from the model's defaults or an
+equilibrium). A coupler whose slope is 0 at a time gives a non-finite moment arm about its
+dependent coordinate there (OpenSim divides by it too), which stops the command.
 """
 
 from __future__ import annotations
@@ -24,13 +32,16 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.coupling import direct_forces, full_jacobian, full_positions
+from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.musculoskeletal.paths import skeleton_path_state
-from myotwin.osim.inverse_dynamics import prepared_motion
+from myotwin.osim.inverse_dynamics import output_coordinates, prepared_motion
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.storage import StorageWriter, read_storage
 
@@ -38,30 +49,73 @@ from myotwin.osim.storage import StorageWriter, read_storage
 ROWS_PER_CALL = 64
 
 
-def _rows(skeleton, coordinates, q):
-    """(lengths (n, n_paths), moment arms (n, n_coordinates, n_paths)) at rows of q, one row
-    after another (`lax.map`: the body compiles once)."""
+class _Plan(NamedTuple):
+    """How each of `OsimModel.all_coordinates` gets its moment arms (static): its row in the
+    reduced arms (-1: none), its row in the direct forces (locked: the lock ignored, else -1),
+    and for a dependent coordinate the row of its independent one and its coupler's index in
+    `functions` (-1 otherwise); functions: the couplers' padded tables (or None)."""
+
+    reduced: tuple[int, ...]
+    direct: tuple[int, ...]
+    independent: tuple[int, ...]
+    coupler: tuple[int, ...]
+
+
+def _plan(loaded: OsimModel) -> tuple[_Plan, tuple | None]:
+    names, coupled = loaded.all_coordinates, list(loaded.coupled_coordinates)
+    reduced = tuple(loaded.coordinates.index(n) if n in loaded.coordinates else -1
+                    for n in names)
+    direct = tuple(names.index(n) if n in loaded.locked_coordinates else -1 for n in names)
+    independent = tuple(loaded.coordinates.index(loaded.coupled_coordinates[n].independent)
+                        if n in coupled else -1 for n in names)
+    coupler = tuple(coupled.index(n) if n in coupled else -1 for n in names)
+    tables = (tuple(jnp.asarray(t) for t in pad_polynomials(
+        [c.function for c in loaded.coupled_coordinates.values()])) if coupled else None)
+    return _Plan(reduced, direct, independent, coupler), tables
+
+
+def _rows(skeleton, coupling, tables, q, plan: _Plan, direct_map):
+    """(lengths (n, n_paths), moment arms (n, n_all_coordinates, n_paths)) at rows of q, one
+    row after another (`lax.map`: the body compiles once)."""
     def one(row):
-        lengths, _, arms = skeleton_path_state(skeleton, coordinates, row,
-                                               jnp.zeros_like(row), True)
-        return lengths, arms
+        q_f = row if coupling is None else full_positions(coupling, row)
+        lengths, _, f = skeleton_path_state(skeleton, None, q_f, jnp.zeros_like(q_f), True)
+        reduced = f if coupling is None else full_jacobian(coupling, row).T @ f
+        zero = jnp.zeros_like(f[0])
+        arms = [reduced[k] if k >= 0 else zero for k in plan.reduced]
+        if any(k >= 0 for k in plan.direct):   # locked coordinates: the lock ignored
+            direct = jax.vmap(lambda t: direct_forces(coupling, row, t, direct_map,
+                                                      len(plan.reduced)),
+                              in_axes=1, out_axes=1)(f)
+            arms = [direct[d] if d >= 0 else a for d, a in zip(plan.direct, arms)]
+        if tables is not None:                  # dependent: r_ind / g'(q_ind)
+            per_coupler = {k: i for i, k in zip(plan.independent, plan.coupler) if k >= 0}
+            x = jnp.stack([row[per_coupler[k]] for k in range(len(per_coupler))])
+            slope = evaluate_padded(*tables, x)[1]
+            arms = [reduced[i] / slope[k] if k >= 0 else a
+                    for i, k, a in zip(plan.independent, plan.coupler, arms)]
+        return lengths, jnp.stack(arms)
 
     return jax.lax.map(one, q)
 
 
-_compiled_rows = jax.jit(_rows)
+_compiled_rows = jax.jit(_rows, static_argnames=("plan", "direct_map"))
 
 
 def lengths_and_moment_arms(loaded: OsimModel, q) -> tuple[np.ndarray, np.ndarray]:
-    """(lengths (n_rows, n_muscles) m, moment arms (n_rows, n_coordinates, n_muscles)) at rows
-    of coordinates q (n_rows, n_coordinates) (module docstring)."""
+    """(lengths (n_rows, n_muscles) m, moment arms (n_rows, n_all_coordinates, n_muscles),
+    `OsimModel.all_coordinates` order) at rows of coordinates q (n_rows, n_coordinates)
+    (module docstring)."""
     q = np.atleast_2d(np.asarray(q, dtype=np.float64))
     n = q.shape[0]
     padded = np.concatenate([q, np.repeat(q[-1:], -n % ROWS_PER_CALL, axis=0)])
+    plan, tables = _plan(loaded)
+    direct_map = output_coordinates(loaded).direct
     lengths, arms = [], []
     for start in range(0, padded.shape[0], ROWS_PER_CALL):
-        out = _compiled_rows(loaded.model, loaded.coupling,
-                             jnp.asarray(padded[start:start + ROWS_PER_CALL]))
+        out = _compiled_rows(loaded.model, loaded.coupling, tables,
+                             jnp.asarray(padded[start:start + ROWS_PER_CALL]), plan=plan,
+                             direct_map=direct_map)
         lengths.append(np.asarray(out[0]))
         arms.append(np.asarray(out[1]))
     return np.concatenate(lengths)[:n], np.concatenate(arms)[:n]
@@ -95,7 +149,7 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
     with StorageWriter(files["Length"], "Length", labels,
                        f"myotwin osim muscle-analysis: {model_path}") as writer:
         writer.write_rows(np.concatenate([times, lengths], axis=1))
-    for k, coordinate in enumerate(loaded.coordinates):
+    for k, coordinate in enumerate(loaded.all_coordinates):
         path = out / f"muscle_analysis_MomentArm_{coordinate}.sto"
         files[f"MomentArm_{coordinate}"] = path
         with StorageWriter(path, f"MomentArm_{coordinate}", labels,
@@ -106,7 +160,7 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
         "coordinates_file": str(coordinates_path),
         "lowpass_cutoff_hz": cutoff_hz,
         "muscles": list(loaded.muscle_names),
-        "coordinates": list(loaded.coordinates),
+        "coordinates": list(loaded.all_coordinates),
         "coordinates_missing": list(motion.missing),
         "n_rows": good,
         "first_time_s": float(motion.times_s[0]),
