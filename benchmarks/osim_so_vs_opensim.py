@@ -35,11 +35,6 @@ from shared_reference import SHARED  # noqa: E402
 
 REF = SHARED / "reference/opensim"
 GAIT_DATA = REF / "data/gait10dof18musc"
-#: Reserve actuators of the gait case (coordinate: optimal force), as the walking test's.
-GAIT_RESERVES = {"pelvis_tilt": 100.0, "pelvis_tx": 1000.0, "pelvis_ty": 1000.0,
-                 "hip_flexion_r": 10.0, "knee_angle_r": 10.0, "ankle_angle_r": 10.0,
-                 "hip_flexion_l": 10.0, "knee_angle_l": 10.0, "ankle_angle_l": 10.0,
-                 "lumbar_extension": 100.0}
 
 
 def _case(name: str, tmp: pathlib.Path):
@@ -48,7 +43,7 @@ def _case(name: str, tmp: pathlib.Path):
         return (REF / "models/arm26.osim", REF / "data/arm26/arm26_InverseKinematics.mot",
                 None, 0.0, 1.0, "arm26, 6 Thelen muscles")
     sys.path.insert(0, str(ROOT / "tests" / "osim"))
-    from osim_synthetic import with_coordinate_actuators
+    from osim_synthetic import GAIT_RESERVES, with_coordinate_actuators
 
     model = tmp / "gait10dof18musc_reserves.osim"
     model.write_text(with_coordinate_actuators(

@@ -85,25 +85,31 @@ def run_inverse_kinematics_tool(out_dir: Path, model: Path, markers: Path, tasks
             read_storage(Path(out_dir) / "_ik_marker_errors.sto"))
 
 
-_ANALYZE_SETUP = """<?xml version="1.0" encoding="UTF-8" ?>
-<OpenSimDocument Version="40000"><AnalyzeTool name="so">
+_ANALYZE_TOOL = """<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40000"><AnalyzeTool name="{name}">
   <model_file>{model}</model_file><results_directory>{out}</results_directory>
   <initial_time>{start}</initial_time><final_time>{end}</final_time>
   <solve_for_equilibrium_for_auxiliary_states>false</solve_for_equilibrium_for_auxiliary_states>
-  <AnalysisSet name="Analyses"><objects>
-    <StaticOptimization name="StaticOptimization"><on>true</on>
-      <start_time>{start}</start_time><end_time>{end}</end_time><step_interval>1</step_interval>
-      <use_model_force_set>true</use_model_force_set>
-      <activation_exponent>{exponent}</activation_exponent>
-      <use_muscle_physiology>{physiology}</use_muscle_physiology>
-      <optimizer_convergence_criterion>{convergence}</optimizer_convergence_criterion>
-      <optimizer_max_iterations>1000</optimizer_max_iterations>
-    </StaticOptimization>
-  </objects><groups /></AnalysisSet>
+  <AnalysisSet name="Analyses"><objects>{analysis}</objects><groups /></AnalysisSet>
   <coordinates_file>{coordinates}</coordinates_file>{loads}
   <lowpass_cutoff_frequency_for_coordinates>{cutoff}</lowpass_cutoff_frequency_for_coordinates>
 </AnalyzeTool></OpenSimDocument>
 """
+
+
+def _run_analyze_tool(name: str, analysis: str, out_dir: Path, model: Path, coordinates: Path,
+                      cutoff_hz: float, start_s: float, end_s: float,
+                      external_loads: Path | None = None) -> None:
+    """OpenSim's AnalyzeTool `name` with the one analysis `analysis` (its XML, over
+    start_s-end_s) on a coordinates file, from a setup file written into `out_dir`."""
+    osim = opensim_package()
+    setup = Path(out_dir) / f"opensim_{name}_setup.xml"
+    setup.write_text(_ANALYZE_TOOL.format(
+        name=name, model=model, out=out_dir, start=start_s, end=end_s, analysis=analysis,
+        coordinates=coordinates, cutoff=cutoff_hz,
+        loads="" if external_loads is None
+        else f"<external_loads_file>{external_loads}</external_loads_file>"))
+    run_printing_16_digits(osim, osim.AnalyzeTool(str(setup)))
 
 
 def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutoff_hz: float,
@@ -115,35 +121,18 @@ def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutof
     given); returns its (activation, force) tables (`myotwin.osim.storage.Storage`)."""
     from myotwin.osim.storage import read_storage
 
-    osim = opensim_package()
-    setup = Path(out_dir) / "opensim_so_setup.xml"
-    setup.write_text(_ANALYZE_SETUP.format(
-        model=model, out=out_dir, start=start_s, end=end_s, exponent=exponent,
-        physiology=str(use_muscle_physiology).lower(), convergence=convergence,
-        coordinates=coordinates, cutoff=cutoff_hz,
-        loads="" if external_loads is None
-        else f"<external_loads_file>{external_loads}</external_loads_file>"))
-    run_printing_16_digits(osim, osim.AnalyzeTool(str(setup)))
+    analysis = (
+        '<StaticOptimization name="StaticOptimization"><on>true</on>'
+        f"<start_time>{start_s}</start_time><end_time>{end_s}</end_time>"
+        "<step_interval>1</step_interval><use_model_force_set>true</use_model_force_set>"
+        f"<activation_exponent>{exponent}</activation_exponent>"
+        f"<use_muscle_physiology>{str(use_muscle_physiology).lower()}</use_muscle_physiology>"
+        f"<optimizer_convergence_criterion>{convergence}</optimizer_convergence_criterion>"
+        "<optimizer_max_iterations>1000</optimizer_max_iterations></StaticOptimization>")
+    _run_analyze_tool("so", analysis, out_dir, model, coordinates, cutoff_hz, start_s, end_s,
+                      external_loads)
     return tuple(read_storage(Path(out_dir) / f"so_StaticOptimization_{kind}.sto")
                  for kind in ("activation", "force"))
-
-
-_MUSCLE_ANALYSIS_SETUP = """<?xml version="1.0" encoding="UTF-8" ?>
-<OpenSimDocument Version="40000"><AnalyzeTool name="ma">
-  <model_file>{model}</model_file><results_directory>{out}</results_directory>
-  <initial_time>{start}</initial_time><final_time>{end}</final_time>
-  <solve_for_equilibrium_for_auxiliary_states>false</solve_for_equilibrium_for_auxiliary_states>
-  <AnalysisSet name="Analyses"><objects>
-    <MuscleAnalysis name="MuscleAnalysis"><on>true</on>
-      <start_time>{start}</start_time><end_time>{end}</end_time><step_interval>1</step_interval>
-      <muscle_list>all</muscle_list><moment_arm_coordinate_list>all</moment_arm_coordinate_list>
-      <compute_moments>true</compute_moments>
-    </MuscleAnalysis>
-  </objects><groups /></AnalysisSet>
-  <coordinates_file>{coordinates}</coordinates_file>
-  <lowpass_cutoff_frequency_for_coordinates>{cutoff}</lowpass_cutoff_frequency_for_coordinates>
-</AnalyzeTool></OpenSimDocument>
-"""
 
 
 def run_muscle_analysis(out_dir: Path, model: Path, coordinates: Path, cutoff_hz: float,
@@ -153,12 +142,13 @@ def run_muscle_analysis(out_dir: Path, model: Path, coordinates: Path, cutoff_hz
     `coordinate_names` (`myotwin.osim.storage.Storage`; it prints 8 decimals)."""
     from myotwin.osim.storage import read_storage
 
-    osim = opensim_package()
-    setup = Path(out_dir) / "opensim_muscle_analysis_setup.xml"
-    setup.write_text(_MUSCLE_ANALYSIS_SETUP.format(
-        model=model, out=out_dir, start=start_s, end=end_s, coordinates=coordinates,
-        cutoff=cutoff_hz))
-    osim.AnalyzeTool(str(setup)).run()
+    analysis = (
+        '<MuscleAnalysis name="MuscleAnalysis"><on>true</on>'
+        f"<start_time>{start_s}</start_time><end_time>{end_s}</end_time>"
+        "<step_interval>1</step_interval><muscle_list>all</muscle_list>"
+        "<moment_arm_coordinate_list>all</moment_arm_coordinate_list>"
+        "<compute_moments>true</compute_moments></MuscleAnalysis>")
+    _run_analyze_tool("ma", analysis, out_dir, model, coordinates, cutoff_hz, start_s, end_s)
     return (read_storage(Path(out_dir) / "ma_MuscleAnalysis_Length.sto"),
             {c: read_storage(Path(out_dir) / f"ma_MuscleAnalysis_MomentArm_{c}.sto")
              for c in coordinate_names})

@@ -250,6 +250,14 @@ def locked_copy(source: Path, directory: Path, coordinate: str, value: float) ->
                       name=f"{Path(source).stem}_{coordinate}_locked.osim")
 
 
+#: Reserve actuators on every coordinate of gait10dof18musc (optimal force, N m or N): the
+#: pelvis has no muscle, and the 18 muscles alone cannot make every joint moment of walking.
+GAIT_RESERVES = {"pelvis_tilt": 100.0, "pelvis_tx": 1000.0, "pelvis_ty": 1000.0,
+                 "hip_flexion_r": 10.0, "knee_angle_r": 10.0, "ankle_angle_r": 10.0,
+                 "hip_flexion_l": 10.0, "knee_angle_l": 10.0, "ankle_angle_l": 10.0,
+                 "lumbar_extension": 100.0}
+
+
 def with_coordinate_actuators(text: str, optimal_force_by_coordinate) -> str:
     """An .osim file's text with a CoordinateActuator `res_<coordinate>` of the given
     optimal force on each coordinate, first in its ForceSet (residual or reserve actuators,

@@ -38,7 +38,7 @@ from myotwin.cli.main import main
 from myotwin.osim.static_optimization import run
 from myotwin.osim.storage import read_storage
 from opensim_live import opensim_package, run_static_optimization
-from osim_synthetic import (TINY, coupled_pair, locked_copy, to_degroote,
+from osim_synthetic import (GAIT_RESERVES, TINY, coupled_pair, locked_copy, to_degroote,
                             with_coordinate_actuators, write_leg_swing, write_osim)
 from shared_reference import SHARED, needs
 
@@ -242,12 +242,6 @@ def test_a_locked_coordinate_has_no_equation_as_in_opensim(tmp_path):
 
 GAIT = REF / "models" / "gait10dof18musc.osim"
 GAIT_DATA = REF / "data" / "gait10dof18musc"
-#: Reserve actuators on every coordinate of gait10dof18musc (optimal force, N m or N): the
-#: pelvis has no muscle, and the 18 muscles alone cannot make every joint moment of walking.
-GAIT_RESERVES = {"pelvis_tilt": 100.0, "pelvis_tx": 1000.0, "pelvis_ty": 1000.0,
-                 "hip_flexion_r": 10.0, "knee_angle_r": 10.0, "ankle_angle_r": 10.0,
-                 "hip_flexion_l": 10.0, "knee_angle_l": 10.0, "ankle_angle_l": 10.0,
-                 "lumbar_extension": 100.0}
 
 
 def test_millard_force_per_activation_is_opensims_at_random_states():
