@@ -249,7 +249,8 @@ def test_millard_force_per_activation_is_opensims_at_random_states():
     20 random poses and speeds against OpenSim 4.6's calcInextensibleTendonActiveFiberForce(s,
     1), which is what its analysis uses, within 1e-9 relative (observed 9.5e-14 to 2.4e-13:
     `millard_capacity`'s formula, the pennation angle of the normalised fiber length
-    included; with cos(phi) of the fiber length in metres it is off by up to 10 %)."""
+    included; with cos(phi) of the fiber length in metres it was off by up to 9 % at one pose, a
+    scratch probe)."""
     from myotwin.jax_setup import configure_jax
     from myotwin.osim.loader import load
     from myotwin.osim.static_optimization import force_per_control
