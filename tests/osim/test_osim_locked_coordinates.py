@@ -4,14 +4,15 @@ _static_optimization, each `locked`).
 
 OpenSim locks a coordinate at its value in the state, which starts at its default_value; the
 loader eliminates it (its dofs follow a constant through `OsimModel.coupling`). Models: arm26
-with r_shoulder_elev locked at 0.3 rad (`osim_synthetic.locked_copy`).
+with r_shoulder_elev locked at 0.3 rad (`osim_synthetic.locked_copy`), its two ellipsoids
+inactive in the file both codes read (they are not what this file tests, and compiling them
+would be most of its time; tests/paths/test_arm26.py and test_osim_forward_arm26 cover them).
 * Muscle lengths and moment arms about the elbow with the shoulder held, against OpenSim's
   getLength and computeMomentArm (ours: `generalized_force_moment_arms`, which is OpenSim's
   construction where paths wrap, reduced by the coupling's J^T) at four elbow angles: 1e-12 m
   (the arm26 loader's own agreement, docs/osim.md; observed printed).
 * Forward simulation, all muscles at 0.5 from the default pose, against OpenSim's Manager at
-  accuracy 1e-9 at 0.1 s (before TRIlong wraps its ellipsoid, as test_osim_forward_arm26),
-  ours (rk45) at accuracy 1e-9 too: the elbow within 1.5e-6 rad and fiber lengths within
+  accuracy 1e-9 at 0.1 s (as test_osim_forward_arm26), ours (rk45) at accuracy 1e-9 too: the elbow within 1.5e-6 rad and fiber lengths within
   1e-7 m, that test's tolerances (observed printed; 1.3e-6 rad and 9.7e-8 m with ours at the
   default accuracy 1e-7); the
   shoulder stays at 0.3 rad with speed 0 in every written row.
@@ -35,7 +36,7 @@ from myotwin.engine.coupling import full_jacobian, full_positions
 from myotwin.osim.forward import initial_q
 from myotwin.osim.storage import read_storage
 from opensim_live import forward_final_state, opensim_package
-from osim_synthetic import locked_copy
+from osim_synthetic import ARM26_ELLIPSOIDS, locked_copy
 from shared_reference import SHARED, needs
 
 opensim = opensim_package()
@@ -47,7 +48,7 @@ LOCKED_RAD = 0.3
 
 @pytest.fixture
 def model(tmp_path):
-    return locked_copy(needs(ARM), tmp_path, SHOULDER, LOCKED_RAD)
+    return locked_copy(needs(ARM), tmp_path, SHOULDER, LOCKED_RAD, inactive=ARM26_ELLIPSOIDS)
 
 
 def test_lengths_and_moment_arms_with_the_shoulder_held_match_opensim(model):

@@ -67,7 +67,7 @@ def check_paths(ps: OpenSimPathSet, paths) -> None:
                              "path with moving points are not supported (docs/inertia.md)")
         adr, num = ps.path_wrap_adr[p], ps.path_wrap_num[p]
         for c in ps.wrap_cyl[adr:adr + num]:
-            if ps.cyl_kind[c] in (WRAP_ELLIPSOID, WRAP_SPHERE):
+            if ps.cyl_kind[c] in (WRAP_ELLIPSOID, WRAP_SPHERE) and ps.active_object(c):
                 kind = "an ellipsoid" if ps.cyl_kind[c] == WRAP_ELLIPSOID else "a sphere"
                 raise ValueError(f"muscle mass of path {ps.path_names[p]!r}: its path wraps the "
                                  f"OpenSim {kind[kind.index(' ') + 1:]} {ps.cyl_names[c]!r}, "

@@ -106,7 +106,9 @@ class Joint:
 @dataclasses.dataclass(frozen=True)
 class WrapCylinder:
     """OpenSim WrapCylinder on `body` (frame: translation m, xyz_body_rotation rad; axis = the
-    frame's z), radius and length (m), quadrant as in the file."""
+    frame's z), radius and length (m), quadrant as in the file; active: False for
+    <active>false</active> (its PathWraps stay, unwrapped: `PathBuilder.add_opensim_cylinder`;
+    the same for every kind)."""
 
     name: str
     body: str
@@ -115,6 +117,7 @@ class WrapCylinder:
     radius: float
     length: float
     quadrant: str
+    active: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,6 +131,7 @@ class WrapObstacle:
     xyz_body_rotation: Vec3
     radius: float
     wrap_direction: str
+    active: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,6 +145,7 @@ class WrapSphere:
     xyz_body_rotation: Vec3
     radius: float
     quadrant: str
+    active: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,6 +159,7 @@ class WrapEllipsoid:
     xyz_body_rotation: Vec3
     dimensions: Vec3
     quadrant: str
+    active: bool = True
 
 
 @dataclasses.dataclass(frozen=True)

@@ -82,14 +82,13 @@ def read_wrap_objects(node: Node, body: str, omissions: Omissions, omitted: set[
                  "WrapCylinderObst": ("radius", "length", "wrapDirection"),
                  "WrapEllipsoid": ("dimensions",), "WrapSphere": ("radius",)}[wrap.tag]
         wrap.check_children(_WRAP_COMMON + extra)
-        if not wrap.flag("active", True):
-            raise wrap.error("an inactive wrap object (<active>false</active>) is not "
-                             "supported" + hint)
+        active = wrap.flag("active", True)
         frame = (wrap.numbers("translation", 3, (0.0, 0.0, 0.0)),
                  wrap.numbers("xyz_body_rotation", 3, (0.0, 0.0, 0.0)))
         if wrap.tag == "WrapCylinder":
             cylinders.append(WrapCylinder(wrap.name, body, *frame, wrap.number("radius"),
-                                          wrap.number("length"), wrap.text("quadrant", "all")))
+                                          wrap.number("length"), wrap.text("quadrant", "all"),
+                                          active))
             continue
         if wrap.tag == "WrapEllipsoid":
             dimensions = wrap.numbers("dimensions", 3)
@@ -97,18 +96,18 @@ def read_wrap_objects(node: Node, body: str, omissions: Omissions, omitted: set[
                 raise wrap.error(f"<dimensions> must be 3 semi-axes > 0 m, got "
                                  f"{wrap.text('dimensions')!r}")
             ellipsoids.append(WrapEllipsoid(wrap.name, body, *frame, dimensions,
-                                            wrap.text("quadrant", "all")))
+                                            wrap.text("quadrant", "all"), active))
             continue
         if wrap.tag == "WrapSphere":
             spheres.append(WrapSphere(wrap.name, body, *frame, wrap.number("radius", 0.05),
-                                      wrap.text("quadrant", "all")))
+                                      wrap.text("quadrant", "all"), active))
             continue
         quadrant = wrap.text("quadrant", "all")
         if quadrant.lower() != "all":
             raise wrap.error(f"an obstacle-set cylinder is supported only with quadrant all "
                              f"(it wraps in its wrapDirection), got {quadrant!r}")
         obstacles.append(WrapObstacle(wrap.name, body, *frame, wrap.number("radius"),
-                                      wrap.text("wrapDirection")))
+                                      wrap.text("wrapDirection"), active))
     return cylinders, obstacles, ellipsoids, spheres
 
 

@@ -166,21 +166,22 @@ def path_builder(doc: Document, skeleton_builder: ModelBuilder) -> PathBuilder:
         with builder_errors(Where(doc.file_name, "WrapCylinder", c.name, f"body {c.body}")):
             pb.add_opensim_cylinder(c.name, c.body, radius=c.radius, length=c.length,
                                     pos=c.translation, xyz_body_rotation=c.xyz_body_rotation,
-                                    quadrant=c.quadrant)
+                                    quadrant=c.quadrant, active=c.active)
     for o in doc.obstacles:
         with builder_errors(Where(doc.file_name, "WrapCylinderObst", o.name, f"body {o.body}")):
             pb.add_opensim_obstacle(o.name, o.body, radius=o.radius, pos=o.translation,
                                     xyz_body_rotation=o.xyz_body_rotation,
-                                    wrap_direction=o.wrap_direction)
+                                    wrap_direction=o.wrap_direction, active=o.active)
     for e in doc.ellipsoids:
         with builder_errors(Where(doc.file_name, "WrapEllipsoid", e.name, f"body {e.body}")):
             pb.add_opensim_ellipsoid(e.name, e.body, dimensions=e.dimensions, pos=e.translation,
                                      xyz_body_rotation=e.xyz_body_rotation,
-                                     quadrant=e.quadrant)
+                                     quadrant=e.quadrant, active=e.active)
     for s in doc.spheres:
         with builder_errors(Where(doc.file_name, "WrapSphere", s.name, f"body {s.body}")):
             pb.add_opensim_sphere(s.name, s.body, radius=s.radius, pos=s.translation,
-                                  xyz_body_rotation=s.xyz_body_rotation, quadrant=s.quadrant)
+                                  xyz_body_rotation=s.xyz_body_rotation, quadrant=s.quadrant,
+                                  active=s.active)
     joints = engine_joints(doc)
     ranges = {c.name: c.range for j in doc.joints for c in j.coordinates}
     for m in doc.muscles:

@@ -181,6 +181,7 @@ class _WrapObject:
     sign: int
     kind: int = WRAP_CYLINDER
     hand: int = 0
+    active: bool = True
 
 
 @dataclasses.dataclass
@@ -228,6 +229,13 @@ def _positive(what, field, value):
     return x
 
 
+def _flag(what: str, field: str, value) -> bool:
+    """A bool argument, checked: ValueError naming it."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{what}: {field} must be True or False, got {value!r}")
+    return bool(value)
+
+
 class PathBuilder:
     """Declares muscle paths on a skeleton `engine.ModelBuilder` (not modified: `build()`
     works on a copy). See the module docstring."""
@@ -263,24 +271,29 @@ class PathBuilder:
 
     def add_opensim_cylinder(self, name: str, body: str, *, radius: float, length: float,
                              pos=(0.0, 0.0, 0.0), quat=None, xyz_body_rotation=None,
-                             quadrant: str = "all") -> str:
+                             quadrant: str = "all", active: bool = True) -> str:
         """An OpenSim WrapCylinder on `body` (frame pos m and quat w-first, or OpenSim's
         xyz_body_rotation rad; axis = the frame's z), radius and length m, quadrant "all",
-        "x", "-x", "y", "-y", "z", "-z" (OpenSim's spelling). Paths use it by name."""
+        "x", "-x", "y", "-y", "z", "-z" (OpenSim's spelling). Paths use it by name.
+        active: False as OpenSim's <active>false</active>: the paths that list it keep it in
+        their wrap sets (it still counts as a wrap object for OpenSim's repetition and
+        single-wrap rules) but it never wraps; the same for every kind of wrap object."""
         what = f"OpenSim cylinder {name!r}"
         pos, q = self._frame(what, name, pos, quat, xyz_body_rotation)
         axis, sign = self._quadrant(what, quadrant)
         dims = (_positive(what, "radius", radius), _positive(what, "length", length), 0.0)
-        self._cylinders[name] = _WrapObject(name, body, pos, q, dims, axis, sign)
+        self._cylinders[name] = _WrapObject(name, body, pos, q, dims, axis, sign,
+                                            active=_flag(what, "active", active))
         return name
 
     def add_opensim_ellipsoid(self, name: str, body: str, *, dimensions,
                               pos=(0.0, 0.0, 0.0), quat=None, xyz_body_rotation=None,
-                              quadrant: str = "all") -> str:
+                              quadrant: str = "all", active: bool = True) -> str:
         """An OpenSim WrapEllipsoid on `body` (frame as for a cylinder), semi-axes
         `dimensions` (a, b, c) m along the frame's x, y, z (OpenSim's `dimensions`, all > 0),
         quadrant as for a cylinder. Wrapped by OpenSim's "hybrid" method
-        (`opensim_ellipsoid.py`). Paths use it by name in `wraps=`."""
+        (`opensim_ellipsoid.py`). Paths use it by name in `wraps=`. active: as for a
+        cylinder."""
         what = f"OpenSim ellipsoid {name!r}"
         pos, q = self._frame(what, name, pos, quat, xyz_body_rotation)
         axis, sign = self._quadrant(what, quadrant)
@@ -289,28 +302,32 @@ class PathBuilder:
             raise ValueError(f"{what}: dimensions must be 3 semi-axes > 0 m, got "
                              f"{dimensions!r}")
         self._cylinders[name] = _WrapObject(name, body, pos, q, tuple(float(d) for d in dims),
-                                            axis, sign, WRAP_ELLIPSOID)
+                                            axis, sign, WRAP_ELLIPSOID,
+                                            active=_flag(what, "active", active))
         return name
 
     def add_opensim_sphere(self, name: str, body: str, *, radius: float,
                            pos=(0.0, 0.0, 0.0), quat=None, xyz_body_rotation=None,
-                           quadrant: str = "all") -> str:
+                           quadrant: str = "all", active: bool = True) -> str:
         """An OpenSim WrapSphere on `body` (frame as for a cylinder: its centre at pos),
         radius m, quadrant as for a cylinder. Wrapped by OpenSim's WrapSphere::wrapLine
-        (`opensim_sphere.py`). Paths use it by name in `wraps=`."""
+        (`opensim_sphere.py`). Paths use it by name in `wraps=`. active: as for a
+        cylinder."""
         what = f"OpenSim sphere {name!r}"
         pos, q = self._frame(what, name, pos, quat, xyz_body_rotation)
         axis, sign = self._quadrant(what, quadrant)
         dims = (_positive(what, "radius", radius), 0.0, 0.0)
-        self._cylinders[name] = _WrapObject(name, body, pos, q, dims, axis, sign, WRAP_SPHERE)
+        self._cylinders[name] = _WrapObject(name, body, pos, q, dims, axis, sign, WRAP_SPHERE,
+                                            active=_flag(what, "active", active))
         return name
 
     def add_opensim_obstacle(self, name: str, body: str, *, radius: float,
                              pos=(0.0, 0.0, 0.0), quat=None, xyz_body_rotation=None,
-                             wrap_direction: str = "righthand") -> str:
+                             wrap_direction: str = "righthand", active: bool = True) -> str:
         """An OpenSim WrapCylinderObst (Garner & Pandy obstacle-set cylinder, infinite, axis =
         the frame's z) on `body`; wrap_direction "righthand" or "lefthand" about +z. OpenSim
-        wraps at 0.8 radius (`opensim_obstacle.py`). Paths use it by name in `wraps=`."""
+        wraps at 0.8 radius (`opensim_obstacle.py`). Paths use it by name in `wraps=`.
+        active: as for a cylinder."""
         what = f"OpenSim obstacle cylinder {name!r}"
         pos, q = self._frame(what, name, pos, quat, xyz_body_rotation)
         key = str(wrap_direction).strip().lower() if isinstance(wrap_direction, str) else None
@@ -319,7 +336,7 @@ class PathBuilder:
                              "'righthand' or 'lefthand'")
         dims = (_positive(what, "radius", radius), 1.0, 0.0)
         self._cylinders[name] = _WrapObject(name, body, pos, q, dims, 0, 0, WRAP_OBSTACLE,
-                                            _HANDS[key])
+                                            _HANDS[key], _flag(what, "active", active))
         return name
 
     def add_path(self, name: str, elements: Sequence, wraps: Sequence = ()) -> str:
@@ -536,4 +553,4 @@ class PathBuilder:
             move_origins=jnp.asarray(m_origins.reshape(n_move, 3, m_origins.shape[1])),
             move_coefficients=jnp.asarray(m_coeffs.reshape((n_move, 3) + m_coeffs.shape[1:])),
             move_clamp=f64(move_clamp, (n_move, 3, 2)), move_point=tuple(move_point),
-            move_qpos=tuple(move_qpos))
+            move_qpos=tuple(move_qpos), cyl_active=tuple(c.active for c in cyls))

@@ -123,6 +123,9 @@ class OpenSimPathSet:
       (WrapCylinderObst, `opensim_obstacle.py`), `WRAP_ELLIPSOID` (WrapEllipsoid,
       `opensim_ellipsoid.py`) or `WRAP_SPHERE` (WrapSphere, `opensim_sphere.py`); cyl_hand:
       +1 right-handed, -1 left-handed (obstacles; 0 otherwise); cyl_names (n_cyl,);
+      cyl_active (n_cyl,): False for an object OpenSim's <active>false</active> turns off
+      (its PathWraps stay in their paths' wrap sets, which it leaves unwrapped: `_apply_wraps`;
+      empty: every object active);
       n_body, n_q: sizes of the skeleton it was compiled against.
     Moving points (n_move; their point_pos rows are unused): move_breaks (n_move, 3, k),
       move_origins (n_move, 3, k + 1), move_coefficients (n_move, 3, k + 1, d): each
@@ -164,6 +167,11 @@ class OpenSimPathSet:
     move_point: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
     move_qpos: tuple[tuple[int, int, int], ...] = dataclasses.field(default=(),
                                                                    metadata=_STATIC)
+    cyl_active: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
+
+    def active_object(self, c: int) -> bool:
+        """Whether wrap object c wraps (`cyl_active`)."""
+        return bool(self.cyl_active[c]) if self.cyl_active else True
 
 
 _DATA = [f.name for f in dataclasses.fields(OpenSimPathSet) if not f.metadata.get("static")]
@@ -269,7 +277,8 @@ class PathTables(NamedTuple):
     """Static per-path tables, every path padded to P points and W wraps (NumPy arrays with a
     leading n_paths axis): point index into `point_pos`, body and qpos address (-1 fixed,
     -2 padding); per wrap its cylinder, 0-based point range and whether it exists; per slot its
-    wrap object (-1 for points) and body; the number of wraps of each path."""
+    wrap object (-1 for points) and body; the number of wraps of each path (inactive objects'
+    included, as OpenSim counts its PathWrapSet; `wrap_on` is False for them and for padding)."""
 
     pt_index: np.ndarray
     pt_body: np.ndarray
@@ -309,7 +318,7 @@ def path_tables(ps: OpenSimPathSet, rows=None) -> PathTables:
             tab.wrap_cyl[p, w] = cyl
             tab.wrap_start[p, w] = ps.wrap_start[w_adr + w]
             tab.wrap_end[p, w] = ps.wrap_end[w_adr + w]
-            tab.wrap_on[p, w] = True
+            tab.wrap_on[p, w] = ps.active_object(cyl)
             tab.slot_obj[p, n_pt + 2 * w:n_pt + 2 * w + 2] = cyl
             tab.slot_body[p, n_pt + 2 * w:n_pt + 2 * w + 2] = ps.cyl_body[cyl]
     return tab
@@ -611,7 +620,10 @@ def _current_paths_compiled(ps: OpenSimPathSet, anchors: OpenSimAnchors, q: jax.
     # ellipsoid (the largest construction to compile) is compiled once.
     kind_of = np.asarray(ps.cyl_kind, np.int64)
     n_wraps = np.asarray(tab.n_wraps)
-    uses = [set(kind_of[tab.wrap_cyl[p, :n_wraps[p]]].tolist()) for p in range(n_wraps.size)]
+    # the kinds each path wraps (an inactive object's kind is not compiled for it)
+    uses = [set(kind_of[tab.wrap_cyl[p, :n_wraps[p]][tab.wrap_on[p, :n_wraps[p]]]].tolist())
+            for p in range(n_wraps.size)]
+    listed = [set(kind_of[tab.wrap_cyl[p, :n_wraps[p]]].tolist()) for p in range(n_wraps.size)]
     second = n_wraps >= 2
     if second.any():
         second |= np.array([WRAP_ELLIPSOID in u for u in uses], bool)
@@ -619,7 +631,9 @@ def _current_paths_compiled(ps: OpenSimPathSet, anchors: OpenSimAnchors, q: jax.
     for rows, group in ((np.flatnonzero(~second), False), (np.flatnonzero(second), True)):
         if rows.size:
             sub = jax.tree_util.tree_map(lambda x, r=rows: x[r], tab_j)
-            kinds = frozenset().union(*(uses[r] for r in rows)) or frozenset(ps.cyl_kind)
+            # (a group none of whose objects is active still compiles one wrap, never used)
+            kinds = (frozenset().union(*(uses[r] for r in rows))
+                     or frozenset().union(*(listed[r] for r in rows)) or frozenset(ps.cyl_kind))
             cyl = (center, rot, ps.cyl_dims, jnp.asarray(ps.cyl_axis),
                    jnp.asarray(ps.cyl_sign), jnp.asarray(ps.cyl_kind),
                    jnp.asarray(ps.cyl_hand), kinds)
