@@ -12,7 +12,7 @@ BIClong):
   on the original file), so the flag is not ignored;
 * TRIlong's first cylinder and its ellipsoid inactive, one active object of three: the same
   comparison. OpenSim's lengths with the two PathWraps removed instead differ from these by up
-  to ~2.6e-6 m (the remaining cylinder then wraps alone, without the multi-wrap adjustment), far
+  to 2.4e-6 m (the remaining cylinder then wraps alone, without the multi-wrap adjustment), far
   above the tolerance, so agreement means the inactive objects' place in the wrap set is kept.
 """
 
