@@ -15,6 +15,7 @@ import json
 import math
 
 from myotwin.cli.main import main
+from osim_synthetic import deactivate, write_osim
 from shared_reference import SHARED, needs
 
 MODELS = SHARED / "reference" / "opensim" / "models"
@@ -42,7 +43,7 @@ def test_check_reports_arm26_with_and_without_its_ellipsoids(capsys):
     path = _needs("arm26.osim")
     assert main(["osim", "check", str(path)]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["omitted"] == []
+    assert report["omitted"] == [] and report["inactive_wrap_objects"] == []
     assert report["muscles"]["BIClong"]["path"] == "opensim"   # over its ellipsoid
     # the MarkerSet as written (arm26.osim: r_acromion on the base, 0.17 m out in z)
     assert {n: m["body"] for n, m in report["markers"].items()} == {
@@ -53,6 +54,18 @@ def test_check_reports_arm26_with_and_without_its_ellipsoids(capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["omitted"] == ["TRIlonghh", "BIClonghh"]
     assert report["muscles"]["BIClong"]["path"] == "mujoco_tendon"   # its ellipsoid left out
+    assert report["muscles"]["TRIlong"]["path"] == "opensim"
+
+
+def test_check_reports_inactive_wrap_objects(capsys, tmp_path):
+    """arm26 with <active>false</active> on TRIlonghh (tests/osim/osim_synthetic.deactivate):
+    listed, and TRIlong still an OpenSim path (its other two wraps)."""
+    path = write_osim(tmp_path, _needs("arm26.osim").read_text(),
+                      lambda root: deactivate(root, ("TRIlonghh",)), name="arm26.osim")
+    assert main(["osim", "check", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["inactive_wrap_objects"] == ["TRIlonghh"]
+    assert report["omitted"] == []
     assert report["muscles"]["TRIlong"]["path"] == "opensim"
 
 

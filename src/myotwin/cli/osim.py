@@ -4,7 +4,8 @@ becomes of it (`myotwin.osim.load`, docs/osim.md).
 Prints JSON: the coordinates in the engine's q order with their ranges and default values,
 the muscles (type, path kind: a MuJoCo tendon for fixed points only, an OpenSim path with
 conditional or moving points or wraps), the CoordinateActuators, the omitted elements, the
-markers (body and location, for `myotwin osim inverse-kinematics`); with --lengths
+inactive wrap objects (`<active>false</active>`), the markers (body and location, for
+`myotwin osim inverse-kinematics`); with --lengths
 also each muscle's length (m) and moment arms (m, r = -dL/dq, per coordinate) at the
 coordinates' default values, to compare with OpenSim's plots. An element outside the
 supported subset is reported in one line naming the file, the element and the value (exit
@@ -20,6 +21,15 @@ from myotwin.cli.osim_inverse_dynamics import cmd_inverse_dynamics  # noqa: F401
 from myotwin.cli.osim_inverse_kinematics import cmd_inverse_kinematics  # noqa: F401
 from myotwin.cli.osim_muscle_analysis import cmd_muscle_analysis  # noqa: F401
 from myotwin.cli.osim_static_optimization import cmd_static_optimization  # noqa: F401
+
+
+def inactive_wrap_objects(paths) -> list[str]:
+    """Names of the OpenSim wrap objects loaded inactive (`<active>false</active>`: kept in
+    their paths' wrap sets, never wrapping; docs/osim.md)."""
+    ps = getattr(paths, "opensim", None)
+    if ps is None:
+        return []
+    return [name for name, active in zip(ps.cyl_names, ps.cyl_active) if not active]
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -59,6 +69,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         "unenforced_constraints": list(loaded.unenforced_constraints),
         "merged_bodies": dict(loaded.merged_bodies),
         "omitted": list(loaded.omitted),
+        "inactive_wrap_objects": inactive_wrap_objects(paths),
     }
     try:   # markers are read only by inverse kinematics: one outside its subset is reported
         report["markers"] = {m.name: {"body": m.body, "location_m": list(m.location_m)}

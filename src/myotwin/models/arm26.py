@@ -141,9 +141,10 @@ def skeleton() -> ModelBuilder:
     return b
 
 
-def path_builder(ellipsoids: bool = False) -> PathBuilder:
+def path_builder(ellipsoids: bool = False, ellipsoids_active: bool = True) -> PathBuilder:
     """arm26's skeleton and its six muscle paths, with the two WrapEllipsoids (`ELLIPSOIDS`)
-    if `ellipsoids` (module docstring)."""
+    if `ellipsoids` (module docstring); `ellipsoids_active=False` keeps them in their paths but
+    inactive (OpenSim's `<active>false</active>`: they never wrap, docs/paths.md)."""
     pb = PathBuilder(skeleton())
     for name, (body, pos, rot, radius, length, quadrant) in CYLINDERS.items():
         pb.add_opensim_cylinder(name, body, pos=pos, xyz_body_rotation=rot, radius=radius,
@@ -151,18 +152,20 @@ def path_builder(ellipsoids: bool = False) -> PathBuilder:
     if ellipsoids:
         for name, (body, pos, rot, dims, quadrant, _) in ELLIPSOIDS.items():
             pb.add_opensim_ellipsoid(name, body, pos=pos, xyz_body_rotation=rot,
-                                     dimensions=dims, quadrant=quadrant)
+                                     dimensions=dims, quadrant=quadrant,
+                                     active=ellipsoids_active)
     for muscle, (points, wraps) in PATHS.items():
         kept = [(w, rng) for w, rng in wraps if ellipsoids or w in CYLINDERS]
         pb.add_path(muscle, [Point(body, pos) for body, pos in points], wraps=kept)
     return pb
 
 
-def build(ellipsoids: bool = False):
+def build(ellipsoids: bool = False, ellipsoids_active: bool = True):
     """arm26 as an engine `Model` with `paths` in `MUSCLE_NAMES` order; q = (r_shoulder_elev,
     r_elbow_flex) rad. Needs float64 (enable x64 first). `ellipsoids=True`: with the two
-    WrapEllipsoids, OpenSim's model exactly (module docstring: why not by default)."""
-    return path_builder(ellipsoids).build()
+    WrapEllipsoids, OpenSim's model exactly (module docstring: why not by default);
+    `ellipsoids_active=False` (with `ellipsoids=True`): the ellipsoids present but inactive."""
+    return path_builder(ellipsoids, ellipsoids_active).build()
 
 
 def muscles(tendon: str = "explicit_force"):

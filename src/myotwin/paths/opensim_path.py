@@ -124,8 +124,7 @@ class OpenSimPathSet:
       `opensim_ellipsoid.py`) or `WRAP_SPHERE` (WrapSphere, `opensim_sphere.py`); cyl_hand:
       +1 right-handed, -1 left-handed (obstacles; 0 otherwise); cyl_names (n_cyl,);
       cyl_active (n_cyl,): False for an object OpenSim's <active>false</active> turns off
-      (its PathWraps stay in their paths' wrap sets, which it leaves unwrapped: `_apply_wraps`;
-      empty: every object active);
+      (its PathWraps stay in their paths' wrap sets, which it leaves unwrapped: `_apply_wraps`);
       n_body, n_q: sizes of the skeleton it was compiled against.
     Moving points (n_move; their point_pos rows are unused): move_breaks (n_move, 3, k),
       move_origins (n_move, 3, k + 1), move_coefficients (n_move, 3, k + 1, d): each
@@ -159,6 +158,7 @@ class OpenSimPathSet:
     cyl_names: tuple[str, ...] = dataclasses.field(metadata=_STATIC)
     n_body: int = dataclasses.field(metadata=_STATIC)
     n_q: int = dataclasses.field(metadata=_STATIC)
+    cyl_active: tuple[bool, ...] = dataclasses.field(metadata=_STATIC)
     move_breaks: jax.Array = dataclasses.field(default_factory=lambda: jnp.zeros((0, 3, 0)))
     move_origins: jax.Array = dataclasses.field(default_factory=lambda: jnp.zeros((0, 3, 1)))
     move_coefficients: jax.Array = dataclasses.field(
@@ -167,11 +167,10 @@ class OpenSimPathSet:
     move_point: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
     move_qpos: tuple[tuple[int, int, int], ...] = dataclasses.field(default=(),
                                                                    metadata=_STATIC)
-    cyl_active: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
 
     def active_object(self, c: int) -> bool:
         """Whether wrap object c wraps (`cyl_active`)."""
-        return bool(self.cyl_active[c]) if self.cyl_active else True
+        return bool(self.cyl_active[c])
 
 
 _DATA = [f.name for f in dataclasses.fields(OpenSimPathSet) if not f.metadata.get("static")]
