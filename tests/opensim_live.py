@@ -136,10 +136,12 @@ def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutof
 
 
 def run_muscle_analysis(out_dir: Path, model: Path, coordinates: Path, cutoff_hz: float,
-                        start_s: float, end_s: float, coordinate_names):
+                        start_s: float, end_s: float, coordinate_names, outputs=()):
     """OpenSim's MuscleAnalysis run by its AnalyzeTool on `coordinates` (moment arms
     computed); returns its (Length table, {coordinate: MomentArm table}) for
-    `coordinate_names` (`myotwin.osim.storage.Storage`; it prints 8 decimals)."""
+    `coordinate_names` (`myotwin.osim.storage.Storage`; it prints 8 decimals), and with
+    `outputs` (names of its other files, e.g. "TendonForce", "Moment_r_elbow_flex") a third
+    item, {output: table}."""
     from myotwin.osim.storage import read_storage
 
     analysis = (
@@ -149,9 +151,13 @@ def run_muscle_analysis(out_dir: Path, model: Path, coordinates: Path, cutoff_hz
         "<moment_arm_coordinate_list>all</moment_arm_coordinate_list>"
         "<compute_moments>true</compute_moments></MuscleAnalysis>")
     _run_analyze_tool("ma", analysis, out_dir, model, coordinates, cutoff_hz, start_s, end_s)
-    return (read_storage(Path(out_dir) / "ma_MuscleAnalysis_Length.sto"),
-            {c: read_storage(Path(out_dir) / f"ma_MuscleAnalysis_MomentArm_{c}.sto")
-             for c in coordinate_names})
+    tables = (read_storage(Path(out_dir) / "ma_MuscleAnalysis_Length.sto"),
+              {c: read_storage(Path(out_dir) / f"ma_MuscleAnalysis_MomentArm_{c}.sto")
+               for c in coordinate_names})
+    if outputs:
+        tables += ({o: read_storage(Path(out_dir) / f"ma_MuscleAnalysis_{o}.sto")
+                    for o in outputs},)
+    return tables
 
 
 def forward_final_state(model: Path, excitation: float, t_end_s: float, accuracy: float):

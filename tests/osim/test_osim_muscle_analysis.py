@@ -19,9 +19,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from myotwin.cli.main import main
+from myotwin.osim.loader import load
 from myotwin.osim.muscle_analysis import run
+from myotwin.osim.muscle_states import OUTPUTS, STATE_DEFAULTS
 from myotwin.osim.storage import StorageWriter, read_storage
 from opensim_live import opensim_package, run_muscle_analysis
 from osim_synthetic import write_leg_swing
@@ -31,13 +34,33 @@ opensim_package()
 
 REF = SHARED / "reference" / "opensim"
 TOL_M = 1e-8
+#: Relative part of the muscle-state outputs' tolerance: the default states are far from
+#: equilibrium (arm26's TRIlong at 0.1 m of fiber: fiber velocities ~1e3 m/s, powers ~1e7 W),
+#: where the force-velocity inverse amplifies roundoff (observed 1.4e-14 of 1.75e7 W).
+REL_TOL = 1e-12
+#: OpenSim solves a damped Millard fiber's velocity by Newton until the force residual is
+#: below 1e-10 F_iso (Millard2012EquilibriumMuscle::calcDampedNormFiberVelocity), ours to
+#: roundoff: the fiber's forces may differ by that much (observed 2.7e-8 N on
+#: gait10dof18musc), its active power (which holds the damping power) by that times |v_M|.
+SOLVE_TOL = 1e-10
+# COUPLED_LEG: leg6dof9musc's muscle-state outputs are not compared. OpenSim projects the
+# motion onto the patella coupler (the file's dependent column, rounded, or lowpassed through
+# a nonlinear coupler, is not exactly g(knee)), which moves its coordinates by ~1e-9 rad: path
+# lengths stay within TOL_M, but their ~5e-11 m difference (inferred: 3e-6 to 9e-5 N of
+# tendon force over tendon stiffnesses of 6e4 to 2e6 N/m at the default fiber length 0.1 m)
+# exceeds the tolerance above once it goes through a stiff tendon. Thelen's outputs are
+# checked on arm26, Millard's on gait10dof18musc, De Groote's on the locked arm.
 
 
-def _compare(tmp_path, model, motion, end_s, start_s=0.0):
+def _compare(tmp_path, model, motion, end_s, start_s=0.0, states=True):
+    """Our files against OpenSim's: lengths and moment arms within TOL_M; if `states`, every
+    muscle-state output (and each Moment_<coordinate>) within TOL_M + REL_TOL x its
+    magnitude (plus OpenSim's solver tolerance, SOLVE_TOL)."""
     summary = run(model, motion, tmp_path / "ours", cutoff_hz=6.0, start_time_s=start_s,
                   end_time_s=end_s)
-    length, arms = run_muscle_analysis(tmp_path, model, motion, 6.0, start_s, end_s,
-                                       summary["coordinates"])
+    outputs = (*OUTPUTS, *(f"Moment_{c}" for c in summary["coordinates"])) if states else ()
+    length, arms, *tables = run_muscle_analysis(tmp_path, model, motion, 6.0, start_s, end_s,
+                                                summary["coordinates"], outputs)
     ours = read_storage(tmp_path / "ours" / "muscle_analysis_Length.sto")
     assert ours.labels == length.labels and ours.data.shape == length.data.shape
     np.testing.assert_allclose(ours.time_s, length.time_s, rtol=0, atol=1e-9)
@@ -49,6 +72,27 @@ def _compare(tmp_path, model, motion, end_s, start_s=0.0):
     print(f"{model.name}: {ours.time_s.size} times, within "
           + ", ".join(f"{k} {v:.1e}" for k, v in worst.items()))
     assert max(worst.values()) <= TOL_M
+    if not states:
+        return summary, arms
+    (states,) = tables
+    loaded = load(model)
+    solve = SOLVE_TOL * np.array([loaded.muscles[n]["max_isometric_force_N"]
+                                  for n in summary["muscles"]])
+    speed = np.abs(states["FiberVelocity"].data[:, 1:])
+    excess = {}
+    for name, theirs in states.items():
+        mine = read_storage(tmp_path / "ours" / f"muscle_analysis_{name}.sto")
+        assert mine.labels == theirs.labels and mine.data.shape == theirs.data.shape, name
+        error = np.abs(mine.data[:, 1:] - theirs.data[:, 1:])
+        tol = TOL_M + REL_TOL * np.abs(theirs.data[:, 1:])
+        if "FiberForce" in name:
+            tol = tol + solve
+        elif name == "FiberActivePower":
+            tol = tol + solve * speed
+        excess[name] = (error / tol).max()
+    print("muscle-state outputs, worst error / tolerance: "
+          + ", ".join(f"{k} {v:.2f}" for k, v in excess.items()))
+    assert max(excess.values()) <= 1.0, excess
     return summary, arms
 
 
@@ -63,7 +107,7 @@ def test_arm26_matches_opensims_muscle_analysis(tmp_path):
 def test_coupled_leg_matches_opensims_muscle_analysis(tmp_path):
     motion = write_leg_swing(tmp_path / "leg_swing.mot")
     summary, arms = _compare(tmp_path, needs(REF / "models" / "leg6dof9musc.osim"), motion,
-                             0.3)
+                             0.3, states=False)   # COUPLED_LEG
     assert "knee_angle_pat_r" in summary["coordinates"]     # eliminated, its file written
     assert np.abs(arms["knee_angle_r"].data[:, 1:]).max() > 0.01
     assert np.abs(arms["pelvis_tx"].data[:, 1:]).max() == 0.0
@@ -75,15 +119,17 @@ def test_nonlinear_coupler_and_locked_coordinate_match_opensims_muscle_analysis(
     spline, `test_osim_coupler_constraint._variant`, the motion's patella column as the
     coupler gives it); about a locked coordinate it is the unlocked model's (arm26 with its
     shoulder locked at 0.3 rad, a motion of the elbow alone; its ellipsoids inactive in the
-    file both read, `osim_synthetic.ARM26_ELLIPSOIDS`, as the arm26 test keeps them)."""
+    file both read, `osim_synthetic.ARM26_ELLIPSOIDS`, as the arm26 test keeps them). The
+    locked arm's muscles are made DeGrooteFregly2016Muscle (`osim_synthetic.to_degroote`),
+    so that the muscle-state outputs are checked for the third muscle type at its default
+    states (normalized tendon force 0.5, activation 0.5) as well."""
     import xml.etree.ElementTree as ET
 
     import jax.numpy as jnp
 
     from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
     from myotwin.jax_setup import configure_jax
-    from myotwin.osim.loader import load
-    from osim_synthetic import ARM26_ELLIPSOIDS, locked_copy
+    from osim_synthetic import ARM26_ELLIPSOIDS, locked_copy, to_degroote
     from test_osim_coupler_constraint import _variant
 
     configure_jax()
@@ -103,12 +149,15 @@ def test_nonlinear_coupler_and_locked_coordinate_match_opensims_muscle_analysis(
     with StorageWriter(motion, "Coordinates", labels) as writer:
         writer.write_rows(data)
     (tmp_path / "leg").mkdir()
-    _, arms = _compare(tmp_path / "leg", variant, motion, 0.3)
+    _, arms = _compare(tmp_path / "leg", variant, motion, 0.3, states=False)  # COUPLED_LEG
     ratio = arms["knee_angle_pat_r"].data[:, 5] / arms["knee_angle_r"].data[:, 5]
     assert np.ptp(ratio) > 0.05          # 1 / g' varies along the swing: not a copy
 
     arm = locked_copy(needs(REF / "models" / "arm26.osim"), tmp_path, "r_shoulder_elev", 0.3,
                       inactive=ARM26_ELLIPSOIDS)
+    root = ET.parse(arm).getroot()
+    to_degroote(root)
+    ET.ElementTree(root).write(arm, encoding="unicode")
     tutorial = read_storage(needs(REF / "data" / "arm26" / "arm26_InverseKinematics.mot"))
     elbow = tmp_path / "elbow_only.mot"
     with StorageWriter(elbow, "Coordinates", ("time", "r_elbow_flex")) as writer:
@@ -138,10 +187,57 @@ def test_the_command_writes_its_files_and_refuses_bad_input(tmp_path, capsys):
                  "--end-s", "0.05", "--out", str(out)]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary == json.loads((out / "summary.json").read_text())
-    assert sorted(p.name for p in out.iterdir()) == [
-        "muscle_analysis_Length.sto", "muscle_analysis_MomentArm_r_elbow_flex.sto",
-        "muscle_analysis_MomentArm_r_shoulder_elev.sto", "summary.json"]
+    coordinates = ("r_elbow_flex", "r_shoulder_elev")
+    geometry = ["muscle_analysis_Length.sto",
+                *(f"muscle_analysis_MomentArm_{c}.sto" for c in coordinates), "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [*geometry, *(f"muscle_analysis_{o}.sto" for o in OUTPUTS),
+         *(f"muscle_analysis_Moment_{c}.sto" for c in coordinates)])
     assert summary["n_rows"] == read_storage(out / "muscle_analysis_Length.sto").time_s.size
+    # arm26.osim gives no initial states: OpenSim's Thelen2003Muscle defaults
+    assert summary["muscle_default_states"]["BIClong"] == {
+        "activation": 0.05, "tendon_state": 0.1, "tendon_model": "fiber_length"}
+    lean = tmp_path / "lean"
+    assert main(["osim", "muscle-analysis", str(model), "--coordinates", str(motion),
+                 "--end-s", "0.05", "--muscle-states", "none", "--out", str(lean)]) == 0
+    assert json.loads(capsys.readouterr().out)["muscle_default_states"] == {}
+    assert sorted(p.name for p in lean.iterdir()) == sorted(geometry)
     assert main(["osim", "muscle-analysis", str(model), "--coordinates", str(motion),
                  "--lowpass-hz", "-1", "--out", str(out)]) == 2
     assert "--lowpass-hz must be positive" in capsys.readouterr().err
+
+
+def test_state_defaults_are_opensims():
+    """`STATE_DEFAULTS`: the initial states of OpenSim 4.6's default-constructed muscles."""
+    osim = opensim_package()
+    thelen, millard = osim.Thelen2003Muscle(), osim.Millard2012EquilibriumMuscle()
+    degroote = osim.DeGrooteFregly2016Muscle()
+    assert STATE_DEFAULTS == {
+        "Thelen2003Muscle": (thelen.getDefaultActivation(), "default_fiber_length_m",
+                             thelen.getDefaultFiberLength()),
+        "Millard2012EquilibriumMuscle": (millard.getDefaultActivation(),
+                                         "default_fiber_length_m",
+                                         millard.getDefaultFiberLength()),
+        "DeGrooteFregly2016Muscle": (degroote.get_default_activation(),
+                                     "default_normalized_tendon_force",
+                                     degroote.get_default_normalized_tendon_force())}
+
+
+def test_a_muscle_without_a_model_is_refused_before_any_work(tmp_path):
+    """A De Groote muscle with fiber damping (no explicit tendon-force model here): the
+    muscle-state outputs are refused naming the muscle, with the way to geometry only."""
+    import xml.etree.ElementTree as ET
+
+    from osim_synthetic import to_degroote
+
+    root = ET.parse(needs(REF / "models" / "arm26.osim")).getroot()
+    to_degroote(root)
+    for muscle in root.iter("DeGrooteFregly2016Muscle"):
+        ET.SubElement(muscle, "fiber_damping").text = "0.05"
+    model = tmp_path / "damped.osim"
+    ET.ElementTree(root).write(model, encoding="unicode")
+    motion = needs(REF / "data" / "arm26" / "arm26_InverseKinematics.mot")
+    with pytest.raises(ValueError, match=r"muscle 'TRIlong': fiber_damping must be 0 .* "
+                                         r"--muscle-states none writes lengths and moment arms"):
+        run(model, motion, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

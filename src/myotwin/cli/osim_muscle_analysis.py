@@ -1,10 +1,13 @@
-"""`myotwin osim muscle-analysis MODEL --coordinates FILE --out DIR ...`: each muscle's length
-and moment arms along measured motion, as OpenSim's MuscleAnalysis writes them
-(`myotwin.osim.muscle_analysis`, docs/osim.md "Muscle analysis").
+"""`myotwin osim muscle-analysis MODEL --coordinates FILE --out DIR ...`: each muscle's length,
+moment arms and (at the muscles' default states) fiber and tendon quantities along measured
+motion, as OpenSim's MuscleAnalysis writes them (`myotwin.osim.muscle_analysis`, docs/osim.md
+"Muscle analysis").
 
-Writes DIR/muscle_analysis_Length.sto, DIR/muscle_analysis_MomentArm_<coordinate>.sto and
-DIR/summary.json; prints the summary. Bad input: one line naming the file, field and value
-(exit status 2); lengths or moment arms that are not finite: exit status 3.
+Writes DIR/muscle_analysis_Length.sto, DIR/muscle_analysis_MomentArm_<coordinate>.sto, with
+`--muscle-states default` (the default) DIR/muscle_analysis_<output>.sto for each of OpenSim's
+muscle-state outputs and DIR/muscle_analysis_Moment_<coordinate>.sto, and DIR/summary.json;
+prints the summary. Bad input: one line naming the file, field and value (exit status 2);
+outputs that are not finite: exit status 3.
 """
 
 from __future__ import annotations
@@ -21,17 +24,22 @@ def cmd_muscle_analysis(args: argparse.Namespace) -> int:
 
     return print_summary_of(lambda: run(
         args.file, args.coordinates, args.out, cutoff_hz=args.lowpass_hz,
-        start_time_s=args.start_s, end_time_s=args.end_s))
+        start_time_s=args.start_s, end_time_s=args.end_s, muscle_states=args.muscle_states))
 
 
 def add_parser(cmds) -> None:
-    p = cmds.add_parser("muscle-analysis", help="each muscle's length and moment arms about "
-                        "every coordinate of FILE along the motion of --coordinates (the "
-                        "geometric outputs of OpenSim's MuscleAnalysis); writes "
-                        "muscle_analysis_Length.sto, muscle_analysis_MomentArm_<coordinate>.sto "
-                        "and summary.json into --out")
+    p = cmds.add_parser("muscle-analysis", help="each muscle's length, moment arms about "
+                        "every coordinate of FILE and fiber and tendon quantities along the "
+                        "motion of --coordinates (OpenSim's MuscleAnalysis); writes "
+                        "muscle_analysis_Length.sto, muscle_analysis_MomentArm_<coordinate>.sto, "
+                        "the muscle-state outputs and summary.json into --out")
     from myotwin.cli.osim_inverse_dynamics import add_motion_arguments
 
     p.add_argument("file", help="an OpenSim 4 .osim file")
     add_motion_arguments(p, external_loads=False)
+    p.add_argument("--muscle-states", choices=("default", "none"), default="default",
+                   help="default: also the fiber and tendon outputs (FiberLength, TendonForce, "
+                        "..., Moment_<coordinate>) at each muscle's default activation and "
+                        "fiber state, as OpenSim's AnalyzeTool without equilibrium; none: "
+                        "lengths and moment arms only")
     p.add_argument("--out", required=True, help="output directory")

@@ -1,5 +1,5 @@
-"""Muscle-tendon lengths and moment arms along measured motion: the geometric outputs of
-OpenSim's MuscleAnalysis (run by its AnalyzeTool with a coordinates file).
+"""Muscle-tendon lengths, moment arms and muscle-state outputs along measured motion: OpenSim's
+MuscleAnalysis (run by its AnalyzeTool with a coordinates file).
 
 `myotwin osim muscle-analysis MODEL --coordinates IK.mot [--lowpass-hz F] --out DIR`
 (docs/osim.md "Muscle analysis"):
@@ -21,10 +21,12 @@ OpenSim's MuscleAnalysis (run by its AnalyzeTool with a coordinates file).
 * written as OpenSim's MuscleAnalysis names its files: `muscle_analysis_Length.sto` (m) and
   `muscle_analysis_MomentArm_<coordinate>.sto` (m, or m per m for a translational
   coordinate), columns the muscles in ForceSet order, SI, inDegrees=no; `summary.json`.
-Not here: the muscle-state outputs (fiber length, forces, powers: they depend on the muscle
-states, which an analysis of coordinates alone takes from the model's defaults or an
-equilibrium). A coupler whose slope is 0 at a time gives a non-finite moment arm about its
-dependent coordinate there (OpenSim divides by it too), which stops the command.
+* the muscle-state outputs (fiber and tendon lengths, velocities, forces, powers, moments) at
+  the muscles' default states and the paths' lengthening speeds (`muscle_states`), written
+  as OpenSim names them (`muscle_analysis_<output>.sto`).
+Not here: OpenSim's option to put the muscles in equilibrium at each time. A coupler whose
+slope is 0 at a time gives a non-finite moment arm about its dependent coordinate there
+(OpenSim divides by it too), which stops the command.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.musculoskeletal.paths import skeleton_path_state
 from myotwin.osim.inverse_dynamics import output_coordinates, prepared_motion
 from myotwin.osim.loader import OsimModel, load
+from myotwin.osim.muscle_states import UNITS, muscle_groups, state_outputs
 from myotwin.osim.storage import StorageWriter, read_storage
 
 #: Rows of q per call of the compiled geometry (the last call padded), as static optimization.
@@ -74,12 +77,15 @@ def _plan(loaded: OsimModel) -> tuple[_Plan, tuple | None]:
     return _Plan(reduced, direct, independent, coupler), tables
 
 
-def _rows(skeleton, coupling, tables, q, plan: _Plan, direct_map):
-    """(lengths (n, n_paths), moment arms (n, n_all_coordinates, n_paths)) at rows of q, one
-    row after another (`lax.map`: the body compiles once)."""
-    def one(row):
+def _rows(skeleton, coupling, tables, q, qd, plan: _Plan, direct_map):
+    """(lengths (n, n_paths), lengthening speeds (n, n_paths), moment arms
+    (n, n_all_coordinates, n_paths)) at rows of q, qd, one row after another (`lax.map`: the
+    body compiles once)."""
+    def one(rows):
+        row, speed = rows
         q_f = row if coupling is None else full_positions(coupling, row)
-        lengths, _, f = skeleton_path_state(skeleton, None, q_f, jnp.zeros_like(q_f), True)
+        qd_f = speed if coupling is None else full_jacobian(coupling, row) @ speed
+        lengths, speeds, f = skeleton_path_state(skeleton, None, q_f, qd_f, True)
         reduced = f if coupling is None else full_jacobian(coupling, row).T @ f
         zero = jnp.zeros_like(f[0])
         arms = [reduced[k] if k >= 0 else zero for k in plan.reduced]
@@ -94,67 +100,110 @@ def _rows(skeleton, coupling, tables, q, plan: _Plan, direct_map):
             slope = evaluate_padded(*tables, x)[1]
             arms = [reduced[i] / slope[k] if k >= 0 else a
                     for i, k, a in zip(plan.independent, plan.coupler, arms)]
-        return lengths, jnp.stack(arms)
+        return lengths, speeds, jnp.stack(arms)
 
-    return jax.lax.map(one, q)
+    return jax.lax.map(one, (q, qd))
 
 
 _compiled_rows = jax.jit(_rows, static_argnames=("plan", "direct_map"))
 
 
-def lengths_and_moment_arms(loaded: OsimModel, q) -> tuple[np.ndarray, np.ndarray]:
-    """(lengths (n_rows, n_muscles) m, moment arms (n_rows, n_all_coordinates, n_muscles),
-    `OsimModel.all_coordinates` order) at rows of coordinates q (n_rows, n_coordinates)
-    (module docstring)."""
+def path_rows(loaded: OsimModel, q, qd=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(lengths (n_rows, n_muscles) m, lengthening speeds (n_rows, n_muscles) m/s (OpenSim's
+    getLengtheningSpeed), moment arms (n_rows, n_all_coordinates, n_muscles),
+    `OsimModel.all_coordinates` order) at rows of coordinates q and speeds qd (n_rows,
+    n_coordinates; qd default 0) (module docstring)."""
     q = np.atleast_2d(np.asarray(q, dtype=np.float64))
+    qd = np.zeros_like(q) if qd is None else np.atleast_2d(np.asarray(qd, dtype=np.float64))
     n = q.shape[0]
-    padded = np.concatenate([q, np.repeat(q[-1:], -n % ROWS_PER_CALL, axis=0)])
+    pad = lambda x: np.concatenate([x, np.repeat(x[-1:], -n % ROWS_PER_CALL, axis=0)])  # noqa
+    q_p, qd_p = pad(q), pad(qd)
     plan, tables = _plan(loaded)
     direct_map = output_coordinates(loaded).direct
-    lengths, arms = [], []
-    for start in range(0, padded.shape[0], ROWS_PER_CALL):
-        out = _compiled_rows(loaded.model, loaded.coupling, tables,
-                             jnp.asarray(padded[start:start + ROWS_PER_CALL]), plan=plan,
-                             direct_map=direct_map)
-        lengths.append(np.asarray(out[0]))
-        arms.append(np.asarray(out[1]))
-    return np.concatenate(lengths)[:n], np.concatenate(arms)[:n]
+    parts = []
+    for start in range(0, q_p.shape[0], ROWS_PER_CALL):
+        rows = slice(start, start + ROWS_PER_CALL)
+        out = _compiled_rows(loaded.model, loaded.coupling, tables, jnp.asarray(q_p[rows]),
+                             jnp.asarray(qd_p[rows]), plan=plan, direct_map=direct_map)
+        parts.append([np.asarray(x) for x in out])
+    return tuple(np.concatenate([p[k] for p in parts])[:n] for k in range(3))
+
+
+#: Values of `run`'s `muscle_states`.
+MUSCLE_STATES = ("default", "none")
+
+
+def _first_bad_row(arrays: dict[str, np.ndarray], names) -> tuple[int, str]:
+    """(index of the first row where some output is not finite (n_rows if none), what: the
+    output and muscle, or "")."""
+    n = next(iter(arrays.values())).shape[0]
+    first, what = n, ""
+    for output, arr in arrays.items():
+        bad = ~np.isfinite(arr.reshape(n, -1, arr.shape[-1]))
+        rows = np.flatnonzero(bad.any(axis=(1, 2)))
+        if rows.size and rows[0] < first:
+            first = int(rows[0])
+            what = f"{output} of {names[int(np.flatnonzero(bad[first].any(axis=0))[0])]}"
+    return first, what
 
 
 def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None,
-        start_time_s: float = -np.inf, end_time_s: float = np.inf) -> dict:
-    """`myotwin osim muscle-analysis`: writes DIR/muscle_analysis_Length.sto, one
-    DIR/muscle_analysis_MomentArm_<coordinate>.sto per coordinate and DIR/summary.json;
-    returns the summary. Bad input raises ValueError naming the file, field and value;
-    lengths or moment arms that are not finite raise FloatingPointError after the rows before
-    them are written."""
+        start_time_s: float = -np.inf, end_time_s: float = np.inf,
+        muscle_states: str = "default") -> dict:
+    """`myotwin osim muscle-analysis`: writes into DIR muscle_analysis_Length.sto, one
+    muscle_analysis_MomentArm_<coordinate>.sto per coordinate, with `muscle_states` "default"
+    also the muscle-state outputs (one muscle_analysis_<output>.sto per
+    `muscle_states.OUTPUTS` and muscle_analysis_Moment_<coordinate>.sto, at the muscles'
+    default states; "none": geometry only), and summary.json; returns the summary. Bad input
+    raises ValueError naming the file, field and value; outputs that are not finite raise
+    FloatingPointError after the rows before them are written."""
     if cutoff_hz is not None and not cutoff_hz > 0:
         raise ValueError(f"--lowpass-hz must be positive (omit it for no filtering), got "
                          f"{cutoff_hz!r}")
+    if muscle_states not in MUSCLE_STATES:
+        raise ValueError(f"--muscle-states must be one of {list(MUSCLE_STATES)}, got "
+                         f"{muscle_states!r}")
     started = time.perf_counter()
     loaded = load(model_path)
     if not loaded.muscle_names:
         raise ValueError(f"{model_path}: the model has no muscles to analyse")
+    groups = ()
+    if muscle_states == "default":
+        try:
+            groups = muscle_groups(loaded)
+        except ValueError as err:
+            raise ValueError(f"{err} (the muscle-state outputs need the muscles' models; "
+                             "--muscle-states none writes lengths and moment arms only)"
+                             ) from None
     motion = prepared_motion(loaded, read_storage(coordinates_path), cutoff_hz=cutoff_hz,
                              start_time_s=start_time_s, end_time_s=end_time_s,
                              source=str(coordinates_path))
-    lengths, arms = lengths_and_moment_arms(loaded, motion.q)
-    finite = np.isfinite(lengths).all(axis=1) & np.isfinite(arms).all(axis=(1, 2))
-    good = int(np.argmin(finite)) if not finite.all() else finite.size   # rows written
+    lengths, speeds, arms = path_rows(loaded, motion.q, motion.qd)
+    tables = {"Length": lengths, **{f"MomentArm_{c}": arms[:, k, :]
+                                    for k, c in enumerate(loaded.all_coordinates)}}
+    units = {"Length": "m", **{f"MomentArm_{c}": "computeMomentArm"
+                               for c in loaded.all_coordinates}}
+    if groups:
+        states = state_outputs(groups, lengths, speeds)
+        tables.update(states)
+        units.update(UNITS)
+        force = states["TendonForce"]
+        tables.update({f"Moment_{c}": arms[:, k, :] * force
+                       for k, c in enumerate(loaded.all_coordinates)})
+        units.update({f"Moment_{c}": "N m, MomentArm x TendonForce"
+                      for c in loaded.all_coordinates})
+    good, what = _first_bad_row(tables, loaded.muscle_names)   # rows written
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     labels = ("time", *loaded.muscle_names)
-    times, lengths, arms = motion.times_s[:good, None], lengths[:good], arms[:good]
-    files = {"Length": out / "muscle_analysis_Length.sto"}
-    with StorageWriter(files["Length"], "Length", labels,
-                       f"myotwin osim muscle-analysis: {model_path}") as writer:
-        writer.write_rows(np.concatenate([times, lengths], axis=1))
-    for k, coordinate in enumerate(loaded.all_coordinates):
-        path = out / f"muscle_analysis_MomentArm_{coordinate}.sto"
-        files[f"MomentArm_{coordinate}"] = path
-        with StorageWriter(path, f"MomentArm_{coordinate}", labels,
-                           f"moment arms about {coordinate} (computeMomentArm)") as writer:
-            writer.write_rows(np.concatenate([times, arms[:, k, :]], axis=1))
+    times = motion.times_s[:good, None]
+    files = {}
+    for name, table in tables.items():
+        files[name] = out / f"muscle_analysis_{name}.sto"
+        with StorageWriter(files[name], name, labels,
+                           f"myotwin osim muscle-analysis: {model_path} ({units[name]})"
+                           ) as writer:
+            writer.write_rows(np.concatenate([times, table[:good]], axis=1))
     summary = {
         "model": str(model_path),
         "coordinates_file": str(coordinates_path),
@@ -162,6 +211,12 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
         "muscles": list(loaded.muscle_names),
         "coordinates": list(loaded.all_coordinates),
         "coordinates_missing": list(motion.missing),
+        "muscle_states": muscle_states,
+        "muscle_default_states": {
+            loaded.muscle_names[c]: {"activation": float(g.activation[k]),
+                                     "tendon_state": float(g.tendon_state[k]),
+                                     "tendon_model": g.muscles.tendon.value}
+            for g in groups for k, c in enumerate(g.columns)},
         "n_rows": good,
         "first_time_s": float(motion.times_s[0]),
         "last_time_s": float(motion.times_s[-1]),
@@ -169,8 +224,8 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
         "wall_time_s": time.perf_counter() - started,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    if good < finite.size:
-        raise FloatingPointError(f"{model_path}: the muscles' lengths or moment arms are not "
-                                 f"finite at t = {float(motion.times_s[good])!r} s; the rows "
-                                 f"before it are written in {out}")
+    if good < motion.times_s.size:
+        raise FloatingPointError(f"{model_path}: {what} is not finite at "
+                                 f"t = {float(motion.times_s[good])!r} s; the rows before it "
+                                 f"are written in {out}")
     return summary

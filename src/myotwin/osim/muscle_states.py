@@ -1,0 +1,140 @@
+"""The muscle-state outputs of OpenSim's MuscleAnalysis: fiber and tendon lengths, velocities,
+forces and powers of a loaded model's muscles at rows of (q, qd) and muscle states.
+
+An analysis of coordinates alone (OpenSim's AnalyzeTool with a coordinates file and
+`solve_for_equilibrium_for_auxiliary_states` false, its default) takes each muscle's states
+from the model: its `default_activation` and its tendon state (`default_fiber_length` of
+Thelen2003Muscle and Millard2012EquilibriumMuscle, `default_normalized_tendon_force` of
+DeGrooteFregly2016Muscle), or the type's default where the file gives none (`STATE_DEFAULTS`,
+OpenSim 4.6's default-constructed objects). Each muscle is evaluated in its own type's
+model (`osim.build_muscles(..., tendon="opensim")`), so the fiber velocity is the one its
+state equations give at those states (Thelen's force-velocity inverse, Millard's damped
+equilibrium, De Groote's explicit tendon force).
+
+`OUTPUTS` maps OpenSim's MuscleAnalysis file names to values of `muscle.MuscleOutputs`; its
+"Moment_<coordinate>" files are the moment arm times the tendon force (`MomentArm` x
+`TendonForce`), as OpenSim's `record` computes them.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from myotwin.muscle import Muscle, muscle_outputs
+from myotwin.muscle.model import TendonModel
+from myotwin.osim.muscles import build_muscles
+
+#: OpenSim 4.6's initial muscle states of a default-constructed muscle of each type (read
+#: from OpenSim in tests/osim/test_osim_muscle_analysis.py): activation, and the tendon
+#: state's property and value.
+STATE_DEFAULTS = {
+    "Thelen2003Muscle": (0.05, "default_fiber_length_m", 0.1),
+    "Millard2012EquilibriumMuscle": (0.05, "default_fiber_length_m", 0.1),
+    "DeGrooteFregly2016Muscle": (0.5, "default_normalized_tendon_force", 0.5),
+}
+
+def _passive(o):
+    """OpenSim's passive fiber force: the conservative element and the damper (Millard's
+    `passiveFiberForce` includes the damping force; Thelen has no damper, and a De Groote
+    muscle with one is refused by `build_muscles`' explicit tendon-force model)."""
+    return o.passive_fiber_force_N + o.damping_fiber_force_N
+
+
+#: OpenSim MuscleAnalysis output (its file name's suffix) -> its value from `MuscleOutputs`
+#: (each (n_muscles,)). OpenSim lumps the fiber damper into the passive fiber force and into
+#: the active fiber power (-(F_M - F_PE) v_M), not into the passive power (-F_PE v_M).
+OUTPUTS = {
+    "PennationAngle": lambda o: o.pennation_rad,
+    "FiberLength": lambda o: o.fiber_length_m,
+    "NormalizedFiberLength": lambda o: o.norm_fiber_length,
+    "TendonLength": lambda o: o.tendon_length_m,
+    "FiberVelocity": lambda o: o.fiber_velocity_m_per_s,
+    "NormFiberVelocity": lambda o: o.norm_fiber_velocity,
+    "PennationAngularVelocity": lambda o: o.pennation_velocity_rad_per_s,
+    "TendonForce": lambda o: o.tendon_force_N,
+    "FiberForce": lambda o: o.fiber_force_N,
+    "ActiveFiberForce": lambda o: o.active_fiber_force_N,
+    "PassiveFiberForce": _passive,
+    "ActiveFiberForceAlongTendon": lambda o: o.active_fiber_force_N * o.cos_pennation,
+    "PassiveFiberForceAlongTendon": lambda o: _passive(o) * o.cos_pennation,
+    "FiberActivePower": lambda o: o.fiber_active_power_W + o.fiber_damping_power_W,
+    "FiberPassivePower": lambda o: o.fiber_passive_power_W,
+    "TendonPower": lambda o: o.tendon_power_W,
+    "MuscleActuatorPower": lambda o: o.musculotendon_power_W,
+}
+#: Units of each output, for the files' headers.
+UNITS = {"PennationAngle": "rad", "FiberLength": "m", "NormalizedFiberLength": "l_opt",
+         "TendonLength": "m", "FiberVelocity": "m/s", "NormFiberVelocity": "v_max l_opt",
+         "PennationAngularVelocity": "rad/s", "TendonForce": "N", "FiberForce": "N",
+         "ActiveFiberForce": "N", "PassiveFiberForce": "N", "ActiveFiberForceAlongTendon": "N",
+         "PassiveFiberForceAlongTendon": "N", "FiberActivePower": "W",
+         "FiberPassivePower": "W", "TendonPower": "W", "MuscleActuatorPower": "W"}
+
+
+class MuscleGroup(NamedTuple):
+    """Muscles evaluated together: their columns in `loaded.muscle_names` order (static), the
+    `Muscle` pytree and their default states (activation, tendon state), each (n,)."""
+
+    columns: tuple[int, ...]
+    muscles: Muscle
+    activation: np.ndarray
+    tendon_state: np.ndarray
+
+
+def _default_states(loaded, names, muscles: Muscle) -> tuple[np.ndarray, np.ndarray]:
+    act, state = [], []
+    for name in names:
+        params = loaded.muscles[name]
+        a0, key, s0 = STATE_DEFAULTS[params["type"]]
+        act.append(float(params.get("default_activation", a0)))
+        state.append(0.0 if muscles.tendon is TendonModel.RIGID else float(params.get(key, s0)))
+    return np.asarray(act), np.asarray(state)
+
+
+def muscle_groups(loaded) -> tuple[MuscleGroup, ...]:
+    """The loaded model's muscles in groups of one type and tendon model (in ForceSet order
+    within each), each built as OpenSim integrates it (`build_muscles(tendon="opensim")`).
+    Muscles a group cannot hold together (e.g. Millard muscles with different curve objects)
+    are built one by one; a muscle `build_muscles` refuses raises its ValueError."""
+    by_kind: dict[tuple, list[str]] = {}
+    for name in loaded.muscle_names:
+        params = loaded.muscles[name]
+        key = (params["type"], bool(params.get("ignore_tendon_compliance", False)))
+        by_kind.setdefault(key, []).append(name)
+    groups = []
+    for names in by_kind.values():
+        try:
+            parts = [(names, build_muscles(loaded, tendon="opensim", names=names))]
+        except ValueError:
+            parts = [([n], build_muscles(loaded, tendon="opensim", names=[n])) for n in names]
+        for part, muscles in parts:
+            act, state = _default_states(loaded, part, muscles)
+            groups.append(MuscleGroup(tuple(loaded.muscle_names.index(n) for n in part),
+                                      muscles, act, state))
+    return tuple(groups)
+
+
+@jax.jit
+def _group_outputs(muscles: Muscle, activation, tendon_state, lengths, speeds):
+    """MuscleOutputs with a leading rows axis, at rows of (l_MT, v_MT) (n_rows, n)."""
+    return jax.vmap(lambda l, v: muscle_outputs(muscles, activation, l, v, tendon_state))(
+        lengths, speeds)
+
+
+def state_outputs(groups, lengths, speeds) -> dict[str, np.ndarray]:
+    """OpenSim's MuscleAnalysis muscle-state outputs (`OUTPUTS` name -> (n_rows, n_muscles)
+    array, columns in `loaded.muscle_names` order) at rows of path lengths and lengthening
+    speeds (n_rows, n_muscles), every muscle at its group's default states."""
+    lengths, speeds = np.asarray(lengths, float), np.asarray(speeds, float)
+    result = {name: np.full(lengths.shape, np.nan) for name in OUTPUTS}
+    for g in groups:
+        cols = np.asarray(g.columns)
+        out = _group_outputs(g.muscles, jnp.asarray(g.activation), jnp.asarray(g.tendon_state),
+                             jnp.asarray(lengths[:, cols]), jnp.asarray(speeds[:, cols]))
+        for name, value in OUTPUTS.items():
+            result[name][:, cols] = np.asarray(value(out))
+    return result
