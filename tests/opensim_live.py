@@ -99,16 +99,21 @@ _ANALYZE_TOOL = """<?xml version="1.0" encoding="UTF-8" ?>
 
 def _run_analyze_tool(name: str, analysis: str, out_dir: Path, model: Path, coordinates: Path,
                       cutoff_hz: float, start_s: float, end_s: float,
-                      external_loads: Path | None = None) -> None:
+                      external_loads: Path | None = None, states: bool = False) -> None:
     """OpenSim's AnalyzeTool `name` with the one analysis `analysis` (its XML, over
-    start_s-end_s) on a coordinates file, from a setup file written into `out_dir`."""
+    start_s-end_s) on a coordinates file (or, if `states`, on `coordinates` as a states
+    file, unfiltered), from a setup file written into `out_dir`."""
     osim = opensim_package()
     setup = Path(out_dir) / f"opensim_{name}_setup.xml"
-    setup.write_text(_ANALYZE_TOOL.format(
+    text = _ANALYZE_TOOL.format(
         name=name, model=model, out=out_dir, start=start_s, end=end_s, analysis=analysis,
         coordinates=coordinates, cutoff=cutoff_hz,
         loads="" if external_loads is None
-        else f"<external_loads_file>{external_loads}</external_loads_file>"))
+        else f"<external_loads_file>{external_loads}</external_loads_file>")
+    if states:
+        text = text.replace(f"<coordinates_file>{coordinates}</coordinates_file>",
+                            f"<states_file>{coordinates}</states_file>")
+    setup.write_text(text)
     run_printing_16_digits(osim, osim.AnalyzeTool(str(setup)))
 
 
@@ -136,12 +141,13 @@ def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutof
 
 
 def run_muscle_analysis(out_dir: Path, model: Path, coordinates: Path, cutoff_hz: float,
-                        start_s: float, end_s: float, coordinate_names, outputs=()):
+                        start_s: float, end_s: float, coordinate_names, outputs=(),
+                        states: bool = False):
     """OpenSim's MuscleAnalysis run by its AnalyzeTool on `coordinates` (moment arms
     computed); returns its (Length table, {coordinate: MomentArm table}) for
     `coordinate_names` (`myotwin.osim.storage.Storage`; it prints 8 decimals), and with
     `outputs` (names of its other files, e.g. "TendonForce", "Moment_r_elbow_flex") a third
-    item, {output: table}."""
+    item, {output: table}. `states`: `coordinates` is a states file."""
     from myotwin.osim.storage import read_storage
 
     analysis = (
@@ -150,7 +156,8 @@ def run_muscle_analysis(out_dir: Path, model: Path, coordinates: Path, cutoff_hz
         "<step_interval>1</step_interval><muscle_list>all</muscle_list>"
         "<moment_arm_coordinate_list>all</moment_arm_coordinate_list>"
         "<compute_moments>true</compute_moments></MuscleAnalysis>")
-    _run_analyze_tool("ma", analysis, out_dir, model, coordinates, cutoff_hz, start_s, end_s)
+    _run_analyze_tool("ma", analysis, out_dir, model, coordinates, cutoff_hz, start_s, end_s,
+                      states=states)
     tables = (read_storage(Path(out_dir) / "ma_MuscleAnalysis_Length.sto"),
               {c: read_storage(Path(out_dir) / f"ma_MuscleAnalysis_MomentArm_{c}.sto")
                for c in coordinate_names})

@@ -52,15 +52,21 @@ SOLVE_TOL = 1e-10
 # checked on arm26, Millard's on gait10dof18musc, De Groote's on the locked arm.
 
 
-def _compare(tmp_path, model, motion, end_s, start_s=0.0, states=True):
+def _compare(tmp_path, model, motion, end_s, start_s=0.0, states=True, states_file=False):
     """Our files against OpenSim's: lengths and moment arms within TOL_M; if `states`, every
     muscle-state output (and each Moment_<coordinate>) within TOL_M + REL_TOL x its
-    magnitude (plus OpenSim's solver tolerance, SOLVE_TOL)."""
-    summary = run(model, motion, tmp_path / "ours", cutoff_hz=6.0, start_time_s=start_s,
-                  end_time_s=end_s)
+    magnitude (plus OpenSim's solver tolerance, SOLVE_TOL). `motion`: a coordinates file
+    (lowpassed at 6 Hz), or with `states_file` a states file (as written)."""
+    if states_file:
+        summary = run(model, None, tmp_path / "ours", states_path=motion,
+                      start_time_s=start_s, end_time_s=end_s)
+    else:
+        summary = run(model, motion, tmp_path / "ours", cutoff_hz=6.0, start_time_s=start_s,
+                      end_time_s=end_s)
     outputs = (*OUTPUTS, *(f"Moment_{c}" for c in summary["coordinates"])) if states else ()
-    length, arms, *tables = run_muscle_analysis(tmp_path, model, motion, 6.0, start_s, end_s,
-                                                summary["coordinates"], outputs)
+    length, arms, *tables = run_muscle_analysis(
+        tmp_path, model, motion, -1.0 if states_file else 6.0, start_s, end_s,
+        summary["coordinates"], outputs, states=states_file)
     ours = read_storage(tmp_path / "ours" / "muscle_analysis_Length.sto")
     assert ours.labels == length.labels and ours.data.shape == length.data.shape
     np.testing.assert_allclose(ours.time_s, length.time_s, rtol=0, atol=1e-9)
@@ -102,6 +108,44 @@ def test_arm26_matches_opensims_muscle_analysis(tmp_path):
                              0.3)
     assert summary["coordinates"] == ["r_shoulder_elev", "r_elbow_flex"]
     assert np.abs(arms["r_elbow_flex"].data[:, 1:]).max() > 0.01   # moment arms, not zeros
+
+
+def _arm26_states(path, model) -> None:
+    """A states file of arm26 (OpenSim 4 state names) over the tutorial's first 0.2 s: its IK
+    coordinates, their finite-difference speeds, and muscle states that vary in time
+    (activations 0.1-0.9, fiber lengths 0.8-1.2 l_opt); BRA's fiber length left out."""
+    loaded = load(model)
+    ik = read_storage(needs(REF / "data" / "arm26" / "arm26_InverseKinematics.mot"))
+    rows = ik.time_s <= 0.2
+    t = ik.time_s[rows]
+    q = np.radians(np.column_stack([ik.column(c)[rows] for c in loaded.coordinates]))
+    qd = np.gradient(q, t, axis=0)
+    labels, columns = ["time"], [t]
+    for k, c in enumerate(loaded.coordinates):
+        base = f"/jointset/{loaded.coordinate_joints[c]}/{c}"
+        labels += [f"{base}/value", f"{base}/speed"]
+        columns += [q[:, k], qd[:, k]]
+    for k, m in enumerate(loaded.muscle_names):
+        phase = 2 * np.pi * (5.0 * t + k / 6)
+        labels.append(f"/forceset/{m}/activation")
+        columns.append(0.5 + 0.4 * np.sin(phase))
+        if m != "BRA":
+            labels.append(f"/forceset/{m}/fiber_length")
+            columns.append(loaded.muscles[m]["optimal_fiber_length_m"]
+                           * (1.0 + 0.2 * np.cos(phase)))
+    with StorageWriter(path, "states", labels) as writer:
+        writer.write_rows(np.column_stack(columns))
+
+
+def test_a_states_file_matches_opensims_muscle_analysis(tmp_path):
+    """AnalyzeTool with a states file (`_arm26_states`): coordinates, speeds and muscle states
+    as written (no filter), the missing BRA fiber length at its default (0.1 m) in both."""
+    model = needs(REF / "models" / "arm26.osim")
+    states = tmp_path / "arm26_states.sto"
+    _arm26_states(states, model)
+    summary, _ = _compare(tmp_path, model, states, 0.15, start_s=0.05, states_file=True)
+    assert summary["muscle_states_defaulted"] == ["/forceset/BRA/fiber_length"]
+    assert summary["states_file"] == str(states) and summary["coordinates_file"] is None
 
 
 def test_coupled_leg_matches_opensims_muscle_analysis(tmp_path):
@@ -202,6 +246,18 @@ def test_the_command_writes_its_files_and_refuses_bad_input(tmp_path, capsys):
                  "--end-s", "0.05", "--muscle-states", "none", "--out", str(lean)]) == 0
     assert json.loads(capsys.readouterr().out)["muscle_default_states"] == {}
     assert sorted(p.name for p in lean.iterdir()) == sorted(geometry)
+    states = tmp_path / "arm26_states.sto"
+    _arm26_states(states, model)
+    simulated = tmp_path / "simulated"
+    assert main(["osim", "muscle-analysis", str(model), "--states", str(states),
+                 "--end-s", "0.05", "--out", str(simulated)]) == 0
+    assert json.loads(capsys.readouterr().out)["states_file"] == str(states)
+    fiber = read_storage(simulated / "muscle_analysis_FiberLength.sto")
+    np.testing.assert_array_equal(fiber.column("TRIlong"), read_storage(states).column(
+        "/forceset/TRIlong/fiber_length")[:fiber.time_s.size])    # the file's state, as is
+    with pytest.raises(SystemExit):   # argparse: one motion only
+        main(["osim", "muscle-analysis", str(model), "--states", str(states),
+              "--coordinates", str(motion), "--out", str(simulated)])
     assert main(["osim", "muscle-analysis", str(model), "--coordinates", str(motion),
                  "--lowpass-hz", "-1", "--out", str(out)]) == 2
     assert "--lowpass-hz must be positive" in capsys.readouterr().err
@@ -240,4 +296,36 @@ def test_a_muscle_without_a_model_is_refused_before_any_work(tmp_path):
     with pytest.raises(ValueError, match=r"muscle 'TRIlong': fiber_damping must be 0 .* "
                                          r"--muscle-states none writes lengths and moment arms"):
         run(model, motion, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_motion_arguments_and_states_files_are_refused(tmp_path):
+    """Neither or both motions, a lowpass with a states file, a states file without a
+    coordinate's speed, or with a non-finite state: ValueError naming the file and column
+    (or line)."""
+    model = needs(REF / "models" / "arm26.osim")
+    states = tmp_path / "arm26_states.sto"
+    _arm26_states(states, model)
+    with pytest.raises(ValueError, match="either --coordinates FILE or --states FILE"):
+        run(model, None, tmp_path / "out")
+    with pytest.raises(ValueError, match="either --coordinates FILE or --states FILE"):
+        run(model, states, tmp_path / "out", states_path=states)
+    with pytest.raises(ValueError, match="--lowpass-hz 6.0 with --states"):
+        run(model, None, tmp_path / "out", states_path=states, cutoff_hz=6.0)
+    table = read_storage(states)
+    speed = "/jointset/r_elbow/r_elbow_flex/speed"
+    keep = [k for k, label in enumerate(table.labels) if label != speed]
+    lacking = tmp_path / "lacking.sto"
+    with StorageWriter(lacking, "states", [table.labels[k] for k in keep]) as writer:
+        writer.write_rows(table.data[:, keep])
+    with pytest.raises(ValueError, match=f"lacking.sto: no column '{speed}'"):
+        run(model, None, tmp_path / "out", states_path=lacking)
+    data = table.data.copy()
+    label = "/forceset/TRIlong/activation"
+    data[3, table.labels.index(label)] = np.nan
+    broken = tmp_path / "broken.sto"
+    with StorageWriter(broken, "states", table.labels) as writer:
+        writer.write_rows(data)
+    with pytest.raises(ValueError, match="broken.sto, line 11: non-finite value"):
+        run(model, None, tmp_path / "out", states_path=broken)
     assert not (tmp_path / "out").exists()

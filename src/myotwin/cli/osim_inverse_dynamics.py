@@ -39,12 +39,18 @@ def add_parser(cmds) -> None:
     p.add_argument("--out", required=True, help="output directory")
 
 
-def add_motion_arguments(p, external_loads: bool = True) -> None:
+def add_motion_arguments(p, external_loads: bool = True, states: bool = False) -> None:
     """The arguments of a tool that runs along measured motion (inverse dynamics, static
-    optimization, muscle analysis): --coordinates, --external-loads (if `external_loads`),
-    --lowpass-hz, --start-s, --end-s."""
-    p.add_argument("--coordinates", required=True, help="coordinates over time (.mot/.sto, "
-                   "e.g. an IK result; degrees when its header says inDegrees=yes)")
+    optimization, muscle analysis): --coordinates (or, if `states`, --states instead),
+    --external-loads (if `external_loads`), --lowpass-hz, --start-s, --end-s."""
+    motion = p.add_mutually_exclusive_group(required=True) if states else p
+    motion.add_argument("--coordinates", required=not states, help="coordinates over time "
+                        "(.mot/.sto, e.g. an IK result; degrees when its header says "
+                        "inDegrees=yes)")
+    if states:
+        motion.add_argument("--states", help="states over time (.sto with OpenSim 4's state "
+                            "names, e.g. `myotwin osim forward`'s states.sto or OpenSim's): "
+                            "coordinates, speeds and muscle states as written")
     if external_loads:
         p.add_argument("--external-loads", help="OpenSim ExternalLoads file (.xml) naming its "
                        "data file (e.g. ground reaction forces)")

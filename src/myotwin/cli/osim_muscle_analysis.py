@@ -1,5 +1,5 @@
-"""`myotwin osim muscle-analysis MODEL --coordinates FILE --out DIR ...`: each muscle's length,
-moment arms and (at the muscles' default states) fiber and tendon quantities along measured
+"""`myotwin osim muscle-analysis MODEL (--coordinates FILE | --states FILE) --out DIR ...`: each
+muscle's length, moment arms and fiber and tendon quantities along measured or simulated
 motion, as OpenSim's MuscleAnalysis writes them (`myotwin.osim.muscle_analysis`, docs/osim.md
 "Muscle analysis").
 
@@ -24,7 +24,8 @@ def cmd_muscle_analysis(args: argparse.Namespace) -> int:
 
     return print_summary_of(lambda: run(
         args.file, args.coordinates, args.out, cutoff_hz=args.lowpass_hz,
-        start_time_s=args.start_s, end_time_s=args.end_s, muscle_states=args.muscle_states))
+        start_time_s=args.start_s, end_time_s=args.end_s, muscle_states=args.muscle_states,
+        states_path=args.states))
 
 
 def add_parser(cmds) -> None:
@@ -36,10 +37,11 @@ def add_parser(cmds) -> None:
     from myotwin.cli.osim_inverse_dynamics import add_motion_arguments
 
     p.add_argument("file", help="an OpenSim 4 .osim file")
-    add_motion_arguments(p, external_loads=False)
+    add_motion_arguments(p, external_loads=False, states=True)
     p.add_argument("--muscle-states", choices=("default", "none"), default="default",
                    help="default: also the fiber and tendon outputs (FiberLength, TendonForce, "
-                        "..., Moment_<coordinate>) at each muscle's default activation and "
-                        "fiber state, as OpenSim's AnalyzeTool without equilibrium; none: "
-                        "lengths and moment arms only")
+                        "..., Moment_<coordinate>), at the muscle states of --states, or at "
+                        "each muscle's default activation and fiber state (as OpenSim's "
+                        "AnalyzeTool without equilibrium) for --coordinates and for states "
+                        "the file lacks; none: lengths and moment arms only")
     p.add_argument("--out", required=True, help="output directory")

@@ -22,8 +22,9 @@ MuscleAnalysis (run by its AnalyzeTool with a coordinates file).
   `muscle_analysis_MomentArm_<coordinate>.sto` (m, or m per m for a translational
   coordinate), columns the muscles in ForceSet order, SI, inDegrees=no; `summary.json`.
 * the muscle-state outputs (fiber and tendon lengths, velocities, forces, powers, moments) at
-  the muscles' default states and the paths' lengthening speeds (`muscle_states`), written
-  as OpenSim names them (`muscle_analysis_<output>.sto`).
+  the muscles' default states, or at those of a states file (`--states`, which also gives q
+  and qd as written), and the paths' lengthening speeds (`muscle_states`), written as
+  OpenSim names them (`muscle_analysis_<output>.sto`).
 Not here: OpenSim's option to put the muscles in equilibrium at each time. A coupler whose
 slope is 0 at a time gives a non-finite moment arm about its dependent coordinate there
 (OpenSim divides by it too), which stops the command.
@@ -45,7 +46,7 @@ from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.musculoskeletal.paths import skeleton_path_state
 from myotwin.osim.inverse_dynamics import output_coordinates, prepared_motion
 from myotwin.osim.loader import OsimModel, load
-from myotwin.osim.muscle_states import UNITS, muscle_groups, state_outputs
+from myotwin.osim.muscle_states import UNITS, muscle_groups, state_outputs, states_from_file
 from myotwin.osim.storage import StorageWriter, read_storage
 
 #: Rows of q per call of the compiled geometry (the last call padded), as static optimization.
@@ -149,17 +150,26 @@ def _first_bad_row(arrays: dict[str, np.ndarray], names) -> tuple[int, str]:
 
 def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None,
         start_time_s: float = -np.inf, end_time_s: float = np.inf,
-        muscle_states: str = "default") -> dict:
+        muscle_states: str = "default", states_path=None) -> dict:
     """`myotwin osim muscle-analysis`: writes into DIR muscle_analysis_Length.sto, one
     muscle_analysis_MomentArm_<coordinate>.sto per coordinate, with `muscle_states` "default"
     also the muscle-state outputs (one muscle_analysis_<output>.sto per
-    `muscle_states.OUTPUTS` and muscle_analysis_Moment_<coordinate>.sto, at the muscles'
-    default states; "none": geometry only), and summary.json; returns the summary. Bad input
-    raises ValueError naming the file, field and value; outputs that are not finite raise
-    FloatingPointError after the rows before them are written."""
+    `muscle_states.OUTPUTS` and muscle_analysis_Moment_<coordinate>.sto; "none": geometry
+    only), and summary.json; returns the summary. The motion is either a coordinates file
+    (`coordinates_path`, prepared as OpenSim's tools prepare it; the muscles at their default
+    states) or a states file (`states_path`, coordinates_path None: coordinates, speeds and
+    muscle states as written, `muscle_states.states_from_file`). Bad input raises ValueError
+    naming the file, field and value; outputs that are not finite raise FloatingPointError
+    after the rows before them are written."""
+    if (coordinates_path is None) == (states_path is None):
+        raise ValueError("give the motion as either --coordinates FILE or --states FILE "
+                         f"(got coordinates {coordinates_path!r}, states {states_path!r})")
     if cutoff_hz is not None and not cutoff_hz > 0:
         raise ValueError(f"--lowpass-hz must be positive (omit it for no filtering), got "
                          f"{cutoff_hz!r}")
+    if cutoff_hz is not None and states_path is not None:
+        raise ValueError(f"--lowpass-hz {cutoff_hz!r} with --states {states_path}: a states "
+                         "file is used as written (OpenSim filters coordinates files only)")
     if muscle_states not in MUSCLE_STATES:
         raise ValueError(f"--muscle-states must be one of {list(MUSCLE_STATES)}, got "
                          f"{muscle_states!r}")
@@ -175,16 +185,23 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
             raise ValueError(f"{err} (the muscle-state outputs need the muscles' models; "
                              "--muscle-states none writes lengths and moment arms only)"
                              ) from None
-    motion = prepared_motion(loaded, read_storage(coordinates_path), cutoff_hz=cutoff_hz,
-                             start_time_s=start_time_s, end_time_s=end_time_s,
-                             source=str(coordinates_path))
+    if states_path is None:
+        motion = prepared_motion(loaded, read_storage(coordinates_path), cutoff_hz=cutoff_hz,
+                                 start_time_s=start_time_s, end_time_s=end_time_s,
+                                 source=str(coordinates_path))
+        missing, defaulted, muscle_rows = list(motion.missing), [], None
+    else:
+        motion = states_from_file(loaded, read_storage(states_path), str(states_path), groups,
+                                  start_time_s, end_time_s)
+        missing, defaulted = [], list(motion.defaulted)
+        muscle_rows = (motion.activation, motion.tendon_state)
     lengths, speeds, arms = path_rows(loaded, motion.q, motion.qd)
     tables = {"Length": lengths, **{f"MomentArm_{c}": arms[:, k, :]
                                     for k, c in enumerate(loaded.all_coordinates)}}
     units = {"Length": "m", **{f"MomentArm_{c}": "computeMomentArm"
                                for c in loaded.all_coordinates}}
     if groups:
-        states = state_outputs(groups, lengths, speeds)
+        states = state_outputs(groups, lengths, speeds, *(muscle_rows or ()))
         tables.update(states)
         units.update(UNITS)
         force = states["TendonForce"]
@@ -206,12 +223,14 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
             writer.write_rows(np.concatenate([times, table[:good]], axis=1))
     summary = {
         "model": str(model_path),
-        "coordinates_file": str(coordinates_path),
+        "coordinates_file": None if coordinates_path is None else str(coordinates_path),
+        "states_file": None if states_path is None else str(states_path),
         "lowpass_cutoff_hz": cutoff_hz,
         "muscles": list(loaded.muscle_names),
         "coordinates": list(loaded.all_coordinates),
-        "coordinates_missing": list(motion.missing),
+        "coordinates_missing": missing,
         "muscle_states": muscle_states,
+        "muscle_states_defaulted": defaulted,
         "muscle_default_states": {
             loaded.muscle_names[c]: {"activation": float(g.activation[k]),
                                      "tendon_state": float(g.tendon_state[k]),

@@ -120,21 +120,106 @@ def muscle_groups(loaded) -> tuple[MuscleGroup, ...]:
 
 @jax.jit
 def _group_outputs(muscles: Muscle, activation, tendon_state, lengths, speeds):
-    """MuscleOutputs with a leading rows axis, at rows of (l_MT, v_MT) (n_rows, n)."""
-    return jax.vmap(lambda l, v: muscle_outputs(muscles, activation, l, v, tendon_state))(
-        lengths, speeds)
+    """MuscleOutputs with a leading rows axis, at rows of (a, s, l_MT, v_MT) (n_rows, n)."""
+    return jax.vmap(lambda a, s, l, v: muscle_outputs(muscles, a, l, v, s))(
+        activation, tendon_state, lengths, speeds)
 
 
-def state_outputs(groups, lengths, speeds) -> dict[str, np.ndarray]:
+def state_outputs(groups, lengths, speeds, activation=None,
+                  tendon_state=None) -> dict[str, np.ndarray]:
     """OpenSim's MuscleAnalysis muscle-state outputs (`OUTPUTS` name -> (n_rows, n_muscles)
     array, columns in `loaded.muscle_names` order) at rows of path lengths and lengthening
-    speeds (n_rows, n_muscles), every muscle at its group's default states."""
+    speeds (n_rows, n_muscles), and of the muscles' activations and tendon states (n_rows,
+    n_muscles; default: every muscle at its group's default states)."""
     lengths, speeds = np.asarray(lengths, float), np.asarray(speeds, float)
+    if activation is None:
+        activation, tendon_state = default_state_rows(groups, lengths.shape)
     result = {name: np.full(lengths.shape, np.nan) for name in OUTPUTS}
     for g in groups:
         cols = np.asarray(g.columns)
-        out = _group_outputs(g.muscles, jnp.asarray(g.activation), jnp.asarray(g.tendon_state),
-                             jnp.asarray(lengths[:, cols]), jnp.asarray(speeds[:, cols]))
+        out = _group_outputs(g.muscles, *(jnp.asarray(np.asarray(x, float)[:, cols]) for x in
+                                          (activation, tendon_state, lengths, speeds)))
         for name, value in OUTPUTS.items():
             result[name][:, cols] = np.asarray(value(out))
     return result
+
+
+def default_state_rows(groups, shape) -> tuple[np.ndarray, np.ndarray]:
+    """(activation, tendon state) arrays of `shape` (n_rows, n_muscles), every row the
+    groups' default states."""
+    activation, tendon_state = np.zeros(shape), np.zeros(shape)
+    for g in groups:
+        activation[:, list(g.columns)] = g.activation
+        tendon_state[:, list(g.columns)] = g.tendon_state
+    return activation, tendon_state
+
+
+#: The OpenSim state holding each tendon model's state (a rigid tendon has none).
+STATE_NAMES = {TendonModel.FIBER_LENGTH: "fiber_length",
+               TendonModel.DAMPED_FIBER_LENGTH: "fiber_length",
+               TendonModel.EXPLICIT_FORCE: "normalized_tendon_force"}
+
+
+class StateRows(NamedTuple):
+    """The rows of a states file within a time range: times_s (n,), coordinates q and speeds
+    qd (n, n_coordinates) in `loaded.coordinates` order, activation and tendon_state
+    (n, n_muscles); defaulted: the muscle states the file lacks (their default taken)."""
+
+    times_s: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    activation: np.ndarray
+    tendon_state: np.ndarray
+    defaulted: tuple[str, ...]
+
+
+def states_from_file(loaded, table, source: str, groups, start_time_s: float = -np.inf,
+                     end_time_s: float = np.inf) -> StateRows:
+    """The states of a states file (`osim.storage.Storage` `table`, read from `source`) as
+    OpenSim 4 names them (`/jointset/<joint>/<coordinate>/value` and `/speed`,
+    `/forceset/<muscle>/activation` and its tendon state, `STATE_NAMES`), as
+    `myotwin osim forward` and OpenSim's tools write them, SI. Columns of eliminated
+    (coupled, locked) coordinates and of other components are not read. Every coordinate's
+    value and speed must be there; a muscle state that is not takes the muscle's default
+    (`MuscleGroup`), as OpenSim fills a states table's missing states. ValueError naming the
+    file, column and value otherwise."""
+    if table.in_degrees:
+        raise ValueError(f"{source}: inDegrees=yes; a states file holds SI values (radians, "
+                         "metres), as OpenSim writes its states")
+    times = table.time_s
+    rows = (times >= start_time_s) & (times <= end_time_s)
+    if not rows.any():
+        raise ValueError(f"{source}: no row between --start-s {start_time_s!r} and --end-s "
+                         f"{end_time_s!r} (the file spans {times[0]!r} to {times[-1]!r} s)")
+
+    def column(label):   # (`read_storage` has refused non-finite values)
+        return table.data[rows, table.labels.index(label)] if label in table.labels else None
+
+    qs, qds = [], []
+    for c in loaded.coordinates:
+        base = f"/jointset/{loaded.coordinate_joints[c]}/{c}"
+        for label, out in ((f"{base}/value", qs), (f"{base}/speed", qds)):
+            values = column(label)
+            if values is None:
+                raise ValueError(f"{source}: no column {label!r}: a states file names each "
+                                 "coordinate's value and speed as OpenSim 4 does "
+                                 "(/jointset/<joint>/<coordinate>/value and /speed)")
+            out.append(values)
+    n = int(rows.sum())
+    activation, tendon_state = default_state_rows(groups, (n, len(loaded.muscle_names)))
+    defaulted = []
+    for g in groups:
+        for k in g.columns:
+            muscle = loaded.muscle_names[k]
+            names = [("activation", activation)]
+            if g.muscles.tendon in STATE_NAMES:
+                names.append((STATE_NAMES[g.muscles.tendon], tendon_state))
+            for name, target in names:
+                label = f"/forceset/{muscle}/{name}"
+                values = column(label)
+                if values is None:
+                    defaulted.append(label)
+                else:
+                    target[:, k] = values
+    return StateRows(times[rows], np.stack(qs, axis=1), np.stack(qds, axis=1), activation,
+                     tendon_state, tuple(defaulted))
