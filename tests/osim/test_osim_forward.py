@@ -180,3 +180,44 @@ def test_bad_input_is_one_line_with_exit_status_2(tmp_path, capsys, args, messag
     assert status == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
+
+
+#: Thelen2003Muscle properties a DeGrooteFregly2016Muscle does not have.
+_THELEN_ONLY = ("optimal_force", "FmaxTendonStrain", "FmaxMuscleStrain", "KshapeActive",
+                "KshapePassive", "Af", "Flen", "fv_linear_extrap_threshold",
+                "maximum_pennation_angle", "minimum_activation", "default_fiber_length")
+
+
+def test_de_groote_states_are_written_as_opensim_names_them(tmp_path, capsys):
+    """Tug_of_War with its muscles made DeGrooteFregly2016Muscle: states.sto holds each one's
+    `/normalized_tendon_force` (OpenSim's state name for the type, = tendon force / F_iso),
+    and OpenSim's AnalyzeTool reading that states file back gives the tendon forces of
+    muscle_forces.sto (within its 8-decimal printing, 1e-8 N, and 1e-12 of the force)."""
+    from opensim_live import run_muscle_analysis
+
+    root = ET.parse(_model("Tug_of_War.osim")).getroot()
+    for muscle in root.iter("Thelen2003Muscle"):
+        muscle.tag = "DeGrooteFregly2016Muscle"
+        for tag in _THELEN_ONLY:
+            for element in muscle.findall(tag):
+                muscle.remove(element)
+    model = tmp_path / "tug_degroote.osim"
+    ET.ElementTree(root).write(model, encoding="unicode")
+    out = tmp_path / "run"
+    assert main(["osim", "forward", str(model), "--out", str(out), "--excitation",
+                 "muscle1=0.6", "muscle2=0.2", "--duration-s", "0.02", "--integrator", "rk4",
+                 "--record-every-s", "0.002"]) == 0
+    capsys.readouterr()
+    states = read_storage(out / "states.sto")
+    forces = read_storage(out / "muscle_forces.sto")
+    assert "/forceset/muscle1/fiber_length" not in states.labels
+    for m in ("muscle1", "muscle2"):   # F_iso 1000 N in the file
+        np.testing.assert_allclose(states.column(f"/forceset/{m}/normalized_tendon_force"),
+                                   forces.column(m) / 1000.0, rtol=1e-15, atol=0)
+    _, _, theirs = run_muscle_analysis(tmp_path, model, out / "states.sto", -1.0, 0.0, 0.02,
+                                       (), ("TendonForce",), states=True)
+    theirs = theirs["TendonForce"]
+    np.testing.assert_allclose(theirs.time_s, forces.time_s, rtol=0, atol=1e-9)
+    for m in ("muscle1", "muscle2"):
+        assert np.abs(forces.column(m)).max() > 1.0   # real forces
+        np.testing.assert_allclose(theirs.column(m), forces.column(m), rtol=1e-12, atol=1e-8)

@@ -113,7 +113,8 @@ def test_arm26_matches_opensims_muscle_analysis(tmp_path):
 def _arm26_states(path, model) -> None:
     """A states file of arm26 (OpenSim 4 state names) over the tutorial's first 0.2 s: its IK
     coordinates, their finite-difference speeds, and muscle states that vary in time
-    (activations 0.1-0.9, fiber lengths 0.8-1.2 l_opt); BRA's fiber length left out."""
+    (activations 0.1-0.9, fiber lengths 0.8-1.2 l_opt or, for De Groote muscles, normalized
+    tendon forces 0.1-0.5); BRA's tendon state left out."""
     loaded = load(model)
     ik = read_storage(needs(REF / "data" / "arm26" / "arm26_InverseKinematics.mot"))
     rows = ik.time_s <= 0.2
@@ -129,7 +130,12 @@ def _arm26_states(path, model) -> None:
         phase = 2 * np.pi * (5.0 * t + k / 6)
         labels.append(f"/forceset/{m}/activation")
         columns.append(0.5 + 0.4 * np.sin(phase))
-        if m != "BRA":
+        if m == "BRA":
+            continue
+        if loaded.muscles[m]["type"] == "DeGrooteFregly2016Muscle":
+            labels.append(f"/forceset/{m}/normalized_tendon_force")
+            columns.append(0.3 + 0.2 * np.cos(phase))
+        else:
             labels.append(f"/forceset/{m}/fiber_length")
             columns.append(loaded.muscles[m]["optimal_fiber_length_m"]
                            * (1.0 + 0.2 * np.cos(phase)))
@@ -139,13 +145,31 @@ def _arm26_states(path, model) -> None:
 
 def test_a_states_file_matches_opensims_muscle_analysis(tmp_path):
     """AnalyzeTool with a states file (`_arm26_states`): coordinates, speeds and muscle states
-    as written (no filter), the missing BRA fiber length at its default (0.1 m) in both."""
+    as written (no filter), the missing BRA fiber length at its default (0.1 m) in both; and
+    the same with arm26's muscles made De Groote's (`osim_synthetic.to_degroote`), whose state
+    is the normalized tendon force (BRA's at its default, 0.5)."""
+    import xml.etree.ElementTree as ET
+
+    from osim_synthetic import to_degroote
+
     model = needs(REF / "models" / "arm26.osim")
     states = tmp_path / "arm26_states.sto"
     _arm26_states(states, model)
-    summary, _ = _compare(tmp_path, model, states, 0.15, start_s=0.05, states_file=True)
+    (tmp_path / "thelen").mkdir()
+    summary, _ = _compare(tmp_path / "thelen", model, states, 0.15, start_s=0.05,
+                          states_file=True)
     assert summary["muscle_states_defaulted"] == ["/forceset/BRA/fiber_length"]
     assert summary["states_file"] == str(states) and summary["coordinates_file"] is None
+    root = ET.parse(model).getroot()
+    to_degroote(root)
+    degroote = tmp_path / "arm26_degroote.osim"
+    ET.ElementTree(root).write(degroote, encoding="unicode")
+    states = tmp_path / "arm26_degroote_states.sto"
+    _arm26_states(states, degroote)
+    (tmp_path / "degroote").mkdir()
+    summary, _ = _compare(tmp_path / "degroote", degroote, states, 0.15, start_s=0.05,
+                          states_file=True)
+    assert summary["muscle_states_defaulted"] == ["/forceset/BRA/normalized_tendon_force"]
 
 
 def test_coupled_leg_matches_opensims_muscle_analysis(tmp_path):

@@ -34,8 +34,10 @@ myotwin's engine and muscles:
   `states.sto` with OpenSim 4's state names (`/jointset/<joint>/<coordinate>/value` and
   `/speed`, coordinates eliminated by a CoordinateCouplerConstraint included, computed from
   their independent ones, and locked coordinates at their value, speed 0;
-  `/forceset/<muscle>/activation` and `/fiber_length`; SI, inDegrees=no), which OpenSim
-  reads back as a states table; `muscle_forces.sto`, the tendon force of each muscle (N;
+  `/forceset/<muscle>/activation` and `/fiber_length`, or `/normalized_tendon_force` (tendon
+  force / F_iso) for a DeGrooteFregly2016Muscle, whose state OpenSim names so; SI,
+  inDegrees=no), which OpenSim reads back as a states table (and `osim muscle-analysis
+  --states`); `muscle_forces.sto`, the tendon force of each muscle (N;
   columns named after the muscles, as OpenSim's ForceReporter names them); and
   `summary.json` at the end. A state that stops being finite, or a written row whose fiber
   length or tendon force is not (a slack compliant tendon has no fiber state), ends the run
@@ -90,8 +92,15 @@ def state_labels(loaded: OsimModel) -> tuple[str, ...]:
     for c in (*loaded.coordinates, *eliminated_coordinates(loaded)):
         labels += [f"/jointset/{joints[c]}/{c}/value", f"/jointset/{joints[c]}/{c}/speed"]
     for m in loaded.muscle_names:
-        labels += [f"/forceset/{m}/activation", f"/forceset/{m}/fiber_length"]
+        labels += [f"/forceset/{m}/activation", f"/forceset/{m}/{_muscle_state(loaded, m)}"]
     return tuple(labels)
+
+
+def _muscle_state(loaded: OsimModel, muscle: str) -> str:
+    """The name of the state OpenSim gives the muscle's type besides its activation: a De
+    Groote muscle's normalized tendon force, the others' fiber length."""
+    explicit = loaded.muscles[muscle]["type"] == "DeGrooteFregly2016Muscle"
+    return "normalized_tendon_force" if explicit else "fiber_length"
 
 
 def dependent_coordinates(loaded: OsimModel, q, qd) -> tuple[np.ndarray, np.ndarray]:
@@ -417,6 +426,13 @@ def _write(states_file, forces_file, states, derived, t, loaded) -> None:
     q, qd = np.concatenate([q, value], axis=1), np.concatenate([qd, speed], axis=1)
     n_rows, n_c = q.shape
     coords = np.stack([q, qd], axis=2).reshape(n_rows, 2 * n_c)
-    muscles = np.stack([a, fiber], axis=2).reshape(n_rows, -1)
+    explicit = [k for k, m in enumerate(loaded.muscle_names)
+                if _muscle_state(loaded, m) == "normalized_tendon_force"]
+    second = fiber.copy()
+    if explicit:   # De Groote's state: the tendon force over F_iso
+        f_iso = np.array([loaded.muscles[loaded.muscle_names[k]]["max_isometric_force_N"]
+                          for k in explicit])
+        second[:, explicit] = force[:, explicit] / f_iso
+    muscles = np.stack([a, second], axis=2).reshape(n_rows, -1)
     states_file.write_rows(np.concatenate([t[:, None], coords, muscles], axis=1))
     forces_file.write_rows(np.concatenate([t[:, None], force], axis=1))

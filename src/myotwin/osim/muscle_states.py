@@ -37,6 +37,7 @@ STATE_DEFAULTS = {
     "DeGrooteFregly2016Muscle": (0.5, "default_normalized_tendon_force", 0.5),
 }
 
+
 def _passive(o):
     """OpenSim's passive fiber force: the conservative element and the damper (Millard's
     `passiveFiberForce` includes the damping force; Thelen has no damper, and a De Groote
