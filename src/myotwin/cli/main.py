@@ -12,6 +12,11 @@
                                               does an OpenSim .osim model load; what it becomes
     myotwin osim forward FILE --out DIR (--excitation X | --controls FILE.sto) [...]
                                               simulate it driven by its muscles (states.sto)
+    myotwin osim inverse-kinematics FILE --markers TRIAL.trc --out DIR [...]
+    myotwin osim inverse-dynamics FILE --coordinates IK.mot --out DIR [...]
+    myotwin osim static-optimization FILE --coordinates IK.mot --out DIR [...]
+    myotwin osim muscle-analysis FILE (--coordinates IK.mot | --states STATES.sto) --out DIR
+                                              OpenSim's tools of the same names
 
 Errors in the input (files, fields, values) are reported in one line and exit with status 2;
 a trial that ends in a safety trip exits with status 3 after writing its data.
