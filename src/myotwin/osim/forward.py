@@ -67,6 +67,7 @@ from myotwin.musculoskeletal.model import MusculoskeletalModel
 from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
 from myotwin.osim.loader import OsimModel
+from myotwin.osim.muscles import OPENSIM_STATE
 from myotwin.osim.storage import Storage, StorageWriter
 
 #: Steps per compiled chunk: the unit of writing (0.05 s of output at dt = 0.1 ms).
@@ -92,15 +93,9 @@ def state_labels(loaded: OsimModel) -> tuple[str, ...]:
     for c in (*loaded.coordinates, *eliminated_coordinates(loaded)):
         labels += [f"/jointset/{joints[c]}/{c}/value", f"/jointset/{joints[c]}/{c}/speed"]
     for m in loaded.muscle_names:
-        labels += [f"/forceset/{m}/activation", f"/forceset/{m}/{_muscle_state(loaded, m)}"]
+        labels += [f"/forceset/{m}/activation",
+                   f"/forceset/{m}/{OPENSIM_STATE[loaded.muscles[m]['type']]}"]
     return tuple(labels)
-
-
-def _muscle_state(loaded: OsimModel, muscle: str) -> str:
-    """The name of the state OpenSim gives the muscle's type besides its activation: a De
-    Groote muscle's normalized tendon force, the others' fiber length."""
-    explicit = loaded.muscles[muscle]["type"] == "DeGrooteFregly2016Muscle"
-    return "normalized_tendon_force" if explicit else "fiber_length"
 
 
 def dependent_coordinates(loaded: OsimModel, q, qd) -> tuple[np.ndarray, np.ndarray]:
@@ -427,7 +422,7 @@ def _write(states_file, forces_file, states, derived, t, loaded) -> None:
     n_rows, n_c = q.shape
     coords = np.stack([q, qd], axis=2).reshape(n_rows, 2 * n_c)
     explicit = [k for k, m in enumerate(loaded.muscle_names)
-                if _muscle_state(loaded, m) == "normalized_tendon_force"]
+                if OPENSIM_STATE[loaded.muscles[m]["type"]] == "normalized_tendon_force"]
     second = fiber.copy()
     if explicit:   # De Groote's state: the tendon force over F_iso
         f_iso = np.array([loaded.muscles[loaded.muscle_names[k]]["max_isometric_force_N"]

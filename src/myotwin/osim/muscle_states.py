@@ -26,7 +26,7 @@ import numpy as np
 
 from myotwin.muscle import Muscle, muscle_outputs
 from myotwin.muscle.model import TendonModel
-from myotwin.osim.muscles import build_muscles
+from myotwin.osim.muscles import OPENSIM_STATE, build_muscles
 
 #: OpenSim 4.6's initial muscle states of a default-constructed muscle of each type (read
 #: from OpenSim in tests/osim/test_osim_muscle_analysis.py): activation, and the tendon
@@ -155,12 +155,6 @@ def default_state_rows(groups, shape) -> tuple[np.ndarray, np.ndarray]:
     return activation, tendon_state
 
 
-#: The OpenSim state holding each tendon model's state (a rigid tendon has none).
-STATE_NAMES = {TendonModel.FIBER_LENGTH: "fiber_length",
-               TendonModel.DAMPED_FIBER_LENGTH: "fiber_length",
-               TendonModel.EXPLICIT_FORCE: "normalized_tendon_force"}
-
-
 class StateRows(NamedTuple):
     """The rows of a states file within a time range: times_s (n,), coordinates q and speeds
     qd (n, n_coordinates) in `loaded.coordinates` order, activation and tendon_state
@@ -178,7 +172,7 @@ def states_from_file(loaded, table, source: str, groups, start_time_s: float = -
                      end_time_s: float = np.inf) -> StateRows:
     """The states of a states file (`osim.storage.Storage` `table`, read from `source`) as
     OpenSim 4 names them (`/jointset/<joint>/<coordinate>/value` and `/speed`,
-    `/forceset/<muscle>/activation` and its tendon state, `STATE_NAMES`), as
+    `/forceset/<muscle>/activation` and its tendon state, `muscles.OPENSIM_STATE`), as
     `myotwin osim forward` and OpenSim's tools write them, SI. Columns of eliminated
     (coupled, locked) coordinates and of other components are not read. Every coordinate's
     value and speed must be there; a muscle state that is not takes the muscle's default
@@ -213,8 +207,8 @@ def states_from_file(loaded, table, source: str, groups, start_time_s: float = -
         for k in g.columns:
             muscle = loaded.muscle_names[k]
             names = [("activation", activation)]
-            if g.muscles.tendon in STATE_NAMES:
-                names.append((STATE_NAMES[g.muscles.tendon], tendon_state))
+            if g.muscles.tendon is not TendonModel.RIGID:   # (built as OpenSim integrates)
+                names.append((OPENSIM_STATE[loaded.muscles[muscle]["type"]], tendon_state))
             for name, target in names:
                 label = f"/forceset/{muscle}/{name}"
                 values = column(label)

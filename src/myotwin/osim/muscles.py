@@ -46,6 +46,11 @@ FAMILY = {"Thelen2003Muscle": "thelen2003", "Millard2012EquilibriumMuscle": "mil
 OPENSIM_TENDON = {"Thelen2003Muscle": "fiber_length",
                   "Millard2012EquilibriumMuscle": "damped_fiber_length",
                   "DeGrooteFregly2016Muscle": "explicit_force"}
+#: OpenSim muscle type -> the name of its tendon-compliance state in OpenSim's states tables
+#: (`/forceset/<muscle>/<name>`, next to `/activation`): the state `OPENSIM_TENDON` integrates.
+OPENSIM_STATE = {"Thelen2003Muscle": "fiber_length",
+                 "Millard2012EquilibriumMuscle": "fiber_length",
+                 "DeGrooteFregly2016Muscle": "normalized_tendon_force"}
 _COMMON = {"max_isometric_force_N": "max_isometric_force_N",
            "optimal_fiber_length_m": "optimal_fiber_length_m",
            "tendon_slack_length_m": "tendon_slack_length_m",
