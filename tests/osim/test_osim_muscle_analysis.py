@@ -152,24 +152,20 @@ def test_a_states_file_matches_opensims_muscle_analysis(tmp_path):
 
     from osim_synthetic import to_degroote
 
-    model = needs(REF / "models" / "arm26.osim")
-    states = tmp_path / "arm26_states.sto"
-    _arm26_states(states, model)
-    (tmp_path / "thelen").mkdir()
-    summary, _ = _compare(tmp_path / "thelen", model, states, 0.15, start_s=0.05,
-                          states_file=True)
-    assert summary["muscle_states_defaulted"] == ["/forceset/BRA/fiber_length"]
-    assert summary["states_file"] == str(states) and summary["coordinates_file"] is None
-    root = ET.parse(model).getroot()
+    thelen = needs(REF / "models" / "arm26.osim")
+    root = ET.parse(thelen).getroot()
     to_degroote(root)
     degroote = tmp_path / "arm26_degroote.osim"
     ET.ElementTree(root).write(degroote, encoding="unicode")
-    states = tmp_path / "arm26_degroote_states.sto"
-    _arm26_states(states, degroote)
-    (tmp_path / "degroote").mkdir()
-    summary, _ = _compare(tmp_path / "degroote", degroote, states, 0.15, start_s=0.05,
-                          states_file=True)
-    assert summary["muscle_states_defaulted"] == ["/forceset/BRA/normalized_tendon_force"]
+    for name, model, state in (("thelen", thelen, "fiber_length"),
+                               ("degroote", degroote, "normalized_tendon_force")):
+        states = tmp_path / f"{name}_states.sto"
+        _arm26_states(states, model)
+        (tmp_path / name).mkdir()
+        summary, _ = _compare(tmp_path / name, model, states, 0.15, start_s=0.05,
+                              states_file=True)
+        assert summary["muscle_states_defaulted"] == [f"/forceset/BRA/{state}"]
+        assert summary["states_file"] == str(states) and summary["coordinates_file"] is None
 
 
 def test_coupled_leg_matches_opensims_muscle_analysis(tmp_path):

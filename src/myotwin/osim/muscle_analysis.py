@@ -198,7 +198,8 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
     lengths, speeds, arms = path_rows(loaded, motion.q, motion.qd)
     tables = {"Length": lengths, **{f"MomentArm_{c}": arms[:, k, :]
                                     for k, c in enumerate(loaded.all_coordinates)}}
-    units = {"Length": "m", **{f"MomentArm_{c}": "computeMomentArm"
+    units = {"Length": "m", **{f"MomentArm_{c}": f"moment arms about {c}, computeMomentArm: "
+                               "m, or m/m for a translational coordinate"
                                for c in loaded.all_coordinates}}
     if groups:
         states = state_outputs(groups, lengths, speeds, *(muscle_rows or ()))
@@ -207,8 +208,8 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
         force = states["TendonForce"]
         tables.update({f"Moment_{c}": arms[:, k, :] * force
                        for k, c in enumerate(loaded.all_coordinates)})
-        units.update({f"Moment_{c}": "N m, MomentArm x TendonForce"
-                      for c in loaded.all_coordinates})
+        units.update({f"Moment_{c}": f"moments about {c}, MomentArm x TendonForce: N m, or N "
+                      "for a translational coordinate" for c in loaded.all_coordinates})
     good, what = _first_bad_row(tables, loaded.muscle_names)   # rows written
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
