@@ -99,10 +99,12 @@ _ANALYZE_TOOL = """<?xml version="1.0" encoding="UTF-8" ?>
 
 def _run_analyze_tool(name: str, analysis: str, out_dir: Path, model: Path, coordinates: Path,
                       cutoff_hz: float, start_s: float, end_s: float,
-                      external_loads: Path | None = None, states: bool = False) -> None:
+                      external_loads: Path | None = None, states: bool = False,
+                      equilibrium: bool = False) -> None:
     """OpenSim's AnalyzeTool `name` with the one analysis `analysis` (its XML, over
     start_s-end_s) on a coordinates file (or, if `states`, on `coordinates` as a states
-    file, unfiltered), from a setup file written into `out_dir`."""
+    file, unfiltered), from a setup file written into `out_dir`; `equilibrium`: its
+    solve_for_equilibrium_for_auxiliary_states."""
     osim = opensim_package()
     setup = Path(out_dir) / f"opensim_{name}_setup.xml"
     text = _ANALYZE_TOOL.format(
@@ -113,6 +115,9 @@ def _run_analyze_tool(name: str, analysis: str, out_dir: Path, model: Path, coor
     if states:
         text = text.replace(f"<coordinates_file>{coordinates}</coordinates_file>",
                             f"<states_file>{coordinates}</states_file>")
+    if equilibrium:
+        text = text.replace("<solve_for_equilibrium_for_auxiliary_states>false<",
+                            "<solve_for_equilibrium_for_auxiliary_states>true<")
     setup.write_text(text)
     run_printing_16_digits(osim, osim.AnalyzeTool(str(setup)))
 
@@ -142,12 +147,13 @@ def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutof
 
 def run_muscle_analysis(out_dir: Path, model: Path, coordinates: Path, cutoff_hz: float,
                         start_s: float, end_s: float, coordinate_names, outputs=(),
-                        states: bool = False):
+                        states: bool = False, equilibrium: bool = False):
     """OpenSim's MuscleAnalysis run by its AnalyzeTool on `coordinates` (moment arms
     computed); returns its (Length table, {coordinate: MomentArm table}) for
     `coordinate_names` (`myotwin.osim.storage.Storage`; it prints 8 decimals), and with
     `outputs` (names of its other files, e.g. "TendonForce", "Moment_r_elbow_flex") a third
-    item, {output: table}. `states`: `coordinates` is a states file."""
+    item, {output: table}. `states`: `coordinates` is a states file; `equilibrium`: the
+    muscles equilibrated at each time."""
     from myotwin.osim.storage import read_storage
 
     analysis = (
@@ -157,7 +163,7 @@ def run_muscle_analysis(out_dir: Path, model: Path, coordinates: Path, cutoff_hz
         "<moment_arm_coordinate_list>all</moment_arm_coordinate_list>"
         "<compute_moments>true</compute_moments></MuscleAnalysis>")
     _run_analyze_tool("ma", analysis, out_dir, model, coordinates, cutoff_hz, start_s, end_s,
-                      states=states)
+                      states=states, equilibrium=equilibrium)
     tables = (read_storage(Path(out_dir) / "ma_MuscleAnalysis_Length.sto"),
               {c: read_storage(Path(out_dir) / f"ma_MuscleAnalysis_MomentArm_{c}.sto")
                for c in coordinate_names})

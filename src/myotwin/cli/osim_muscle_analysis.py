@@ -4,9 +4,9 @@ motion, as OpenSim's MuscleAnalysis writes them (`myotwin.osim.muscle_analysis`,
 "Muscle analysis").
 
 Writes DIR/muscle_analysis_Length.sto, DIR/muscle_analysis_MomentArm_<coordinate>.sto, with
-`--muscle-states default` (the default) DIR/muscle_analysis_<output>.sto for each of OpenSim's
-muscle-state outputs and DIR/muscle_analysis_Moment_<coordinate>.sto, and DIR/summary.json;
-prints the summary. Bad input: one line naming the file, field and value (exit status 2);
+`--muscle-states default` (the default) or `equilibrium` DIR/muscle_analysis_<output>.sto for
+each of OpenSim's muscle-state outputs and DIR/muscle_analysis_Moment_<coordinate>.sto, and
+DIR/summary.json; prints the summary. Bad input: one line naming the file, field and value (exit status 2);
 outputs that are not finite: exit status 3.
 """
 
@@ -38,10 +38,14 @@ def add_parser(cmds) -> None:
 
     p.add_argument("file", help="an OpenSim 4 .osim file")
     add_motion_arguments(p, external_loads=False, states=True)
-    p.add_argument("--muscle-states", choices=("default", "none"), default="default",
+    p.add_argument("--muscle-states", choices=("default", "equilibrium", "none"),
+                   default="default",
                    help="default: also the fiber and tendon outputs (FiberLength, TendonForce, "
                         "..., Moment_<coordinate>), at the muscle states of --states, or at "
                         "each muscle's default activation and fiber state (as OpenSim's "
                         "AnalyzeTool without equilibrium) for --coordinates and for states "
-                        "the file lacks; none: lengths and moment arms only")
+                        "the file lacks; equilibrium: the same activations, each compliant "
+                        "tendon's state solved for its type's equilibrium at each time (as "
+                        "AnalyzeTool with solve_for_equilibrium_for_auxiliary_states); none: "
+                        "lengths and moment arms only")
     p.add_argument("--out", required=True, help="output directory")

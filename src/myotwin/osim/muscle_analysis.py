@@ -24,10 +24,11 @@ MuscleAnalysis (run by its AnalyzeTool with a coordinates file).
 * the muscle-state outputs (fiber and tendon lengths, velocities, forces, powers, moments) at
   the muscles' default states, or at those of a states file (`--states`, which also gives q
   and qd as written), and the paths' lengthening speeds (`muscle_states`), written as
-  OpenSim names them (`muscle_analysis_<output>.sto`).
-Not here: OpenSim's option to put the muscles in equilibrium at each time. A coupler whose
-slope is 0 at a time gives a non-finite moment arm about its dependent coordinate there
-(OpenSim divides by it too), which stops the command.
+  OpenSim names them (`muscle_analysis_<output>.sto`); with `muscle_states="equilibrium"`
+  each compliant tendon's state is first replaced by its type's equilibrium at that time
+  (`muscle_equilibrium`; OpenSim's solve_for_equilibrium_for_auxiliary_states).
+A coupler whose slope is 0 at a time gives a non-finite moment arm about its dependent
+coordinate there (OpenSim divides by it too), which stops the command.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.musculoskeletal.paths import skeleton_path_state
 from myotwin.osim.inverse_dynamics import output_coordinates, prepared_motion
 from myotwin.osim.loader import OsimModel, load
-from myotwin.osim.muscle_states import UNITS, muscle_groups, state_outputs, states_from_file
+from myotwin.osim.muscle_equilibrium import equilibrium_states
+from myotwin.osim.muscle_states import (UNITS, default_state_rows, muscle_groups, state_outputs,
+                                        states_from_file)
 from myotwin.osim.storage import StorageWriter, read_storage
 
 #: Rows of q per call of the compiled geometry (the last call padded), as static optimization.
@@ -131,7 +134,14 @@ def path_rows(loaded: OsimModel, q, qd=None) -> tuple[np.ndarray, np.ndarray, np
 
 
 #: Values of `run`'s `muscle_states`.
-MUSCLE_STATES = ("default", "none")
+MUSCLE_STATES = ("default", "equilibrium", "none")
+
+
+def _rows_by_muscle(mask: np.ndarray, times_s: np.ndarray, names) -> dict:
+    """{muscle: {"rows": how many, "first_time_s": the first}} of a (n_rows, n_muscles) mask."""
+    return {names[k]: {"rows": int(mask[:, k].sum()),
+                       "first_time_s": float(times_s[np.flatnonzero(mask[:, k])[0]])}
+            for k in np.flatnonzero(mask.any(axis=0))}
 
 
 def _first_bad_row(arrays: dict[str, np.ndarray], names) -> tuple[int, str]:
@@ -154,8 +164,11 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
     """`myotwin osim muscle-analysis`: writes into DIR muscle_analysis_Length.sto, one
     muscle_analysis_MomentArm_<coordinate>.sto per coordinate, with `muscle_states` "default"
     also the muscle-state outputs (one muscle_analysis_<output>.sto per
-    `muscle_states.OUTPUTS` and muscle_analysis_Moment_<coordinate>.sto; "none": geometry
-    only), and summary.json; returns the summary. The motion is either a coordinates file
+    `muscle_states.OUTPUTS` and muscle_analysis_Moment_<coordinate>.sto; "equilibrium": the
+    same with the tendon states in equilibrium, `muscle_equilibrium.equilibrium_states`, the
+    muscles without one at a time listed in the summary's `muscle_equilibrium_failed`, those
+    held at their minimum fiber length in `muscle_equilibrium_at_min_fiber_length`; "none":
+    geometry only), and summary.json; returns the summary. The motion is either a coordinates file
     (`coordinates_path`, prepared as OpenSim's tools prepare it; the muscles at their default
     states) or a states file (`states_path`, coordinates_path None: coordinates, speeds and
     muscle states as written, `muscle_states.states_from_file`). Bad input raises ValueError
@@ -178,7 +191,7 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
     if not loaded.muscle_names:
         raise ValueError(f"{model_path}: the model has no muscles to analyse")
     groups = ()
-    if muscle_states == "default":
+    if muscle_states != "none":
         try:
             groups = muscle_groups(loaded)
         except ValueError as err:
@@ -201,8 +214,15 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
     units = {"Length": "m", **{f"MomentArm_{c}": f"moment arms about {c}, computeMomentArm: "
                                "m, or m/m for a translational coordinate"
                                for c in loaded.all_coordinates}}
+    failed = at_bound = np.zeros(lengths.shape, dtype=bool)
     if groups:
-        states = state_outputs(groups, lengths, speeds, *(muscle_rows or ()))
+        if muscle_rows is None:
+            muscle_rows = default_state_rows(groups, lengths.shape)
+        if muscle_states == "equilibrium":
+            tendon_state, failed, at_bound = equilibrium_states(groups, lengths, speeds,
+                                                                *muscle_rows)
+            muscle_rows = (muscle_rows[0], tendon_state)
+        states = state_outputs(groups, lengths, speeds, *muscle_rows)
         tables.update(states)
         units.update(UNITS)
         force = states["TendonForce"]
@@ -232,6 +252,10 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
         "coordinates_missing": missing,
         "muscle_states": muscle_states,
         "muscle_states_defaulted": defaulted,
+        "muscle_equilibrium_failed": _rows_by_muscle(failed, motion.times_s,
+                                                     loaded.muscle_names),
+        "muscle_equilibrium_at_min_fiber_length": _rows_by_muscle(at_bound, motion.times_s,
+                                                                  loaded.muscle_names),
         "muscle_default_states": {
             loaded.muscle_names[c]: {"activation": float(g.activation[k]),
                                      "tendon_state": float(g.tendon_state[k]),

@@ -77,9 +77,11 @@ UNITS = {"PennationAngle": "rad", "FiberLength": "m", "NormalizedFiberLength": "
 
 
 class MuscleGroup(NamedTuple):
-    """Muscles evaluated together: their columns in `loaded.muscle_names` order (static), the
-    `Muscle` pytree and their default states (activation, tendon state), each (n,)."""
+    """Muscles evaluated together: their OpenSim type (e.g. "Thelen2003Muscle"), their columns
+    in `loaded.muscle_names` order (static), the `Muscle` pytree and their default states
+    (activation, tendon state), each (n,)."""
 
+    opensim_type: str
     columns: tuple[int, ...]
     muscles: Muscle
     activation: np.ndarray
@@ -114,8 +116,9 @@ def muscle_groups(loaded) -> tuple[MuscleGroup, ...]:
             parts = [([n], build_muscles(loaded, tendon="opensim", names=[n])) for n in names]
         for part, muscles in parts:
             act, state = _default_states(loaded, part, muscles)
-            groups.append(MuscleGroup(tuple(loaded.muscle_names.index(n) for n in part),
-                                      muscles, act, state))
+            columns = tuple(loaded.muscle_names.index(n) for n in part)
+            groups.append(MuscleGroup(loaded.muscles[part[0]]["type"], columns, muscles, act,
+                                      state))
     return tuple(groups)
 
 
