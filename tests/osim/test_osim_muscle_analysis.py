@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from myotwin.cli.main import main
+from myotwin.osim.inverse_dynamics import prepared_motion
 from myotwin.osim.loader import load
 from myotwin.osim.muscle_analysis import run
 from myotwin.osim.muscle_states import OUTPUTS, STATE_DEFAULTS
@@ -41,17 +42,18 @@ REL_TOL = 1e-12
 #: OpenSim solves a damped Millard fiber's velocity by Newton until the force residual is
 #: below 1e-10 F_iso (Millard2012EquilibriumMuscle::calcDampedNormFiberVelocity), ours to
 #: roundoff: the fiber's forces may differ by that much (observed 2.7e-8 N on
-#: gait10dof18musc), its active power (which holds the damping power) by that times |v_M|.
+#: gait10dof18musc), its active power (which holds the damping power) by that times |v_M|,
+#: and its velocity by up to that / beta (normalized; beta: the damping, f_V' >= 0), which
+#: the powers multiply by the forces (seen on the passive power of fibers at 1.2 l_opt).
 SOLVE_TOL = 1e-10
 #: With the muscles equilibrated at each time, OpenSim's equilibrium is defined only to its
 #: solver's tolerance: Thelen's and Millard's stop once |F_M cos(phi) - F_T| < 1e-8 F_iso
 #: (De Groote's bisection is tighter, 1e-10 F_iso), so forces may differ by that much (our
 #: Thelen iteration is OpenSim's, our Millard and De Groote solves go to roundoff), powers by
 #: that times the speeds, moments by that times the moment arm. A damped Millard fiber turns
-#: its residual force (f~ < 1e-8 in OpenSim's, roundoff in ours) into a fiber velocity of at
-#: most f~ / beta (beta: its damping; f_V' >= 0), normalized: the velocity outputs may differ
-#: by that (times v_max l_opt, times tan(phi) / l_M for the pennation's), the powers by that
-#: times the forces.
+#: that residual force (f~ < 1e-8 in OpenSim's, roundoff in ours) into a fiber velocity too,
+#: as SOLVE_TOL's: the velocity outputs may differ by f~ / beta (times v_max l_opt, times
+#: tan(phi) / l_M for the pennation's), the powers by that times the forces.
 EQUILIBRIUM_TOL = 1e-8
 # COUPLED_LEG: leg6dof9musc's muscle-state outputs are not compared. OpenSim projects the
 # motion onto the patella coupler (the file's dependent column, rounded, or lowpassed through
@@ -102,7 +104,8 @@ def _compare(tmp_path, model, motion, end_s, start_s=0.0, states=True, states_fi
     damping = np.array([p.get("fiber_damping", 0.0) for p in params])
     unit = np.array([p["optimal_fiber_length_m"] * p["max_contraction_velocity_Lopt_per_s"]
                      for p in params])
-    slip = np.divide(balance / f_iso, damping, out=np.zeros_like(damping), where=damping > 0)
+    slip = np.divide(balance / f_iso + SOLVE_TOL, damping, out=np.zeros_like(damping),
+                     where=damping > 0)
     slip_tols = {"NormFiberVelocity": slip, "FiberVelocity": slip * unit,
                  "PennationAngularVelocity": slip * unit
                  * np.abs(np.tan(states["PennationAngle"].data[:, 1:]))
@@ -141,27 +144,24 @@ def test_arm26_matches_opensims_muscle_analysis(tmp_path):
     assert np.abs(arms["r_elbow_flex"].data[:, 1:]).max() > 0.01   # moment arms, not zeros
 
 
-def _arm26_states(path, model) -> None:
-    """A states file of arm26 (OpenSim 4 state names) over the tutorial's first 0.2 s: its IK
-    coordinates, their finite-difference speeds, and muscle states that vary in time
-    (activations 0.1-0.9, fiber lengths 0.8-1.2 l_opt or, for De Groote muscles, normalized
-    tendon forces 0.1-0.5); BRA's tendon state left out."""
+def _states_file(path, model, ik, end_s, left_out) -> None:
+    """A states file of `model` (OpenSim 4 state names) over `ik`'s rows up to `end_s`: its
+    coordinates and their speeds (`prepared_motion`, no filter), and muscle states that vary
+    in time (activations 0.1-0.9, fiber lengths 0.8-1.2 l_opt or, for De Groote muscles,
+    normalized tendon forces 0.1-0.5); the tendon state of the muscle `left_out` left out."""
     loaded = load(model)
-    ik = read_storage(needs(REF / "data" / "arm26" / "arm26_InverseKinematics.mot"))
-    rows = ik.time_s <= 0.2
-    t = ik.time_s[rows]
-    q = np.radians(np.column_stack([ik.column(c)[rows] for c in loaded.coordinates]))
-    qd = np.gradient(q, t, axis=0)
+    motion = prepared_motion(loaded, read_storage(ik), end_time_s=end_s)
+    t = motion.times_s
     labels, columns = ["time"], [t]
     for k, c in enumerate(loaded.coordinates):
         base = f"/jointset/{loaded.coordinate_joints[c]}/{c}"
         labels += [f"{base}/value", f"{base}/speed"]
-        columns += [q[:, k], qd[:, k]]
+        columns += [motion.q[:, k], motion.qd[:, k]]
     for k, m in enumerate(loaded.muscle_names):
         phase = 2 * np.pi * (5.0 * t + k / 6)
         labels.append(f"/forceset/{m}/activation")
         columns.append(0.5 + 0.4 * np.sin(phase))
-        if m == "BRA":
+        if m == left_out:
             continue
         if loaded.muscles[m]["type"] == "DeGrooteFregly2016Muscle":
             labels.append(f"/forceset/{m}/normalized_tendon_force")
@@ -174,11 +174,19 @@ def _arm26_states(path, model) -> None:
         writer.write_rows(np.column_stack(columns))
 
 
+def _arm26_states(path, model) -> None:
+    """`_states_file` of arm26 (or a variant) over the tutorial's first 0.2 s, BRA's tendon
+    state left out."""
+    _states_file(path, model, needs(REF / "data" / "arm26" / "arm26_InverseKinematics.mot"),
+                 0.2, "BRA")
+
+
 def test_a_states_file_matches_opensims_muscle_analysis(tmp_path):
     """AnalyzeTool with a states file (`_arm26_states`): coordinates, speeds and muscle states
-    as written (no filter), the missing BRA fiber length at its default (0.1 m) in both; and
-    the same with arm26's muscles made De Groote's (`osim_synthetic.to_degroote`), whose state
-    is the normalized tendon force (BRA's at its default, 0.5)."""
+    as written (no filter), the missing BRA fiber length at its default (0.1 m) in both; the
+    same with arm26's muscles made De Groote's (`osim_synthetic.to_degroote`), whose state
+    is the normalized tendon force (BRA's at its default, 0.5); and gait10dof18musc's
+    Millard muscles along the walk (soleus_r's fiber length left out)."""
     import xml.etree.ElementTree as ET
 
     from osim_synthetic import to_degroote
@@ -197,6 +205,14 @@ def test_a_states_file_matches_opensims_muscle_analysis(tmp_path):
                               states_file=True)
         assert summary["muscle_states_defaulted"] == [f"/forceset/BRA/{state}"]
         assert summary["states_file"] == str(states) and summary["coordinates_file"] is None
+    gait = needs(REF / "models" / "gait10dof18musc.osim")      # Millard's damped fibers
+    states = tmp_path / "millard_states.sto"
+    _states_file(states, gait, needs(REF / "data" / "gait10dof18musc" / "subject01_walk_IK.mot"),
+                 0.65, "soleus_r")
+    (tmp_path / "millard").mkdir()
+    summary, _ = _compare(tmp_path / "millard", gait, states, 0.6, start_s=0.5,
+                          states_file=True)
+    assert summary["muscle_states_defaulted"] == ["/forceset/soleus_r/fiber_length"]
 
 
 def test_equilibrated_muscles_match_opensims_muscle_analysis(tmp_path):
