@@ -53,9 +53,12 @@ THELEN, MILLARD, DEGROOTE = ("Thelen2003Muscle", "Millard2012EquilibriumMuscle",
 
 
 def thelen_equilibrium(m: Muscle, a, ml, dml):
-    """Thelen2003Muscle::initMuscleState for one muscle (scalar leaves): (fiber length (m),
-    status: 0 converged, 1 at the fiber's lower bound (OpenSim's warning; the fiber there),
-    2 failed)."""
+    """Thelen2003Muscle::initMuscleState for one muscle (scalar leaves) at activation `a`
+    (clamped to [a_min, 1]; OpenSim reads the state unclamped, the same within that range),
+    path length `ml` (m) and lengthening speed `dml` (m/s): (fiber length (m), status: 0
+    converged, 1 at the fiber's lower bound (OpenSim's warning; the fiber there), 2 failed).
+    OpenSim's calcfvInv (a Newton solve of Thelen's force-velocity relation, stopped one step
+    past its tolerance) is taken as its exact inverse, clamped at 0."""
     c = m.curves
     tsl, ofl, fiso = m.tendon_slack_length_m, m.optimal_fiber_length_m, m.max_isometric_force_N
     vmax = m.max_contraction_velocity_Lopt_per_s
