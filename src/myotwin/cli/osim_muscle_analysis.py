@@ -6,8 +6,8 @@ motion, as OpenSim's MuscleAnalysis writes them (`myotwin.osim.muscle_analysis`,
 Writes DIR/muscle_analysis_Length.sto, DIR/muscle_analysis_MomentArm_<coordinate>.sto, with
 `--muscle-states default` (the default) or `equilibrium` DIR/muscle_analysis_<output>.sto for
 each of OpenSim's muscle-state outputs and DIR/muscle_analysis_Moment_<coordinate>.sto, and
-DIR/summary.json; prints the summary. Bad input: one line naming the file, field and value (exit status 2);
-outputs that are not finite: exit status 3.
+DIR/summary.json; prints the summary. Bad input: one line naming the file, field and value
+(exit status 2); outputs that are not finite: exit status 3.
 """
 
 from __future__ import annotations
