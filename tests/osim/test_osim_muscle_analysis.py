@@ -219,11 +219,11 @@ def test_equilibrated_muscles_match_opensims_muscle_analysis(tmp_path):
     """`--muscle-states equilibrium` against AnalyzeTool with
     solve_for_equilibrium_for_auxiliary_states (`osim.muscle_equilibrium`), each type's own
     equilibrium: arm26's Thelen muscles along the tutorial's motion (the stiffness-shared
-    speed: a static equilibrium was off by 2e-4 to 1.5e-3 m of fiber in a scratch check),
-    gait10dof18musc's
-    Millard muscles along the walk (static; glut_max_l held at its minimum fiber length, as
-    OpenSim holds it), and arm26 made De Groote's along `_arm26_states` (the file's
-    activations, its tendon states replaced)."""
+    speed; the equilibrium alone against equilibrateMuscles:
+    test_osim_muscle_equilibrium_vs_opensim.py), gait10dof18musc's Millard muscles along the
+    walk (static; glut_max_l held at its minimum fiber length, as OpenSim holds it), and
+    arm26 made De Groote's along `_arm26_states` (the file's activations, its tendon states
+    replaced)."""
     import xml.etree.ElementTree as ET
 
     from osim_synthetic import to_degroote
