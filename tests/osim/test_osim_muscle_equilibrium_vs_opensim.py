@@ -23,6 +23,14 @@ elsewhere: test_osim_muscle_state_vs_opensim.py), so only the equilibrium is com
   |k_M| <= k_T / 2 (observed: 9.2e-9 F_iso). The random poses make many musculotendons slack
   (no equilibrium): OpenSim then leaves the fiber at getMinimumFiberLength, so do we
   (`at_bound`); those fibers must agree to 1e-12 m and there must be at least 20 of them.
+  There the outputs of AT_MINIMUM (fiber velocity, f_V, fiber, active and passive forces,
+  tendon force and velocity) must be OpenSim's within 1e-12 (F_iso, v_max l_opt, m or 1):
+  the state is the same on both sides. (These fibers sit at the active curve's start, where
+  f_L = 0, so a slack tendon gives v = 0 even without OpenSim's clamp.)
+* arm26 with every tendon slack length x 1.3 (Thelen): slack musculotendons whose fiber
+  OpenSim holds at its minimum, 0 for the unpennated biceps and brachialis, and clamps
+  (isFiberStateClamped: velocity 0, f_V = 1, no fiber force, the passive force still
+  reported): the same AT_MINIMUM comparison (without the clamp our velocity there is NaN).
 * arm26 made DeGrooteFregly2016Muscle (`osim_synthetic.to_degroote`; equilibrium with zero
   tendon-force derivative, OpenSim bisects the normalized tendon force to 1e-10): tendon force
   within 1e-10 F_iso + 1e-12 (roundoff) (observed 7.2e-11).
@@ -59,10 +67,23 @@ TOL_MILLARD_FORCE = 2e-8         # F_iso
 TOL_AT_MINIMUM_M = 1e-12
 MIN_AT_MINIMUM = 20
 TOL_DEGROOTE_FORCE = 1e-10 + 1e-12   # F_iso
+TOL_AT_MINIMUM = 1e-12          # F_iso, v_max l_opt, m or 1: the same state on both sides
+MIN_CLAMPED = 3
+SLACK_FACTOR = 1.3
+
+
+#: Our MuscleOutputs field -> OpenSim's getter, compared where the fiber is at its minimum.
+AT_MINIMUM = {"fiber_length_m": "getFiberLength", "tendon_force_N": "getTendonForce",
+              "fiber_velocity_m_per_s": "getFiberVelocity",
+              "force_velocity_multiplier": "getForceVelocityMultiplier",
+              "fiber_force_N": "getFiberForce", "active_fiber_force_N": "getActiveFiberForce",
+              "passive_fiber_force_N": "getPassiveFiberForce",
+              "tendon_velocity_m_per_s": "getTendonVelocity"}
 
 
 class Equilibria:
-    """OpenSim's and our equilibrium at N_STATES random states of the model at `path`."""
+    """OpenSim's and our equilibrium at N_STATES random states of the model at `path`:
+    `theirs[getter]` and `ours[field]` (n_rows, n_muscles) for the AT_MINIMUM pairs."""
 
     def __init__(self, path):
         self.loaded = osim.load(path)
@@ -76,7 +97,8 @@ class Equilibria:
         lo, hi = (np.array([f(coords.get(j)) for j in range(coords.getSize())])
                   for f in (lambda c: c.getRangeMin(), lambda c: c.getRangeMax()))
         rng = np.random.default_rng(SEED)
-        rows = []
+        getters = ("getLength", "getLengtheningSpeed", *AT_MINIMUM.values())
+        rows, activations = [], []
         for _ in range(N_STATES):
             q, qd = rng.uniform(lo, hi), rng.uniform(-SPEED_RANGE, SPEED_RANGE, lo.size)
             a = rng.uniform(*ACTIVATION_RANGE, len(muscles))
@@ -85,33 +107,51 @@ class Equilibria:
                 m.setActivation(state, float(value))
             model.equilibrateMuscles(state)
             model.realizeDynamics(state)
-            rows.append([(m.getLength(state), m.getLengtheningSpeed(state), value,
-                          m.getFiberLength(state), m.getTendonForce(state),
-                          _shortest(m)) for m, value in zip(muscles, a)])
-        (self.length, self.speed, self.activation, self.fiber, self.force,
-         self.shortest) = np.moveaxis(np.array(rows), -1, 0)
+            rows.append([[getattr(m, g)(state) for g in getters] for m in muscles])
+            activations.append(a)
+        self.theirs = dict(zip(getters, np.moveaxis(np.array(rows), -1, 0)))
+        self.length, self.speed = self.theirs["getLength"], self.theirs["getLengtheningSpeed"]
+        self.fiber, self.force = self.theirs["getFiberLength"], self.theirs["getTendonForce"]
+        self.activation = np.array(activations)
+        self.shortest = np.array([_shortest(m) for m in muscles])
         self.f_iso = np.array([m.getMaxIsometricForce() for m in muscles])
+        self.v_unit = np.array([m.getMaxContractionVelocity() * m.getOptimalFiberLength()
+                                for m in muscles])
         _, defaults = default_state_rows(self.groups, self.length.shape)
         self.states, self.failed, self.at_bound = equilibrium_states(
             self.groups, self.length, self.speed, self.activation, defaults)
-        self.ours_fiber, self.ours_force = self.outputs(self.states)
+        self.ours = self.outputs(self.states)
+        self.ours_fiber, self.ours_force = self.ours["fiber_length_m"], self.ours["tendon_force_N"]
 
     def outputs(self, tendon_states):
-        """(fiber length (m), tendon force (N)) of our muscles at the drawn rows and
+        """Our AT_MINIMUM outputs (field -> (n_rows, n_muscles)) at the drawn rows and
         `tendon_states` (n_rows, n_muscles)."""
-        fiber, force = np.full(self.length.shape, np.nan), np.full(self.length.shape, np.nan)
+        result = {name: np.full(self.length.shape, np.nan) for name in AT_MINIMUM}
         for g in self.groups:
             cols = np.asarray(g.columns)
             rows = jax.jit(jax.vmap(functools.partial(muscle_outputs, g.muscles)))
             out = rows(*(jnp.asarray(x[:, cols]) for x in
                          (self.activation, self.length, self.speed, tendon_states)))
-            fiber[:, cols] = np.asarray(out.fiber_length_m)
-            force[:, cols] = np.asarray(out.tendon_force_N)
-        return fiber, force
+            for name in AT_MINIMUM:
+                result[name][:, cols] = np.asarray(getattr(out, name))
+        return result
 
     def force_error(self):
         """|our tendon force - OpenSim's| / F_iso, (n_rows, n_muscles)."""
         return np.abs(self.ours_force - self.force) / self.f_iso
+
+    def at_minimum_errors(self):
+        """Per AT_MINIMUM output, the largest |ours - OpenSim's| over the rows held at the
+        minimum fiber length, scaled by F_iso (forces), v_max l_opt (speeds), 1 (lengths m,
+        multipliers), and the number of those rows OpenSim clamped (fiber velocity 0)."""
+        scale = {"m_per_s": self.v_unit, "_N": self.f_iso}
+        errors = {}
+        for name, getter in AT_MINIMUM.items():
+            unit = next((v for k, v in scale.items() if name.endswith(k)), 1.0)
+            gap = np.abs(self.ours[name] - self.theirs[getter]) / unit
+            errors[name] = float(gap[self.at_bound].max())
+        clamped = int((self.theirs["getFiberVelocity"][self.at_bound] == 0.0).sum())
+        return errors, clamped
 
 
 def _concrete(muscle):
@@ -148,7 +188,7 @@ def test_thelen_equilibrium_is_opensims_initmusclestate():
         solve = jax.vmap(lambda a, l: equilibrium(g.muscles, a, l, 0.0).tendon_state)
         static[:, cols] = np.asarray(solve(jnp.asarray(eq.activation[:, cols]),
                                            jnp.asarray(eq.length[:, cols])))
-    gap = np.abs(eq.outputs(static)[0] - eq.fiber).max()
+    gap = np.abs(eq.outputs(static)["fiber_length_m"] - eq.fiber).max()
     print(f"a static equilibrium would be off by {gap:.1e} m")
     assert gap > STATIC_GAP_M
 
@@ -165,6 +205,38 @@ def test_millard_equilibrium_is_opensims_static_one_or_its_minimum():
     theirs = np.abs(eq.fiber - eq.shortest)[eq.at_bound]
     assert at_minimum.max() <= TOL_AT_MINIMUM_M and theirs.max() <= TOL_AT_MINIMUM_M, (
         at_minimum.max(), theirs.max())
+    _check_at_minimum(eq)
+
+
+def _check_at_minimum(eq):
+    """Every AT_MINIMUM output where the fiber is held at its minimum within TOL_AT_MINIMUM
+    (scaled as `at_minimum_errors`), and OpenSim's fiber clamp seen at least MIN_CLAMPED
+    times there."""
+    errors, clamped = eq.at_minimum_errors()
+    print(f"at the minimum fiber length ({int(eq.at_bound.sum())} muscle-rows, {clamped} "
+          f"clamped): {', '.join(f'{k} {v:.1e}' for k, v in errors.items())}")
+    assert clamped >= MIN_CLAMPED
+    assert all(e <= TOL_AT_MINIMUM for e in errors.values()), errors     # (NaN fails)
+
+
+def test_a_slack_thelen_muscle_is_held_at_opensims_minimum(tmp_path):
+    """arm26 with every tendon slack length x SLACK_FACTOR, so that the random poses make
+    some musculotendons slack: OpenSim's initMuscleState then ends at getMinimumFiberLength
+    (0 for the unpennated biceps and brachialis: Warning_FiberAtLowerBound) and clamps the
+    fiber (velocity 0, f_V = 1, no fiber force, Thelen's passive force still reported)."""
+    def slack(root):
+        for muscle in root.iter("Thelen2003Muscle"):
+            length = muscle.find("tendon_slack_length")
+            length.text = repr(float(length.text) * SLACK_FACTOR)
+
+    path = write_osim(tmp_path, needs(MODELS / "arm26.osim").read_text(), slack,
+                      "arm26_slack_tendons.osim")
+    eq = Equilibria(path)
+    assert not eq.failed.any() and eq.at_bound.sum() >= MIN_CLAMPED
+    errors = np.abs(eq.ours_fiber - eq.fiber)
+    _summary("arm26 Thelen with long tendons, fiber length", eq, errors, "m")
+    assert errors.max() <= TOL_THELEN_FIBER_M, errors.max()
+    _check_at_minimum(eq)
 
 
 def test_degroote_equilibrium_is_opensims(tmp_path):

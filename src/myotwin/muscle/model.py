@@ -9,9 +9,10 @@ family and one tendon model; a model mixing families holds several `Muscle` grou
 Parameters (OpenSim `Muscle` names, SI units): max_isometric_force_N (F_iso),
 optimal_fiber_length_m (l_opt), tendon_slack_length_m (l_ts), pennation_at_optimal_rad
 (phi_opt), max_contraction_velocity_Lopt_per_s (v_max, in optimal fiber lengths per second),
-fiber_damping (beta, normalized: damping force = F_iso beta v~). The tendon strain at one
-normalized force, the passive fiber strain and the Thelen shape factors live in the curve
-part.
+fiber_damping (beta, normalized: damping force = F_iso beta v~), min_fiber_length_m (the
+fiber-length tendon models' lower bound, OpenSim's getMinimumFiberLength; see
+`tendon.fiber_length`). The tendon strain at one normalized force, the passive fiber strain
+and the Thelen shape factors live in the curve part.
 
 Tendon models (`TendonModel`):
   RIGID                l_T = l_ts; no tendon state.
@@ -86,10 +87,10 @@ class Muscle:
     """n_muscles Hill-type musculotendons sharing a curve family and a tendon model (pytree).
 
     Leaves (n_muscles,): max_isometric_force_N, optimal_fiber_length_m, tendon_slack_length_m,
-    pennation_at_optimal_rad, max_contraction_velocity_Lopt_per_s, fiber_damping; parts
-    `activation` (ActivationDynamics) and `curves` (MillardCurves | DeGrooteCurves |
-    ThelenCurves) with leaves of leading axis n_muscles. Static: names (n_muscles,), tendon
-    (TendonModel).
+    pennation_at_optimal_rad, max_contraction_velocity_Lopt_per_s, fiber_damping,
+    min_fiber_length_m; parts `activation` (ActivationDynamics) and `curves` (MillardCurves |
+    DeGrooteCurves | ThelenCurves) with leaves of leading axis n_muscles. Static: names
+    (n_muscles,), tendon (TendonModel).
     """
 
     max_isometric_force_N: jax.Array
@@ -100,6 +101,7 @@ class Muscle:
     fiber_damping: jax.Array
     activation: ActivationDynamics
     curves: MillardCurves | DeGrooteCurves | ThelenCurves
+    min_fiber_length_m: jax.Array
     names: tuple[str, ...] = dataclasses.field(default=(), metadata=_STATIC)
     tendon: TendonModel = dataclasses.field(default=TendonModel.RIGID, metadata=_STATIC)
 
@@ -192,7 +194,8 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
                   millard_curve_parameters: Mapping[str, Mapping[str, float]] | None = None,
                   active_force_length_shape=None, passive_force_length_shape=None,
                   force_velocity_shape=None, max_lengthening_force_multiplier=None,
-                  force_velocity_extrapolation_threshold=None) -> Muscle:
+                  force_velocity_extrapolation_threshold=None,
+                  min_fiber_length_m=None) -> Muscle:
     """Validate and compile n_muscles musculotendons. Each numeric argument is a scalar (all
     muscles) or a sequence of n_muscles values. None takes OpenSim's default of the family:
     Millard 2012: fiber_damping 0.1, tendon strain 0.049, passive strain 0.7, activation law
@@ -205,7 +208,9 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
     0.95 [fv_linear_extrap_threshold], law THELEN2003 (tau 0.015 / 0.050 s, a_min 0.01, at
     least 0.01). `millard_curve_parameters` (all muscles alike): dicts of keyword arguments of
     the `millard2012` curve builders, keyed `active_force_length`, `force_velocity`,
-    `force_velocity_inverse`, `fiber_force_length`, `tendon_force_length`."""
+    `force_velocity_inverse`, `fiber_force_length`, `tendon_force_length`.
+    `min_fiber_length_m` (m, >= 0; the fiber-length tendon models hold the fiber there, see
+    `tendon.fiber_length`): None takes OpenSim's getMinimumFiberLength, `min_fiber_length`."""
     names = tuple(names)
     if not names:
         raise ValueError("build_muscles: at least one muscle name is required")
@@ -277,6 +282,33 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
                   force_velocity_extrapolation_threshold=force_velocity_extrapolation_threshold)
     curve_part = _curve_part(family, names, eps_p, eps_t, active_force_width_scale,
                              millard_curve_parameters, thelen)
+    if min_fiber_length_m is None:
+        shortest = min_fiber_length(family, l_opt, phi, curve_part)
+    else:
+        shortest = _per_muscle(min_fiber_length_m, names, "min_fiber_length_m")
+        _check(shortest, names, "min_fiber_length_m", lambda v: v >= 0, ">= 0")
     return Muscle(jnp.asarray(f_iso), jnp.asarray(l_opt), jnp.asarray(l_ts), jnp.asarray(phi),
                   jnp.asarray(v_max), jnp.asarray(beta), _stack(acts), curve_part,
-                  names=names, tendon=tendon)
+                  jnp.asarray(shortest), names=names, tendon=tendon)
+
+
+#: SimTK's SignificantReal (eps^(7/8)) and OpenSim's maximum pennation of the fixed-width
+#: model (acos 0.1).
+SIGNIFICANT_REAL = np.finfo(float).eps ** 0.875
+MAX_PENNATION_RAD = math.acos(0.1)
+
+
+def min_fiber_length(family: CurveFamily, optimal_fiber_length_m, pennation_at_optimal_rad,
+                     curves) -> np.ndarray:
+    """(n,) OpenSim's minimum fiber length (m): the fiber's length at the maximum pennation
+    acos(0.1) (MuscleFixedWidthPennationModel, Thelen2003Muscle's getMinimumFiberLength, 0 for
+    an unpennated muscle), for the Millard 2012 curves also no shorter than the active
+    force-length curve's start (min_norm_active_fiber_length l_opt) and SignificantReal
+    (Millard2012EquilibriumMuscle)."""
+    l_opt = np.asarray(optimal_fiber_length_m, float)
+    height = l_opt * np.sin(np.asarray(pennation_at_optimal_rad, float))
+    shortest = height / math.sin(MAX_PENNATION_RAD)
+    if family is CurveFamily.MILLARD2012:
+        active = np.asarray(curves.active_fl_curve.x_lo) * l_opt
+        shortest = np.maximum(SIGNIFICANT_REAL, np.maximum(active, shortest))
+    return shortest

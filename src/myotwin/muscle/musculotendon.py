@@ -39,6 +39,7 @@ import jax.numpy as jnp
 from myotwin.muscle import pennation, tendon
 from myotwin.muscle.activation import activation_derivative
 from myotwin.muscle.model import Muscle, TendonModel
+from myotwin.muscle.thelen2003 import ThelenCurves
 
 
 class MuscleOutputs(NamedTuple):
@@ -113,10 +114,14 @@ def _fiber(m: Muscle, a, l_mt, v_mt, s) -> tendon.Fiber:
 def _outputs_from_fiber(m: Muscle, fib: tendon.Fiber, v_mt) -> MuscleOutputs:
     geo = fib.geometry
     f_iso = m.max_isometric_force_N
-    active = f_iso * fib.activation * fib.active_force_length_multiplier \
-        * fib.force_velocity_multiplier
+    free = ~fib.clamped          # a fiber held at its lower bound bears no force (`tendon`)
+    active = jnp.where(free, f_iso * fib.activation * fib.active_force_length_multiplier
+                       * fib.force_velocity_multiplier, 0.0)
     passive = f_iso * fib.passive_force_multiplier
     damping = f_iso * m.fiber_damping * fib.norm_fiber_velocity
+    fiber_force = jnp.where(free, active + passive + damping, 0.0)
+    if not isinstance(m.curves, ThelenCurves):
+        passive = jnp.where(free, passive, 0.0)
     v_m = fib.fiber_velocity_m_per_s
     v_along = pennation.fiber_velocity_along_tendon(v_m, geo)
     l_norm = geo.fiber_length_m / m.optimal_fiber_length_m
@@ -129,11 +134,12 @@ def _outputs_from_fiber(m: Muscle, fib: tendon.Fiber, v_mt) -> MuscleOutputs:
         v_t = v_mt - v_along
         e_tendon = f_iso * m.tendon_slack_length_m * m.curves.tendon_force_length_integral(
             lt_norm)
+    phi_dot = jnp.where(free, pennation.pennation_angular_velocity(v_m, geo), 0.0)
     return MuscleOutputs(
-        f_t, active + passive + damping, active, passive, damping,
+        f_t, fiber_force, active, passive, damping,
         geo.fiber_length_m, geo.fiber_length_along_tendon_m, v_m, v_along, l_norm,
         fib.norm_fiber_velocity, geo.pennation_rad, geo.cos_pennation,
-        pennation.pennation_angular_velocity(v_m, geo), fib.tendon_length_m, v_t, lt_norm,
+        phi_dot, fib.tendon_length_m, v_t, lt_norm,
         fib.norm_tendon_force, fib.activation, fib.active_force_length_multiplier,
         fib.force_velocity_multiplier, fib.passive_force_multiplier,
         f_iso * m.optimal_fiber_length_m * m.curves.passive_force_length_integral(l_norm),

@@ -11,7 +11,8 @@ Differentiating w = const in time: v_M sin(phi) + l_M cos(phi) phi_dot = 0, so
 
     phi_dot = -v_M tan(phi) / l_M,         v_along = d(l_M cos phi)/dt = v_M / cos(phi).
 
-The state is not clamped at OpenSim's maximum pennation (acos 0.1): callers keep l_along > 0.
+The geometry is not clamped at OpenSim's maximum pennation (acos 0.1): callers keep
+l_along > 0 (the fiber-length tendon models hold the fiber at that bound, `tendon`).
 All functions are elementwise (shapes (n_muscles,) or anything broadcastable).
 """
 
@@ -40,10 +41,13 @@ def fiber_width(optimal_fiber_length_m, pennation_at_optimal_rad) -> jax.Array:
 
 
 def from_fiber_length(fiber_length_m, width_m) -> Pennation:
-    """Geometry from the fiber length l_M (must exceed the width)."""
+    """Geometry from the fiber length l_M (must exceed the width; l_M = 0 is taken as an
+    unpennated fiber of zero length, phi = 0, as OpenSim's pennation model takes it)."""
     along = jnp.sqrt(fiber_length_m ** 2 - width_m ** 2)
-    return Pennation(fiber_length_m, along, width_m / fiber_length_m, along / fiber_length_m,
-                     jnp.arctan2(width_m, along))
+    some = fiber_length_m > 0.0
+    length = jnp.where(some, fiber_length_m, 1.0)
+    return Pennation(fiber_length_m, along, jnp.where(some, width_m / length, 0.0),
+                     jnp.where(some, along / length, 1.0), jnp.arctan2(width_m, along))
 
 
 def from_fiber_length_along_tendon(along_m, width_m) -> Pennation:

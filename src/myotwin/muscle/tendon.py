@@ -20,6 +20,13 @@ l~ = l_M/l_opt, l~_T = l_T/l_ts, v~ = v_M/(v_max l_opt); f~ forces / F_iso. Equi
 * damped fiber length (state l_M, Millard 2013 Sec. 2.3): f~_T = f_T((l_MT - l_M cos phi)/l_ts),
   v~ solves a f_L f_V(v~) + beta v~ = f~_T / cos(phi) - f_PE (strictly increasing in v~ with
   slope >= beta > 0, Newton in a bracket), d l_M/dt = v~ v_max l_opt.
+* the fiber's lower bound (both fiber-length models, as OpenSim's Thelen2003Muscle and
+  Millard2012EquilibriumMuscle, `isFiberStateClamped`): the fiber is taken no shorter than
+  `min_fiber_length_m` (clampFiberLength), and at or below it a fiber the velocity law would
+  shorten is held ("clamped"): v_M = 0, f_V = 1, v_T = v_MT, no fiber force (its active,
+  damping and along-tendon parts 0; the passive part 0 as Millard's, except that the
+  Thelen 2003 curves report f_PE F_iso as Thelen2003Muscle does); the tendon force stays
+  f_T. Fiber and tendon are then out of equilibrium, as in OpenSim.
 * equilibrium (OpenSim `computeInitialFiberEquilibrium` of DeGrooteFregly2016Muscle): the
   fiber length along the tendon x in [1e-3 l_opt, l_MT - l_ts l~_T0] with zero tendon
   velocity, v~ = v_MT cos(phi)/(v_max l_opt), and R(x) = f~_M cos(phi) - f_T(l~_T) = 0,
@@ -58,6 +65,7 @@ class Fiber(NamedTuple):
     force_velocity_multiplier: jax.Array
     passive_force_multiplier: jax.Array
     norm_fiber_velocity: jax.Array
+    clamped: jax.Array
 
 
 def _width(m: Muscle):
@@ -83,7 +91,7 @@ def rigid(m: Muscle, activation, mt_length, mt_speed) -> Fiber:
     f_v = m.curves.force_velocity(v_norm, a)
     f_m = a * f_l * f_v + f_pe + m.fiber_damping * v_norm
     return Fiber(geo, v_m, m.tendon_slack_length_m, f_m * geo.cos_pennation, a, f_l, f_v, f_pe,
-                 v_norm)
+                 v_norm, jnp.zeros_like(v_norm, dtype=bool))
 
 
 def explicit_force(m: Muscle, activation, mt_length, mt_speed, norm_tendon_force) -> Fiber:
@@ -96,26 +104,40 @@ def explicit_force(m: Muscle, activation, mt_length, mt_speed, norm_tendon_force
     f_v = (norm_tendon_force / geo.cos_pennation - f_pe) / (a * f_l)
     v_norm = m.curves.force_velocity_inverse(f_v, a)
     v_m = v_norm * _velocity_unit(m)
-    return Fiber(geo, v_m, l_t, norm_tendon_force, a, f_l, f_v, f_pe, v_norm)
+    return Fiber(geo, v_m, l_t, norm_tendon_force, a, f_l, f_v, f_pe, v_norm,
+                 jnp.zeros_like(v_norm, dtype=bool))
+
+
+def _at_lower_bound(m: Muscle, state_m, v_norm, f_v):
+    """(v~, f_V, clamped) with OpenSim's clamp of a shortening fiber at its lower bound."""
+    clamped = (state_m <= m.min_fiber_length_m) & (v_norm <= 0.0)
+    return (jnp.where(clamped, 0.0, v_norm), jnp.where(clamped, 1.0, f_v), clamped)
+
+
+def _bounded_geometry(m: Muscle, state_m):
+    return pennation.from_fiber_length(jnp.maximum(state_m, m.min_fiber_length_m), _width(m))
 
 
 def fiber_length(m: Muscle, activation, mt_length, mt_speed, fiber_length_m) -> Fiber:
     """Undamped fiber-length state (OpenSim's Thelen2003Muscle); fiber_damping must be 0.
-    mt_speed is not used: the tendon follows l_MT - l_M cos(phi)."""
+    mt_speed is not used: the tendon follows l_MT - l_M cos(phi). The fiber's lower bound as
+    in the module docstring."""
     a = force_activation(m.activation, activation)
-    geo = pennation.from_fiber_length(fiber_length_m, _width(m))
+    geo = _bounded_geometry(m, fiber_length_m)
     l_t = mt_length - geo.fiber_length_along_tendon_m
     f_t = m.curves.tendon_force_length(l_t / m.tendon_slack_length_m)
     f_l, f_pe = _multipliers(m, geo)
     f_v = (f_t / geo.cos_pennation - f_pe) / (a * f_l)
-    v_norm = m.curves.force_velocity_inverse(f_v, a)
-    return Fiber(geo, v_norm * _velocity_unit(m), l_t, f_t, a, f_l, f_v, f_pe, v_norm)
+    v_norm, f_v, clamped = _at_lower_bound(m, fiber_length_m,
+                                           m.curves.force_velocity_inverse(f_v, a), f_v)
+    return Fiber(geo, v_norm * _velocity_unit(m), l_t, f_t, a, f_l, f_v, f_pe, v_norm, clamped)
 
 
 def damped_fiber_length(m: Muscle, activation, mt_length, mt_speed, fiber_length) -> Fiber:
-    """Damped equilibrium model with the fiber length as state (Millard 2013); beta > 0."""
+    """Damped equilibrium model with the fiber length as state (Millard 2013); beta > 0. The
+    fiber's lower bound as in the module docstring."""
     a = force_activation(m.activation, activation)
-    geo = pennation.from_fiber_length(fiber_length, _width(m))
+    geo = _bounded_geometry(m, fiber_length)
     l_t = mt_length - geo.fiber_length_along_tendon_m
     f_t = m.curves.tendon_force_length(l_t / m.tendon_slack_length_m)
     f_l, f_pe = _multipliers(m, geo)
@@ -126,8 +148,9 @@ def damped_fiber_length(m: Muscle, activation, mt_length, mt_speed, fiber_length
 
     v_norm, _ = increasing_root(residual, jnp.zeros_like(target), m.fiber_damping,
                                 N_ITER_VELOCITY)
-    v_m = v_norm * _velocity_unit(m)
-    return Fiber(geo, v_m, l_t, f_t, a, f_l, m.curves.force_velocity(v_norm, a), f_pe, v_norm)
+    v_norm, f_v, clamped = _at_lower_bound(m, fiber_length, v_norm,
+                                           m.curves.force_velocity(v_norm, a))
+    return Fiber(geo, v_norm * _velocity_unit(m), l_t, f_t, a, f_l, f_v, f_pe, v_norm, clamped)
 
 
 def equilibrium_along(m: Muscle, activation, mt_length, mt_speed):

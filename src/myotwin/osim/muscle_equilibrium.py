@@ -11,7 +11,7 @@ and lengthening speed. Each type defines the equilibrium differently:
 * Millard2012EquilibriumMuscle: the static equilibrium, zero fiber and tendon velocity
   whatever the lengthening speed (`computeFiberEquilibrium(s, false)`, Newton to
   1e-8 F_iso): `muscle.equilibrium(..., 0)`, the fiber no shorter than OpenSim's minimum
-  (`millard_min_fiber_length`: its Newton clamps the fiber there, and a slack musculotendon,
+  (`Muscle.min_fiber_length_m`: its Newton clamps the fiber there, and a slack musculotendon,
   which has no equilibrium, ends there too, its `Warning_FiberAtLowerBound`);
 * Thelen2003Muscle (`initMuscleState`): the lengthening speed shared between tendon and fiber
   in proportion to their stiffnesses, a heuristic defined by its iteration (the split is
@@ -22,8 +22,9 @@ and lengthening speed. Each type defines the equilibrium differently:
 A muscle without an equilibrium at a time (De Groote's residual without a sign change,
 Thelen's 20 steps used up) keeps its state there (its default, or the states file's), as
 OpenSim's AnalyzeTool keeps it after logging a warning; `equilibrium_states` returns those
-(time, muscle) pairs, and those held at the minimum fiber length. At that minimum OpenSim also
-takes a shortening fiber's velocity as zero (isFiberStateClamped); the outputs here do not.
+(time, muscle) pairs, and those held at the minimum fiber length. At that minimum a fiber the
+velocity law would shorten is held with no fiber force (OpenSim's isFiberStateClamped, which
+the muscle outputs follow: `muscle.tendon`).
 """
 
 from __future__ import annotations
@@ -36,17 +37,14 @@ import numpy as np
 
 from myotwin.muscle import Muscle
 from myotwin.muscle.activation import force_activation
-from myotwin.muscle.model import TendonModel
+from myotwin.muscle.model import MAX_PENNATION_RAD, SIGNIFICANT_REAL, TendonModel
 from myotwin.muscle.musculotendon import equilibrium
 
-#: SimTK's constants (double precision): SignificantReal = eps^(7/8), SqrtEps = eps^(1/2).
-SIGNIFICANT_REAL = np.finfo(float).eps ** 0.875
+#: SimTK's SqrtEps = eps^(1/2) (double precision).
 SQRT_EPS = math.sqrt(np.finfo(float).eps)
 #: Thelen2003Muscle::computeInitialFiberEquilibrium: tolerance 1e-8 F_iso (N), 20 steps.
 THELEN_TOL_PER_F_ISO = 1e-8
 THELEN_MAX_STEPS = 20
-#: OpenSim's maximum pennation angle of the fixed-width model: acos(0.1).
-MAX_PENNATION_RAD = math.acos(0.1)
 
 THELEN, MILLARD, DEGROOTE = ("Thelen2003Muscle", "Millard2012EquilibriumMuscle",
                              "DeGrooteFregly2016Muscle")
@@ -63,7 +61,7 @@ def thelen_equilibrium(m: Muscle, a, ml, dml):
     tsl, ofl, fiso = m.tendon_slack_length_m, m.optimal_fiber_length_m, m.max_isometric_force_N
     vmax = m.max_contraction_velocity_Lopt_per_s
     h = ofl * jnp.sin(m.pennation_at_optimal_rad)          # the parallelogram's height
-    min_length = h / math.sin(MAX_PENNATION_RAD)
+    min_length = m.min_fiber_length_m                      # h / sin(acos 0.1)
     tol = jnp.maximum(THELEN_TOL_PER_F_ISO * fiso, 10.0 * SIGNIFICANT_REAL)
     d_fal, d_fpe = jax.grad(c.active_force_length), jax.grad(c.passive_force_length)
     d_fse = jax.grad(c.tendon_force_length)
@@ -147,16 +145,6 @@ def thelen_equilibrium(m: Muscle, a, ml, dml):
                                                            jnp.where(at_bound, 1, 2))
 
 
-def millard_min_fiber_length(muscles: Muscle) -> np.ndarray:
-    """(n,) Millard2012EquilibriumMuscle's minimum fiber length (m): the longer of the active
-    force-length curve's start (min_norm_active_fiber_length l_opt) and the fiber's length at
-    the maximum pennation acos(0.1), as OpenSim clamps it."""
-    ofl = np.asarray(muscles.optimal_fiber_length_m)
-    height = ofl * np.sin(np.asarray(muscles.pennation_at_optimal_rad))
-    active = np.asarray(muscles.curves.active_fl_curve.x_lo) * ofl
-    return np.maximum(SIGNIFICANT_REAL, np.maximum(active, height / math.sin(MAX_PENNATION_RAD)))
-
-
 @jax.jit
 def _thelen_rows(muscles: Muscle, activation, lengths, speeds):
     """(fiber lengths, statuses), each (n_rows, n), of `thelen_equilibrium` at rows of activation,
@@ -197,7 +185,7 @@ def equilibrium_states(groups, lengths, speeds, activation, tendon_state):
         elif g.opensim_type == MILLARD:       # static; the fiber no shorter than its minimum
             solved, ok = (np.asarray(x) for x in _solved_rows(g.muscles, a, l,
                                                               jnp.zeros_like(v)))
-            shortest = millard_min_fiber_length(g.muscles)
+            shortest = np.asarray(g.muscles.min_fiber_length_m)
             bound = ~ok | (solved <= shortest)
             solved, ok = np.where(bound, shortest, solved), np.ones_like(ok)
         else:
