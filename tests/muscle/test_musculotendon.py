@@ -237,6 +237,8 @@ def test_equilibrium_reports_failure_for_a_slack_musculotendon():
      "active_force_width_scale"),
     ({"millard_curve_parameters": {"fiber_force_length": {"curviness": 2.0}}},
      "must all be given"),
+    ({"min_fiber_length_m": [0.01, -0.01]}, "muscle 'm1': min_fiber_length_m must be >= 0"),
+    ({"min_fiber_length_m": float("inf")}, "min_fiber_length_m"),
 ])
 def test_bad_muscle_parameters_are_rejected(kwargs, fragment):
     args = dict(names=["m0", "m1"], curves="millard2012", tendon="damped_fiber_length",
