@@ -7,7 +7,12 @@ FIBER_LENGTH, unused (zeros) for RIGID.
 
 `equilibrium_state` starts a simulation as OpenSim's `equilibrateMuscles` does: each
 compliant musculotendon at the fiber length where fiber and tendon forces balance at the
-current path length, with zero tendon velocity (`myotwin.muscle.equilibrium`).
+current path length, with zero tendon velocity (`myotwin.muscle.equilibrium`). With a fiber
+length as the state (FIBER_LENGTH, DAMPED_FIBER_LENGTH) the fiber is no shorter than its
+minimum (`Muscle.min_fiber_length_m`), and where the balance would need it shorter, or the
+musculotendon is slack (no balance), the fiber starts at that minimum, as OpenSim's
+Thelen2003Muscle (Warning_FiberAtLowerBound) and Millard2012EquilibriumMuscle start it; with
+the tendon force as the state a slack musculotendon has no equilibrium (ValueError).
 """
 
 from __future__ import annotations
@@ -43,7 +48,8 @@ def _paths_and_equilibrium(msm: MusculoskeletalModel, q, qd, a):
 def equilibrium_state(msm: MusculoskeletalModel, q, qd, activation) -> MusculoskeletalState:
     """The state at (q, qd) with the given activation (scalar or (n_muscles,)) and every
     compliant tendon in equilibrium (module docstring). ValueError naming the muscles whose
-    equilibrium has no solution (for example a slack musculotendon), when not traced."""
+    equilibrium has no solution (a slack musculotendon with the tendon force as state), when
+    not traced."""
     q = jnp.asarray(q, dtype=float)
     qd = jnp.asarray(qd, dtype=float)
     a = jnp.broadcast_to(jnp.asarray(activation, dtype=float), (msm.n_muscles,))
@@ -51,6 +57,10 @@ def equilibrium_state(msm: MusculoskeletalModel, q, qd, activation) -> Musculosk
     if m.tendon is TendonModel.RIGID:
         return MusculoskeletalState(q, qd, a, jnp.zeros(msm.n_muscles))
     length, eq = _paths_and_equilibrium(msm, q, qd, a)
+    if m.tendon in (TendonModel.FIBER_LENGTH, TendonModel.DAMPED_FIBER_LENGTH):
+        fiber = jnp.where(eq.converged, jnp.maximum(eq.tendon_state, m.min_fiber_length_m),
+                          m.min_fiber_length_m)
+        return MusculoskeletalState(q, qd, a, fiber)
     if not isinstance(eq.converged, jax.core.Tracer) and not bool(jnp.all(eq.converged)):
         bad = [n for n, ok in zip(m.names, eq.converged.tolist()) if not ok]
         raise ValueError(f"equilibrium_state: no fiber equilibrium for muscles {bad} at path "

@@ -61,6 +61,7 @@ import numpy as np
 from myotwin.engine.adaptive import AdaptiveStatus
 from myotwin.engine.integrators import Integrator
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
+from myotwin.muscle.model import TendonModel
 from myotwin.musculoskeletal.adaptive import InputTable, adaptive_rollout, input_table
 from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.model import MusculoskeletalModel
@@ -266,6 +267,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     state = equilibrium_state(msm, q, jnp.zeros_like(q), jnp.asarray(inputs.excitation(0.0)[0]))
     summary = {"model": loaded.source, "omitted": list(loaded.omitted),
                "tendon": msm.muscles.tendon.value, "coupling": msm.coupling,
+               "muscles_starting_at_min_fiber_length": _at_minimum(msm, state),
                "integrator": integrator, "dt_s": dt_s,
                "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
                "files": ["states.sto", "muscle_forces.sto", "summary.json"]}
@@ -403,6 +405,14 @@ def _fiber_length_and_force(m: MusculoskeletalModel, s: MusculoskeletalState):
 
 # one jitted function for every call (a new jit per call recompiled the rows' outputs each time)
 _outputs = jax.jit(jax.vmap(_fiber_length_and_force, in_axes=(None, 0)))
+
+
+def _at_minimum(m: MusculoskeletalModel, s: MusculoskeletalState) -> list[str]:
+    """The muscles whose fiber (a fiber-length state) is at its minimum length in `s`."""
+    if m.muscles.tendon not in (TendonModel.FIBER_LENGTH, TendonModel.DAMPED_FIBER_LENGTH):
+        return []
+    low = np.asarray(s.tendon_state) <= np.asarray(m.muscles.min_fiber_length_m)
+    return [name for name, at in zip(m.muscles.names, low.tolist()) if at]
 
 
 def _stack(states) -> MusculoskeletalState:

@@ -252,10 +252,10 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
         "coordinates_missing": missing,
         "muscle_states": muscle_states,
         "muscle_states_defaulted": defaulted,
-        "muscle_equilibrium_failed": _rows_by_muscle(failed, motion.times_s,
+        "muscle_equilibrium_failed": _rows_by_muscle(failed[:good], motion.times_s,
                                                      loaded.muscle_names),
-        "muscle_equilibrium_at_min_fiber_length": _rows_by_muscle(at_bound, motion.times_s,
-                                                                  loaded.muscle_names),
+        "muscle_equilibrium_at_min_fiber_length": _rows_by_muscle(
+            at_bound[:good], motion.times_s, loaded.muscle_names),
         "muscle_default_states": {
             loaded.muscle_names[c]: {"activation": float(g.activation[k]),
                                      "tendon_state": float(g.tendon_state[k]),

@@ -129,15 +129,12 @@ def _group_outputs(muscles: Muscle, activation, tendon_state, lengths, speeds):
         activation, tendon_state, lengths, speeds)
 
 
-def state_outputs(groups, lengths, speeds, activation=None,
-                  tendon_state=None) -> dict[str, np.ndarray]:
+def state_outputs(groups, lengths, speeds, activation, tendon_state) -> dict[str, np.ndarray]:
     """OpenSim's MuscleAnalysis muscle-state outputs (`OUTPUTS` name -> (n_rows, n_muscles)
     array, columns in `loaded.muscle_names` order) at rows of path lengths and lengthening
     speeds (n_rows, n_muscles), and of the muscles' activations and tendon states (n_rows,
-    n_muscles; default: every muscle at its group's default states)."""
+    n_muscles; the groups' defaults: `default_state_rows`)."""
     lengths, speeds = np.asarray(lengths, float), np.asarray(speeds, float)
-    if activation is None:
-        activation, tendon_state = default_state_rows(groups, lengths.shape)
     result = {name: np.full(lengths.shape, np.nan) for name in OUTPUTS}
     for g in groups:
         cols = np.asarray(g.columns)
