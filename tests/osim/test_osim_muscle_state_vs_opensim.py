@@ -56,7 +56,10 @@ fiber lengths), realizes it and reads OpenSim's own numbers; ours come from the 
     follows OpenSim's lengthening speed. Fiber length 1e-9 m and fiber velocity
     1e-9 m * |qd|_1 (those of l_MT and v_MT in (a)); tendon force 1e-10 F_iso plus what
     the speed tolerance can move it: f_V's slope (<= 5 per unit of v_max l_opt) and the
-    damping 0.1. The stale TRIlong state is included.
+    damping 0.1. The stale TRIlong state is included. At fast shortening (FAST, a = 0.01)
+    the damping would make the fiber force compressive; OpenSim's rigid Millard muscle
+    saturates it at 0 (the damping force becomes -(active + passive)); ours too, compared
+    with the same tolerances (without the saturation the tendon pushes with up to 20 N).
 (d) OpenSim's Millard2012EquilibriumMuscle overrides its ActiveForceLengthCurve's
     minimum_value (0 when damped, fiber_damping >= 1e-3, or rigid) and the
     ForceVelocityCurve's slopes at v_max (0) in extendFinalizeFromProperties, whatever the
@@ -341,6 +344,41 @@ def test_rigid_fiber_follows_opensims_lengthening_speed(rigid, q, qd):
         worst = np.maximum(worst, [e.max() for e in err])
     print(f"rigid Millard at q = {q}, qd = {qd}: fiber length {worst[0]:.1e} m, velocity "
           f"{worst[1]:.1e} m/s, tendon force {worst[2]:.1e} F_iso from OpenSim's")
+
+
+#: Fast shortening at OpenSim's minimum activation: the rigid Millard fiber's damping would
+#: make its force compressive (module docstring, (c)).
+FAST = [((0.5, 1.0), (0.0, 8.0)), ((0.5, 1.0), (0.0, -8.0)), ((0.3, 1.5), (6.0, 6.0)),
+        ((0.3, 1.5), (-6.0, -6.0))]
+
+
+def test_a_rigid_tendon_does_not_push_as_in_opensim(rigid):
+    """Where a + passive + damping < 0 OpenSim's rigid-tendon Millard2012EquilibriumMuscle
+    sets the fiber force to 0 and reports the damping part as -(active + passive)
+    (getPassiveFiberForce then -active): tendon, fiber and passive (+ damping) forces
+    within the rigid comparison's tolerance, and OpenSim saturating at >= 8 muscle-states."""
+    s, mus = rigid.state, rigid.os_muscles
+    saturated = 0
+    for q, qd in FAST:
+        l_mt, v_mt, _ = rigid.ours(q, qd)
+        set_pose(rigid.model, s, q, qd)
+        for m in mus:
+            m.setActivation(s, 0.01)
+        rigid.model.realizeDynamics(s)
+        out = rigid.outputs(0.01, l_mt, v_mt)
+        tol = (TOL_CURVE + (5.0 + np.asarray(rigid.muscles.fiber_damping))
+               * TOL_ARM_M * np.abs(qd).sum() / rigid.v_unit) * rigid.f_iso
+        pairs = {"tendon": (out.tendon_force_N, [m.getTendonForce(s) for m in mus]),
+                 "fiber": (out.fiber_force_N, [m.getFiberForce(s) for m in mus]),
+                 "passive": (out.passive_fiber_force_N + out.damping_fiber_force_N,
+                             [m.getPassiveFiberForce(s) for m in mus])}
+        for name, (ours, theirs) in pairs.items():
+            err = np.abs(np.asarray(ours) - np.asarray(theirs))
+            assert (err <= tol).all(), f"{name} force at q = {q}, qd = {qd}: {err} N"
+        saturated += sum(m.getFiberForce(s) == 0.0 and m.getPassiveFiberForce(s) < 0.0
+                         for m in mus)
+    print(f"rigid Millard, fast shortening at a = 0.01: {saturated} saturated fibers")
+    assert saturated >= 8
 
 
 def test_millard_active_force_length_minimum_is_opensims(tmp_path):

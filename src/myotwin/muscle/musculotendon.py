@@ -39,6 +39,7 @@ import jax.numpy as jnp
 from myotwin.muscle import pennation, tendon
 from myotwin.muscle.activation import activation_derivative
 from myotwin.muscle.model import Muscle, TendonModel
+from myotwin.muscle.millard2012 import MillardCurves
 from myotwin.muscle.thelen2003 import ThelenCurves
 
 
@@ -119,6 +120,9 @@ def _outputs_from_fiber(m: Muscle, fib: tendon.Fiber, v_mt) -> MuscleOutputs:
                        * fib.force_velocity_multiplier, 0.0)
     passive = f_iso * fib.passive_force_multiplier
     damping = f_iso * m.fiber_damping * fib.norm_fiber_velocity
+    if m.tendon is TendonModel.RIGID and isinstance(m.curves, MillardCurves):
+        # a rigid tendon does not push: the damping absorbs a compressive fiber force
+        damping = jnp.where(active + passive + damping < 0.0, -(active + passive), damping)
     fiber_force = jnp.where(free, active + passive + damping, 0.0)
     if not isinstance(m.curves, ThelenCurves):
         passive = jnp.where(free, passive, 0.0)

@@ -9,7 +9,10 @@ l~ = l_M/l_opt, l~_T = l_T/l_ts, v~ = v_M/(v_max l_opt); f~ forces / F_iso. Equi
     f~_M cos(phi) = f~_T,   f~_M = a f_L(l~) f_V(v~) + f_PE(l~) + beta v~,   f~_T = f_T(l~_T),
     l_MT = l_M cos(phi) + l_T,   v_MT = v_M / cos(phi) + v_T.
 
-* rigid: l_T = l_ts, v_T = 0, so l_M cos(phi) = l_MT - l_ts and v_M = v_MT cos(phi).
+* rigid: l_T = l_ts, v_T = 0, so l_M cos(phi) = l_MT - l_ts and v_M = v_MT cos(phi). With the
+  Millard 2012 curves the fiber force is no less than 0 (OpenSim's rigid-tendon
+  Millard2012EquilibriumMuscle saturates it: where a shortening fiber's damping would make it
+  compressive, the damping force is -(active + passive), so the tendon does not push).
 * explicit tendon force (state f~_T, De Groote 2016 Eq. S6): l~_T = f_T^-1(f~_T),
   f~_M = f~_T / cos(phi), v~ = f_V^-1((f~_M - f_PE)/(a f_L)) (needs beta = 0, a f_L > 0),
   d f~_T/dt = f_T'(l~_T) v_T / l_ts.
@@ -42,6 +45,7 @@ import jax.numpy as jnp
 
 from myotwin.muscle import pennation
 from myotwin.muscle.activation import force_activation
+from myotwin.muscle.millard2012 import MillardCurves
 from myotwin.muscle.model import Muscle
 from myotwin.muscle.solve import bracketed_root, increasing_root
 
@@ -90,6 +94,8 @@ def rigid(m: Muscle, activation, mt_length, mt_speed) -> Fiber:
     f_l, f_pe = _multipliers(m, geo)
     f_v = m.curves.force_velocity(v_norm, a)
     f_m = a * f_l * f_v + f_pe + m.fiber_damping * v_norm
+    if isinstance(m.curves, MillardCurves):
+        f_m = jnp.maximum(f_m, 0.0)
     return Fiber(geo, v_m, m.tendon_slack_length_m, f_m * geo.cos_pennation, a, f_l, f_v, f_pe,
                  v_norm, jnp.zeros_like(v_norm, dtype=bool))
 
