@@ -381,6 +381,62 @@ def test_a_rigid_tendon_does_not_push_as_in_opensim(rigid):
     assert saturated >= 8
 
 
+SLACK_FACTOR = 1.3          # the rigid copy's tendon slack lengths x this: slack poses
+N_SLACK_STATES = 30
+MIN_SLACK_CLAMPED = 20
+
+
+def test_a_slack_rigid_musculotendon_is_clamped_as_in_opensim(tmp_path):
+    """The rigid copy with every tendon slack length x SLACK_FACTOR at N_SLACK_STATES random
+    (q, qd) (seed 0, q over arm26's ranges, qd in [-3, 3] rad/s, a = 0.3): where l_MT - l_ts
+    is below the fiber's minimum length along the tendon OpenSim holds the fiber there,
+    clamped (velocity 0, no force, tendon length l_MT - l_M cos(phi) < l_ts, tendon velocity
+    v_MT). Fiber and tendon lengths and velocities and the tendon force compared with the
+    rigid comparison's tolerances where l_MT >= l_ts, at least MIN_SLACK_CLAMPED clamped
+    there. Below l_ts OpenSim takes the fiber as if stretched by l_ts - l_MT and lets it pull
+    (docs/muscle.md); ours is slack: no force there."""
+    def edit(root):
+        _to_rigid_millard(True)(root)
+        for muscle in root.iter("Millard2012EquilibriumMuscle"):
+            length = muscle.find("tendon_slack_length")
+            length.text = repr(float(length.text) * SLACK_FACTOR)
+
+    path = write_osim(tmp_path, needs(ARM26).read_text(), edit, "arm26_rigid_slack.osim")
+    arm = _Arm(path, "opensim", opensim.Millard2012EquilibriumMuscle)
+    s, mus = arm.state, arm.os_muscles
+    slack_length = np.array([m.getTendonSlackLength() for m in mus])
+    rng = np.random.default_rng(0)
+    getters = {"fiber_length_m": "getFiberLength", "tendon_length_m": "getTendonLength",
+               "fiber_velocity_m_per_s": "getFiberVelocity",
+               "tendon_velocity_m_per_s": "getTendonVelocity", "tendon_force_N": "getTendonForce"}
+    clamped = below = 0
+    for _ in range(N_SLACK_STATES):
+        q, qd = rng.uniform((-1.5, 0.0), (3.0, 2.2)), rng.uniform(-3.0, 3.0, 2)
+        l_mt, v_mt, _ = arm.ours(q, qd)
+        set_pose(arm.model, s, q, qd)
+        for m in mus:
+            m.setActivation(s, 0.3)
+        arm.model.realizeDynamics(s)
+        out = arm.outputs(0.3, l_mt, v_mt)
+        taut = l_mt >= slack_length
+        tol_v = TOL_ARM_M * np.abs(qd).sum()
+        tol = {"fiber_length_m": TOL_LENGTH_M, "tendon_length_m": TOL_LENGTH_M,
+               "fiber_velocity_m_per_s": tol_v, "tendon_velocity_m_per_s": tol_v,
+               "tendon_force_N": (TOL_CURVE + (5.0 + np.asarray(arm.muscles.fiber_damping))
+                                  * tol_v / arm.v_unit) * arm.f_iso}
+        for name, getter in getters.items():
+            err = np.abs(np.asarray(getattr(out, name)) - [getattr(m, getter)(s) for m in mus])
+            assert (err <= tol[name])[taut].all(), f"{name} at q = {q}, qd = {qd}: {err}"
+        held = np.array([m.getFiberVelocity(s) == 0.0 and m.getFiberForce(s) == 0.0
+                         for m in mus])
+        clamped += int((held & taut).sum())
+        assert (np.asarray(out.tendon_force_N)[~taut] == 0.0).all()
+        below += int((~taut).sum())
+    print(f"rigid Millard, tendons x {SLACK_FACTOR}: {clamped} clamped muscle-states with "
+          f"l_MT >= l_ts as OpenSim's; {below} below l_ts (ours without force)")
+    assert clamped >= MIN_SLACK_CLAMPED
+
+
 def test_millard_active_force_length_minimum_is_opensims(tmp_path):
     """The same copy without <minimum_value>0</minimum_value>; our muscles are evaluated at
     OpenSim's own l_MT and v_MT (the paths are compared above), so only the curve differs."""

@@ -132,7 +132,7 @@ def _outputs_from_fiber(m: Muscle, fib: tendon.Fiber, v_mt) -> MuscleOutputs:
     lt_norm = fib.tendon_length_m / m.tendon_slack_length_m
     f_t = f_iso * fib.norm_tendon_force
     if m.tendon is TendonModel.RIGID:
-        v_t = jnp.zeros_like(v_mt)
+        v_t = jnp.where(fib.clamped, v_mt, 0.0)      # a slack one shortens with the path
         e_tendon = jnp.zeros_like(v_mt)
     else:
         v_t = v_mt - v_along

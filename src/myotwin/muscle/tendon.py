@@ -12,7 +12,13 @@ l~ = l_M/l_opt, l~_T = l_T/l_ts, v~ = v_M/(v_max l_opt); f~ forces / F_iso. Equi
 * rigid: l_T = l_ts, v_T = 0, so l_M cos(phi) = l_MT - l_ts and v_M = v_MT cos(phi). With the
   Millard 2012 curves the fiber force is no less than 0 (OpenSim's rigid-tendon
   Millard2012EquilibriumMuscle saturates it: where a shortening fiber's damping would make it
-  compressive, the damping force is -(active + passive), so the tendon does not push).
+  compressive, the damping force is -(active + passive), so the tendon does not push). A
+  musculotendon too short for the fiber's minimum length (l_MT - l_ts below the minimum's
+  length along the tendon) is slack: the fiber at its minimum and clamped (below), l_T =
+  l_MT - l_M cos(phi) < l_ts, v_T = v_MT, no force; at that minimum a shortening fiber is
+  clamped too. (OpenSim's rigid Millard muscle does the same while l_MT >= l_ts; below that
+  it takes the fiber as sqrt((l_MT - l_ts)^2 + w^2), as if stretched, and lets it bear force,
+  which is not reproduced.)
 * explicit tendon force (state f~_T, De Groote 2016 Eq. S6): l~_T = f_T^-1(f~_T),
   f~_M = f~_T / cos(phi), v~ = f_V^-1((f~_M - f_PE)/(a f_L)) (needs beta = 0, a f_L > 0),
   d f~_T/dt = f_T'(l~_T) v_T / l_ts.
@@ -86,18 +92,26 @@ def _multipliers(m: Muscle, geo: pennation.Pennation):
 
 
 def rigid(m: Muscle, activation, mt_length, mt_speed) -> Fiber:
-    """Rigid tendon: the fiber follows the musculotendon (needs l_MT > l_ts)."""
+    """Rigid tendon: the fiber follows the musculotendon, no shorter than its minimum (module
+    docstring)."""
     a = force_activation(m.activation, activation)
-    geo = pennation.from_fiber_length_along_tendon(mt_length - m.tendon_slack_length_m, _width(m))
+    w = _width(m)
+    raw = mt_length - m.tendon_slack_length_m              # the fiber's length along the tendon
+    gap = m.min_fiber_length_m ** 2 - w ** 2          # (a safe root: 0 for unpennated muscles)
+    shortest = jnp.where(gap > 0.0, jnp.sqrt(jnp.where(gap > 0.0, gap, 1.0)), 0.0)
+    geo = pennation.from_fiber_length_along_tendon(jnp.maximum(raw, shortest), w)
     v_m = pennation.fiber_velocity_from_along(mt_speed, geo)
+    clamped = (raw < shortest) | ((raw <= shortest) & (v_m <= 0.0))
+    v_m = jnp.where(clamped, 0.0, v_m)
     v_norm = v_m / _velocity_unit(m)
     f_l, f_pe = _multipliers(m, geo)
-    f_v = m.curves.force_velocity(v_norm, a)
+    f_v = jnp.where(clamped, 1.0, m.curves.force_velocity(v_norm, a))
     f_m = a * f_l * f_v + f_pe + m.fiber_damping * v_norm
     if isinstance(m.curves, MillardCurves):
         f_m = jnp.maximum(f_m, 0.0)
-    return Fiber(geo, v_m, m.tendon_slack_length_m, f_m * geo.cos_pennation, a, f_l, f_v, f_pe,
-                 v_norm, jnp.zeros_like(v_norm, dtype=bool))
+    f_m = jnp.where(clamped, 0.0, f_m)
+    return Fiber(geo, v_m, mt_length - geo.fiber_length_along_tendon_m, f_m * geo.cos_pennation,
+                 a, f_l, f_v, f_pe, v_norm, clamped)
 
 
 def explicit_force(m: Muscle, activation, mt_length, mt_speed, norm_tendon_force) -> Fiber:
