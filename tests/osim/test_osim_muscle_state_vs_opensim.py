@@ -153,6 +153,23 @@ class _Arm:
                           for m in self.os_muscles] for j in range(coords.getSize())])
         return length, speed, arms
 
+    def realized(self, q, qd, a):
+        """OpenSim's state set to (q, qd) and activation `a`, realized to Dynamics; returns our
+        (l_MT, v_MT, MuscleOutputs) at the same (q, qd, a)."""
+        l_mt, v_mt, _ = self.ours(q, qd)
+        set_pose(self.model, self.state, q, qd)
+        for m in self.os_muscles:
+            m.setActivation(self.state, a)
+        self.model.realizeDynamics(self.state)
+        return l_mt, v_mt, self.outputs(a, l_mt, v_mt)
+
+    def rigid_force_tolerance(self, qd):
+        """(n_muscles,) tendon-force tolerance (F_iso) of the rigid comparisons at speeds qd:
+        TOL_CURVE plus what the speed tolerance TOL_ARM_M |qd|_1 moves f_V (slope <= 5 per
+        v_max l_opt) and the damping."""
+        tol_v = TOL_ARM_M * np.abs(qd).sum()
+        return TOL_CURVE + (5.0 + np.asarray(self.muscles.fiber_damping)) * tol_v / self.v_unit
+
     def wraps(self, q):
         """(muscle, wrap object) pairs active at q in OpenSim's current paths."""
         set_pose(self.model, self.state, q, (0.0, 0.0))
@@ -322,17 +339,11 @@ def test_thelen_fiber_length_state_matches_opensims_thelen2003muscle(thelen):
 def test_rigid_fiber_follows_opensims_lengthening_speed(rigid, q, qd):
     assert rigid.muscles.tendon.value == "rigid"
     s, mus = rigid.state, rigid.os_muscles
-    l_mt, v_mt, _ = rigid.ours(q, qd)
     tol_v = TOL_ARM_M * np.abs(qd).sum()
-    beta = np.asarray(rigid.muscles.fiber_damping)
-    tol_f = TOL_CURVE + (5.0 + beta) * tol_v / rigid.v_unit
+    tol_f = rigid.rigid_force_tolerance(qd)
     worst = np.zeros(3)
     for a in ACTIVATIONS:
-        set_pose(rigid.model, s, q, qd)
-        for m in mus:
-            m.setActivation(s, a)
-        rigid.model.realizeDynamics(s)
-        out = rigid.outputs(a, l_mt, v_mt)
+        _, _, out = rigid.realized(q, qd, a)
         err = [np.abs(np.asarray(out.fiber_length_m) - [m.getFiberLength(s) for m in mus]),
                np.abs(np.asarray(out.fiber_velocity_m_per_s)
                       - [m.getFiberVelocity(s) for m in mus]),
@@ -360,14 +371,8 @@ def test_a_rigid_tendon_does_not_push_as_in_opensim(rigid):
     s, mus = rigid.state, rigid.os_muscles
     saturated = 0
     for q, qd in FAST:
-        l_mt, v_mt, _ = rigid.ours(q, qd)
-        set_pose(rigid.model, s, q, qd)
-        for m in mus:
-            m.setActivation(s, 0.01)
-        rigid.model.realizeDynamics(s)
-        out = rigid.outputs(0.01, l_mt, v_mt)
-        tol = (TOL_CURVE + (5.0 + np.asarray(rigid.muscles.fiber_damping))
-               * TOL_ARM_M * np.abs(qd).sum() / rigid.v_unit) * rigid.f_iso
+        _, _, out = rigid.realized(q, qd, 0.01)
+        tol = rigid.rigid_force_tolerance(qd) * rigid.f_iso
         pairs = {"tendon": (out.tendon_force_N, [m.getTendonForce(s) for m in mus]),
                  "fiber": (out.fiber_force_N, [m.getFiberForce(s) for m in mus]),
                  "passive": (out.passive_fiber_force_N + out.damping_fiber_force_N,
@@ -412,18 +417,12 @@ def test_a_slack_rigid_musculotendon_is_clamped_as_in_opensim(tmp_path):
     clamped = below = 0
     for _ in range(N_SLACK_STATES):
         q, qd = rng.uniform((-1.5, 0.0), (3.0, 2.2)), rng.uniform(-3.0, 3.0, 2)
-        l_mt, v_mt, _ = arm.ours(q, qd)
-        set_pose(arm.model, s, q, qd)
-        for m in mus:
-            m.setActivation(s, 0.3)
-        arm.model.realizeDynamics(s)
-        out = arm.outputs(0.3, l_mt, v_mt)
+        l_mt, _, out = arm.realized(q, qd, 0.3)
         taut = l_mt >= slack_length
         tol_v = TOL_ARM_M * np.abs(qd).sum()
         tol = {"fiber_length_m": TOL_LENGTH_M, "tendon_length_m": TOL_LENGTH_M,
                "fiber_velocity_m_per_s": tol_v, "tendon_velocity_m_per_s": tol_v,
-               "tendon_force_N": (TOL_CURVE + (5.0 + np.asarray(arm.muscles.fiber_damping))
-                                  * tol_v / arm.v_unit) * arm.f_iso}
+               "tendon_force_N": arm.rigid_force_tolerance(qd) * arm.f_iso}
         for name, getter in getters.items():
             err = np.abs(np.asarray(getattr(out, name)) - [getattr(m, getter)(s) for m in mus])
             assert (err <= tol[name])[taut].all(), f"{name} at q = {q}, qd = {qd}: {err}"
