@@ -10,8 +10,8 @@ Parameters (OpenSim `Muscle` names, SI units): max_isometric_force_N (F_iso),
 optimal_fiber_length_m (l_opt), tendon_slack_length_m (l_ts), pennation_at_optimal_rad
 (phi_opt), max_contraction_velocity_Lopt_per_s (v_max, in optimal fiber lengths per second),
 fiber_damping (beta, normalized: damping force = F_iso beta v~), min_fiber_length_m (the
-fiber-length tendon models' lower bound, OpenSim's getMinimumFiberLength; see
-`tendon.fiber_length`). The tendon strain at one normalized force, the passive fiber strain
+fiber's lower bound, OpenSim's getMinimumFiberLength, where the rigid and fiber-length tendon
+models hold it: `tendon`). The tendon strain at one normalized force, the passive fiber strain
 and the Thelen shape factors live in the curve part.
 
 Tendon models (`TendonModel`):
@@ -209,8 +209,8 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
     least 0.01). `millard_curve_parameters` (all muscles alike): dicts of keyword arguments of
     the `millard2012` curve builders, keyed `active_force_length`, `force_velocity`,
     `force_velocity_inverse`, `fiber_force_length`, `tendon_force_length`.
-    `min_fiber_length_m` (m, >= 0; the fiber-length tendon models hold the fiber there, see
-    `tendon.fiber_length`): None takes OpenSim's getMinimumFiberLength, `min_fiber_length`."""
+    `min_fiber_length_m` (m, >= 0; the rigid and fiber-length tendon models hold the fiber
+    there, `tendon`): None takes OpenSim's getMinimumFiberLength, `min_fiber_length`."""
     names = tuple(names)
     if not names:
         raise ValueError("build_muscles: at least one muscle name is required")
