@@ -238,6 +238,13 @@ def to_degroote(root: ET.Element) -> None:
             scale.text = str(DEGROOTE_WIDTH_SCALE)
 
 
+def scale_tendon_slack_lengths(root: ET.Element, factor: float) -> None:
+    """Every muscle's <tendon_slack_length> of `root` times `factor` (longer tendons make
+    musculotendons slack at poses where they were taut)."""
+    for length in root.iter("tendon_slack_length"):
+        length.text = repr(float(length.text) * factor)
+
+
 def deactivate(root: ET.Element, names) -> None:
     """Set <active>false</active> on the wrap objects `names` (each must exist once)."""
     for name in names:

@@ -56,7 +56,7 @@ from myotwin.osim.muscle_equilibrium import equilibrium_states
 from myotwin.osim.muscle_states import default_state_rows, muscle_groups
 from myotwin.osim.muscles import OPENSIM_STATE
 from opensim_live import opensim_package, set_pose
-from osim_synthetic import to_degroote, write_osim
+from osim_synthetic import scale_tendon_slack_lengths, to_degroote, write_osim
 from shared_reference import SHARED, needs
 
 opensim = opensim_package()
@@ -240,12 +240,8 @@ def test_a_slack_thelen_muscle_is_held_at_opensims_minimum(tmp_path):
     some musculotendons slack: OpenSim's initMuscleState then ends at getMinimumFiberLength
     (0 for the unpennated biceps and brachialis: Warning_FiberAtLowerBound) and clamps the
     fiber (velocity 0, f_V = 1, no fiber force, Thelen's passive force still reported)."""
-    def slack(root):
-        for muscle in root.iter("Thelen2003Muscle"):
-            length = muscle.find("tendon_slack_length")
-            length.text = repr(float(length.text) * SLACK_FACTOR)
-
-    path = write_osim(tmp_path, needs(MODELS / "arm26.osim").read_text(), slack,
+    path = write_osim(tmp_path, needs(MODELS / "arm26.osim").read_text(),
+                      lambda root: scale_tendon_slack_lengths(root, SLACK_FACTOR),
                       "arm26_slack_tendons.osim")
     eq = Equilibria(path)
     assert not eq.failed.any() and eq.refused == 0 and eq.at_bound.sum() >= MIN_CLAMPED
@@ -275,9 +271,7 @@ def test_a_slack_degroote_muscle_keeps_its_state_as_in_opensim(tmp_path):
     within TOL_DEGROOTE_FORCE, at least MIN_CLAMPED failures, each a state OpenSim refused."""
     def edit(root):
         to_degroote(root)
-        for muscle in root.iter("DeGrooteFregly2016Muscle"):
-            length = muscle.find("tendon_slack_length")
-            length.text = repr(float(length.text) * SLACK_FACTOR)
+        scale_tendon_slack_lengths(root, SLACK_FACTOR)
 
     path = write_osim(tmp_path, needs(MODELS / "arm26.osim").read_text(), edit,
                       "arm26_degroote_slack.osim")

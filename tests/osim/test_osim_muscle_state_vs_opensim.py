@@ -84,7 +84,7 @@ from myotwin import osim
 from myotwin.muscle.musculotendon import muscle_outputs
 from myotwin.musculoskeletal.paths import path_state
 from opensim_live import opensim_package, set_pose
-from osim_synthetic import set_muscle_property, write_osim
+from osim_synthetic import scale_tendon_slack_lengths, set_muscle_property, write_osim
 from shared_reference import SHARED, needs
 
 opensim = opensim_package()
@@ -402,9 +402,7 @@ def test_a_slack_rigid_musculotendon_is_clamped_as_in_opensim(tmp_path):
     (docs/muscle.md); ours is slack: no force there."""
     def edit(root):
         _to_rigid_millard(True)(root)
-        for muscle in root.iter("Millard2012EquilibriumMuscle"):
-            length = muscle.find("tendon_slack_length")
-            length.text = repr(float(length.text) * SLACK_FACTOR)
+        scale_tendon_slack_lengths(root, SLACK_FACTOR)
 
     path = write_osim(tmp_path, needs(ARM26).read_text(), edit, "arm26_rigid_slack.osim")
     arm = _Arm(path, "opensim", opensim.Millard2012EquilibriumMuscle)
