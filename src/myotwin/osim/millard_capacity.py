@@ -33,10 +33,7 @@ import jax
 import jax.numpy as jnp
 
 from myotwin.muscle import pennation
-from myotwin.muscle.model import Muscle
-
-#: Millard2012EquilibriumMuscle's maximum pennation angle (its buildMuscle), rad.
-MAX_PENNATION_RAD = math.acos(0.1)
+from myotwin.muscle.model import MAX_PENNATION_RAD, Muscle
 
 
 def _pennation(width, length):
