@@ -22,6 +22,7 @@ from myotwin.muscle import (
     equilibrium,
     generalized_forces,
     muscle_outputs,
+    tendon_force,
     tendon_state_derivative,
 )
 
@@ -101,6 +102,28 @@ def test_rigid_tendon_at_optimal_length_matches_opensim_values():
         np.testing.assert_allclose(out.pennation_rad, phi, atol=1e-14)
         expected = F_ISO * (np.asarray(a) + fpe1) * np.cos(phi)
         np.testing.assert_allclose(out.tendon_force_N, expected, atol=1e-4, err_msg=curves)
+
+
+@pytest.mark.parametrize("curves", ["degroote2016", "thelen2003", "millard2012"])
+def test_a_slack_unpennated_rigid_musculotendon_bears_no_force(curves):
+    """An unpennated rigid-tendon muscle whose path is at or below its tendon slack length
+    has no fiber left: OpenSim's clamp (fiber at its minimum, 0 for an unpennated De Groote
+    or Thelen muscle; velocity 0, no fiber force) leaves tendon force exactly 0 while the path
+    shortens, with finite outputs and derivatives (0 / 0 in the pennation geometry used to
+    give NaN)."""
+    m = build_muscles(["s"], curves=curves, tendon="rigid", max_isometric_force_N=F_ISO,
+                      optimal_fiber_length_m=L_OPT, tendon_slack_length_m=L_TS)
+
+    def force(l_mt, v_mt):
+        return tendon_force(m, jnp.array([0.5]), jnp.array([l_mt]), jnp.array([v_mt]),
+                            jnp.zeros(1))[0]
+
+    for l_mt in (L_TS - 0.05, L_TS):
+        assert float(force(l_mt, -0.1)) == 0.0
+        grads = jax.grad(force, argnums=(0, 1))(l_mt, -0.1)
+        assert all(np.isfinite(float(g)) for g in grads)
+    outs = _outputs(m, 0.5, L_TS - 0.05, -0.1)
+    assert all(np.isfinite(np.asarray(v)).all() for v in outs)
 
 
 def test_rigid_tendon_fiber_kinematics_match_finite_differences():

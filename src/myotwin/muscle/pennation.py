@@ -51,10 +51,17 @@ def from_fiber_length(fiber_length_m, width_m) -> Pennation:
 
 
 def from_fiber_length_along_tendon(along_m, width_m) -> Pennation:
-    """Geometry from the fiber length along the tendon l_along (> 0 for phi < 90 deg)."""
-    length = jnp.sqrt(along_m ** 2 + width_m ** 2)
-    return Pennation(length, along_m, width_m / length, along_m / length,
-                     jnp.arctan2(width_m, along_m))
+    """Geometry from the fiber length along the tendon l_along (> 0 for phi < 90 deg; an
+    unpennated fiber of zero length, l_along = w = 0, is taken as phi = 0, as
+    `from_fiber_length` takes it, with finite derivatives)."""
+    squared = along_m ** 2 + width_m ** 2
+    some = squared > 0.0
+    length = jnp.where(some, jnp.sqrt(jnp.where(some, squared, 1.0)), 0.0)
+    safe = jnp.where(some, length, 1.0)
+    return Pennation(length, along_m, jnp.where(some, width_m / safe, 0.0),
+                     jnp.where(some, along_m / safe, 1.0),
+                     jnp.where(some, jnp.arctan2(jnp.where(some, width_m, 0.0),
+                                                 jnp.where(some, along_m, 1.0)), 0.0))
 
 
 def fiber_velocity_along_tendon(fiber_velocity, geometry: Pennation) -> jax.Array:
