@@ -1,10 +1,10 @@
 """The `Muscle` parameter pytree (n_muscles Hill-type musculotendons) and its validated builder.
 
 A `Muscle` is composed of parts (STYLE 4): scalar musculotendon parameters per muscle, an
-`ActivationDynamics` part, a curve part (`MillardCurves`, `DeGrooteCurves` or `ThelenCurves`,
-same interface) and the static choice of tendon model. Every float leaf has a leading
-(n_muscles,) axis, so the physics functions vmap over muscles. One `Muscle` holds one curve
-family and one tendon model; a model mixing families holds several `Muscle` groups.
+`ActivationDynamics` part, a curve part (`MillardCurves`, `DeGrooteCurves`, `ThelenCurves` or
+`MuJoCoCurves`, same interface) and the static choice of tendon model. Every float leaf has a
+leading (n_muscles,) axis, so the physics functions vmap over muscles. One `Muscle` holds one
+curve family and one tendon model; a model mixing families holds several `Muscle` groups.
 
 Parameters (OpenSim `Muscle` names, SI units): max_isometric_force_N (F_iso),
 optimal_fiber_length_m (l_opt), tendon_slack_length_m (l_ts), pennation_at_optimal_rad
@@ -39,10 +39,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.muscle import millard2012, thelen2003
+from myotwin.muscle import millard2012, mujoco_muscle, thelen2003
 from myotwin.muscle.activation import ActivationDynamics, ActivationLaw, activation_dynamics
 from myotwin.muscle.degroote2016 import DeGrooteCurves
 from myotwin.muscle.millard2012 import MillardCurves
+from myotwin.muscle.mujoco_muscle import MuJoCoCurves
 from myotwin.muscle.thelen2003 import ThelenCurves
 
 
@@ -57,6 +58,7 @@ class CurveFamily(enum.Enum):
     MILLARD2012 = "millard2012"
     DEGROOTE2016 = "degroote2016"
     THELEN2003 = "thelen2003"
+    MUJOCO = "mujoco"
 
 
 #: OpenSim defaults that differ between the families: fiber_damping, passive strain, tendon
@@ -66,7 +68,13 @@ _FAMILY_DEFAULTS = {
     CurveFamily.DEGROOTE2016: (0.0, 0.6, 0.049, ActivationLaw.DEGROOTE2016),
     CurveFamily.THELEN2003: (0.0, thelen2003.DEFAULT_PASSIVE_STRAIN,
                              thelen2003.DEFAULT_TENDON_STRAIN, ActivationLaw.THELEN2003),
+    # (MuJoCo's muscle has neither strain parameter: its passive curve is fpmax's, its tendon
+    # rigid; the values only fill the two checked fields)
+    CurveFamily.MUJOCO: (0.0, 1.0, 1.0, ActivationLaw.MUJOCO),
 }
+#: MuJoCo curve parameters: build_muscles `mujoco_curve_parameters` key -> MJCF default.
+MUJOCO_PARAMETERS = {"lmin": mujoco_muscle.DEFAULT_LMIN, "lmax": mujoco_muscle.DEFAULT_LMAX,
+                     "fpmax": mujoco_muscle.DEFAULT_FPMAX, "fvmax": mujoco_muscle.DEFAULT_FVMAX}
 #: Thelen 2003 curve parameters: build_muscles keyword -> (OpenSim default, OpenSim name).
 THELEN_PARAMETERS = {
     "active_force_length_shape": (thelen2003.DEFAULT_ACTIVE_SHAPE, "KshapeActive"),
@@ -89,7 +97,8 @@ class Muscle:
     Leaves (n_muscles,): max_isometric_force_N, optimal_fiber_length_m, tendon_slack_length_m,
     pennation_at_optimal_rad, max_contraction_velocity_Lopt_per_s, fiber_damping,
     min_fiber_length_m; parts `activation` (ActivationDynamics) and `curves` (MillardCurves |
-    DeGrooteCurves | ThelenCurves) with leaves of leading axis n_muscles. Static: names
+    DeGrooteCurves | ThelenCurves | MuJoCoCurves) with leaves of leading axis n_muscles.
+    Static: names
     (n_muscles,), tendon (TendonModel).
     """
 
@@ -100,7 +109,7 @@ class Muscle:
     max_contraction_velocity_Lopt_per_s: jax.Array
     fiber_damping: jax.Array
     activation: ActivationDynamics
-    curves: MillardCurves | DeGrooteCurves | ThelenCurves
+    curves: MillardCurves | DeGrooteCurves | ThelenCurves | MuJoCoCurves
     min_fiber_length_m: jax.Array
     names: tuple[str, ...] = dataclasses.field(default=(), metadata=_STATIC)
     tendon: TendonModel = dataclasses.field(default=TendonModel.RIGID, metadata=_STATIC)
@@ -116,7 +125,9 @@ jax.tree_util.register_dataclass(
     meta_fields=["names", "tendon"])
 
 
-def _per_muscle(value, names: Sequence[str], field: str) -> np.ndarray:
+def _per_muscle(value, names: Sequence[str], field: str, finite: bool = True) -> np.ndarray:
+    """(n,) values of `field` from a scalar or n values; finite (or, with finite=False, not
+    NaN: +-inf allowed), else ValueError naming the muscle."""
     arr = np.asarray(value, dtype=float)
     if arr.ndim == 0:
         arr = np.full(len(names), float(arr))
@@ -124,8 +135,9 @@ def _per_muscle(value, names: Sequence[str], field: str) -> np.ndarray:
         raise ValueError(f"{field}: expected a scalar or {len(names)} values (one per muscle), "
                          f"got shape {arr.shape}")
     for name, v in zip(names, arr):
-        if not math.isfinite(v):
-            raise ValueError(f"muscle '{name}': {field} must be finite, got {v}")
+        if not math.isfinite(v) if finite else math.isnan(v):
+            raise ValueError(f"muscle '{name}': {field} must be "
+                             f"{'finite' if finite else 'a number or +-inf'}, got {v}")
     return arr
 
 
@@ -162,9 +174,29 @@ def _thelen_part(names, eps_p, eps_t, given) -> ThelenCurves:
         jnp.asarray(vals["force_velocity_extrapolation_threshold"]))
 
 
+def _mujoco_part(names, given: Mapping[str, object] | None) -> MuJoCoCurves:
+    """Validated MuJoCoCurves (MuJoCo's names; 0 <= lmin < 1 < lmax, fpmax >= 0, fvmax >= 1,
+    the ranges on which MuJoCo's piecewise curves are what its documentation describes)."""
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(MUJOCO_PARAMETERS))
+    if unknown:
+        raise ValueError(f"mujoco_curve_parameters: unknown {unknown}; the parameters are "
+                         f"{list(MUJOCO_PARAMETERS)}")
+    vals = {k: _per_muscle(given.get(k, d), names, k) for k, d in MUJOCO_PARAMETERS.items()}
+    _check(vals["lmin"], names, "lmin", lambda v: 0 <= v < 1, "in [0, 1)")
+    _check(vals["lmax"], names, "lmax", lambda v: v > 1, "> 1")
+    _check(vals["fpmax"], names, "fpmax", lambda v: v >= 0, ">= 0")
+    _check(vals["fvmax"], names, "fvmax", lambda v: v >= 1, ">= 1")
+    return MuJoCoCurves(*(jnp.asarray(vals[k]) for k in MUJOCO_PARAMETERS))
+
+
 def _curve_part(family, names, eps_p, eps_t, active_force_width_scale,
-                millard_curve_parameters, thelen):
+                millard_curve_parameters, thelen, mujoco_curve_parameters):
     """The family's curve part; options of another family are refused."""
+    if family is not CurveFamily.MUJOCO and mujoco_curve_parameters:
+        raise ValueError("mujoco_curve_parameters apply to the MuJoCo curves only")
+    if family is CurveFamily.MUJOCO:
+        return _mujoco_part(names, mujoco_curve_parameters)
     if family is not CurveFamily.THELEN2003:
         for key, value in thelen.items():
             if value is not None:
@@ -195,7 +227,9 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
                   active_force_length_shape=None, passive_force_length_shape=None,
                   force_velocity_shape=None, max_lengthening_force_multiplier=None,
                   force_velocity_extrapolation_threshold=None,
-                  min_fiber_length_m=None) -> Muscle:
+                  min_fiber_length_m=None,
+                  mujoco_curve_parameters: Mapping[str, object] | None = None,
+                  min_excitation=None, max_excitation=None) -> Muscle:
     """Validate and compile n_muscles musculotendons. Each numeric argument is a scalar (all
     muscles) or a sequence of n_muscles values. None takes OpenSim's default of the family:
     Millard 2012: fiber_damping 0.1, tendon strain 0.049, passive strain 0.7, activation law
@@ -210,7 +244,12 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
     the `millard2012` curve builders, keyed `active_force_length`, `force_velocity`,
     `force_velocity_inverse`, `fiber_force_length`, `tendon_force_length`.
     `min_fiber_length_m` (m, >= 0; the rigid and fiber-length tendon models hold the fiber
-    there, `tendon`): None takes OpenSim's getMinimumFiberLength, `min_fiber_length`."""
+    there, `tendon`): None takes OpenSim's getMinimumFiberLength, `min_fiber_length`.
+    MuJoCo's muscle (curves "mujoco", `mujoco_muscle`; usually built from an MJCF file by
+    `musculoskeletal.mjcf`): rigid tendon, no pennation, no fiber damping; default activation
+    law MUJOCO (tau 0.01 / 0.04 s, tausmooth 0); `mujoco_curve_parameters` keys lmin, lmax,
+    fpmax, fvmax (each a scalar or n_muscles values; MJCF defaults 0.5, 1.6, 1.3, 1.2);
+    min_excitation / max_excitation: the control range of the MUJOCO law."""
     names = tuple(names)
     if not names:
         raise ValueError("build_muscles: at least one muscle name is required")
@@ -238,8 +277,9 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
                         else passive_strain_at_one_norm_force, names,
                         "passive_strain_at_one_norm_force")
     positive = (lambda v: v > 0, "> 0")
+    if family is not CurveFamily.MUJOCO:       # MuJoCo's rigid "tendon" is an offset of any sign
+        _check(l_ts, names, "tendon_slack_length_m", *positive)
     for arr, field in ((f_iso, "max_isometric_force_N"), (l_opt, "optimal_fiber_length_m"),
-                       (l_ts, "tendon_slack_length_m"),
                        (v_max, "max_contraction_velocity_Lopt_per_s"),
                        (eps_t, "tendon_strain_at_one_norm_force"),
                        (eps_p, "passive_strain_at_one_norm_force")):
@@ -250,6 +290,14 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
     if tendon is TendonModel.DAMPED_FIBER_LENGTH:
         _check(beta, names, "fiber_damping", lambda v: v > 0,
                "> 0 for the damped fiber-length tendon model")
+    if family is CurveFamily.MUJOCO:
+        if tendon is not TendonModel.RIGID:
+            raise ValueError(f"tendon model '{tendon.value}' needs a tendon curve; MuJoCo's "
+                             "muscle has none: use 'rigid' with the MuJoCo curves")
+        _check(phi, names, "pennation_at_optimal_rad", lambda v: v == 0,
+               "0 for the MuJoCo curves (MuJoCo's muscle has no pennation)")
+        _check(beta, names, "fiber_damping", lambda v: v == 0,
+               "0 for the MuJoCo curves (MuJoCo's muscle has no fiber damping)")
     if tendon in (TendonModel.EXPLICIT_FORCE, TendonModel.FIBER_LENGTH):
         if family is CurveFamily.MILLARD2012:
             raise ValueError(f"tendon model '{tendon.value}' needs the De Groote 2016 curves or "
@@ -264,8 +312,12 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
     act_args = [None if v is None else _per_muscle(v, names, field) for v, field in (
         (tau_act_s, "tau_act_s"), (tau_deact_s, "tau_deact_s"),
         (min_activation, "min_activation"), (activation_smoothing, "activation_smoothing"))]
+    ranges = [None if v is None else _per_muscle(v, names, field, finite=False) for v, field in (
+        (min_excitation, "min_excitation"), (max_excitation, "max_excitation"))]
     acts = [activation_dynamics(law, *(None if v is None else v[i] for v in act_args),
-                                where=f"muscle '{name}' activation")
+                                where=f"muscle '{name}' activation",
+                                **{k: None if v is None else v[i] for k, v in
+                                   zip(("min_excitation", "max_excitation"), ranges)})
             for i, name in enumerate(names)]
     if family is CurveFamily.THELEN2003 and law is not ActivationLaw.DEGROOTE2016:
         for name, act in zip(names, acts):
@@ -281,7 +333,7 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
                   max_lengthening_force_multiplier=max_lengthening_force_multiplier,
                   force_velocity_extrapolation_threshold=force_velocity_extrapolation_threshold)
     curve_part = _curve_part(family, names, eps_p, eps_t, active_force_width_scale,
-                             millard_curve_parameters, thelen)
+                             millard_curve_parameters, thelen, mujoco_curve_parameters)
     if min_fiber_length_m is None:
         shortest = min_fiber_length(family, l_opt, phi, curve_part)
     else:

@@ -129,7 +129,8 @@ def _outputs_from_fiber(m: Muscle, fib: tendon.Fiber, v_mt) -> MuscleOutputs:
     v_m = fib.fiber_velocity_m_per_s
     v_along = pennation.fiber_velocity_along_tendon(v_m, geo)
     l_norm = geo.fiber_length_m / m.optimal_fiber_length_m
-    lt_norm = fib.tendon_length_m / m.tendon_slack_length_m
+    l_ts = m.tendon_slack_length_m          # <= 0 only for MuJoCo's offset (docs/muscle.md)
+    lt_norm = jnp.where(l_ts > 0.0, fib.tendon_length_m / jnp.where(l_ts > 0.0, l_ts, 1.0), 1.0)
     f_t = f_iso * fib.norm_tendon_force
     if m.tendon is TendonModel.RIGID:
         v_t = jnp.where(fib.clamped, v_mt, 0.0)      # a slack one shortens with the path
