@@ -6,7 +6,8 @@ velocity = moment . qvel, qfrc_actuator = moment^T force. Models: the in vitro-V
 (`plantaris` motor on its spatial tendon over two sphere wraps with side sites, gear -1; plus
 the knee and hip position servos on joints) and MyoSuite's myoelbow (6 tendons over wrapping
 cylinders) with its muscle actuators turned into fixed-gain/affine-bias `<general>` actuators
-on the same tendons (MuJoCo muscles themselves stay unsupported)."""
+on the same tendons (MuJoCo muscles themselves stay unsupported by the engine; the muscle
+package simulates them, `musculoskeletal.mjcf`)."""
 
 from __future__ import annotations
 
@@ -187,3 +188,8 @@ def test_unsupported_tendon_transmissions_named():
     assert "'mus': MuJoCo muscle actuator" in msgs
     with pytest.raises(ValueError, match="on_fixed"):
         engine.actuator_forces(model, jnp.zeros(1), jnp.zeros(1), jnp.zeros(3))
+    # an external actuator (the muscle package's) is not listed; an id beyond n_u is refused
+    external = engine.compile_model(mujoco.MjModel.from_xml_string(xml), external_actuators=[2])
+    assert "'mus'" not in "\n".join(external.dynamics_unsupported)
+    with pytest.raises(ValueError, match=r"external_actuators \[3\]: the model has 3 actuators"):
+        engine.compile_model(mujoco.MjModel.from_xml_string(xml), external_actuators=[3])

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import jax
@@ -266,12 +267,13 @@ def _actuator_problems(m, a: int) -> list[str]:
     return out
 
 
-def _dynamics_problems(m) -> list[str]:
-    """Messages naming each element that forces/dynamics cannot represent (kinematics can)."""
+def _dynamics_problems(m, external=frozenset()) -> list[str]:
+    """Messages naming each element that forces/dynamics cannot represent (kinematics can);
+    the `external` actuators are not the engine's (`compile_model`)."""
     import mujoco
 
     dsbl = m.opt.disableflags
-    out = [p for a in range(m.nu) for p in _actuator_problems(m, a)]
+    out = [p for a in range(m.nu) if a not in external for p in _actuator_problems(m, a)]
     for j in range(m.njnt):
         what = f"joint {_name(m, 'mjOBJ_JOINT', j)}"
         if (m.jnt_stiffness[j] != 0 and hasattr(m, "jnt_springyield")
@@ -302,8 +304,13 @@ def _f64(x) -> jax.Array:
     return jnp.asarray(np.array(x, dtype=np.float64), dtype=jnp.float64)
 
 
-def compile_model(mj_model) -> Model:
+def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
     """Freeze a compiled `mujoco.MjModel` into a `Model` (the MjModel is only read).
+
+    `external_actuators`: ids of actuators whose force another part of myotwin produces (the
+    MuJoCo muscles that `musculoskeletal.mjcf` turns into a `muscle.Muscle` group): the engine
+    keeps their ctrl slot (n_u is MuJoCo's) but gives them no force and does not list them as
+    unsupported.
 
     Raises ValueError for unsupported features (see module docstring) and RuntimeError if
     JAX's float64 mode is off (call `jax.config.update("jax_enable_x64", True)` first: the
@@ -335,8 +342,12 @@ def compile_model(mj_model) -> Model:
     from myotwin.engine.contact import compile_contact  # contact.py imports this module
 
     contact, contact_problems = compile_contact(m)
-    problems = _dynamics_problems(m) + contact_problems
-    supported = [not _actuator_problems(m, a) for a in range(m.nu)]
+    external = {int(a) for a in external_actuators}
+    if not external <= set(range(m.nu)):
+        raise ValueError(f"external_actuators {sorted(external)}: the model has {m.nu} "
+                         "actuators")
+    problems = _dynamics_problems(m, external) + contact_problems
+    supported = [a not in external and not _actuator_problems(m, a) for a in range(m.nu)]
     act_dof = tuple(int(m.jnt_dofadr[m.actuator_trnid[a, 0]])
                     if supported[a] and m.actuator_trntype[a] == _TRN_JOINT else -1
                     for a in range(m.nu))
@@ -347,6 +358,8 @@ def compile_model(mj_model) -> Model:
     bias = np.array(m.actuator_biasprm[:, :3], dtype=np.float64).reshape(m.nu, 3)
     if dsbl & mujoco.mjtDisableBit.mjDSBL_ACTUATION:
         gain, bias = np.zeros_like(gain), np.zeros_like(bias)
+    for a in external:
+        gain[a], bias[a] = 0.0, 0.0
     ctrl_limited = np.asarray(m.actuator_ctrllimited, dtype=bool)
     if dsbl & mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL:
         ctrl_limited = np.zeros_like(ctrl_limited)
