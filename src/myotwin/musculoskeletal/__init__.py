@@ -9,7 +9,8 @@ muscle mass points (`myotwin.inertia`), simulated as one system.
 Modules: `model` (the pytree and its validated builder), `paths` (l_MT, v_MT, moment arms),
 `state` (state and equilibrium), `dynamics` (right-hand side), `simulate` (fixed-step
 integration), `adaptive` (error-controlled integration, inputs as tables of time), `energy`
-(power balance). docs/muscle.md, "Driving the skeleton".
+(power balance), `mjcf` (an MJCF model with MuJoCo `<muscle>` actuators, e.g. MyoSuite's:
+`load_mjcf`). docs/muscle.md, "Driving the skeleton" and "MuJoCo's muscle".
 """
 
 from myotwin.musculoskeletal.adaptive import (InputTable, adaptive_rollout, input_table,
@@ -17,6 +18,7 @@ from myotwin.musculoskeletal.adaptive import (InputTable, adaptive_rollout, inpu
 from myotwin.musculoskeletal.dynamics import muscle_drive, rates, state_derivative
 from myotwin.musculoskeletal.energy import (elastic_energy, mechanical_energy, muscle_input_power,
                                             muscle_outputs_at)
+from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators
 from myotwin.musculoskeletal.model import MusculoskeletalModel, musculoskeletal_model
 from myotwin.musculoskeletal.paths import path_state
 from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout, simulate
@@ -31,9 +33,11 @@ __all__ = [
     "equilibrium_state",
     "first_nonfinite_step",
     "input_table",
+    "load_mjcf",
     "inputs_at",
     "mechanical_energy",
     "muscle_drive",
+    "muscle_actuators",
     "muscle_input_power",
     "muscle_outputs_at",
     "musculoskeletal_model",

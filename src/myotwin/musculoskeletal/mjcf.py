@@ -1,0 +1,186 @@
+"""An MJCF model with MuJoCo `<muscle>` actuators (MyoSuite's) as a `MusculoskeletalModel`.
+
+MuJoCo's muscle (dyntype, gaintype and biastype muscle on a spatial tendon) is a rigid-tendon
+Hill muscle without pennation (`muscle.mujoco_muscle`); each becomes one muscle of a
+`muscle.Muscle` group with the MuJoCo curves and activation law, pulling on its tendon's path:
+
+  g = gear[0] (> 0), [l_lo, l_hi] = lengthrange, [r0, r1] = gainprm[0:2] (range),
+  F0 = gainprm[2] (force), or scale / acc0 (gainprm[3] / actuator_acc0) where it is negative,
+  L0 = (l_hi - l_lo) / (r1 - r0):
+  max_isometric_force_N = g F0,  optimal_fiber_length_m = L0 / g,
+  tendon_slack_length_m = (l_lo - r0 L0) / g (an offset, of any sign as in MuJoCo),
+  max_contraction_velocity_Lopt_per_s = vmax,
+  curves lmin, lmax, fpmax, fvmax = gainprm[4], [5], [7], [8];
+  activation: tau_act, tau_deact, tausmooth = dynprm[0:3], the excitation clamped to ctrlrange
+  where ctrllimited.
+
+Then the tendon tension F = -g (gain act + bias) (MuJoCo's actuator force is negative when it
+pulls) and the generalized force r F = g J_L^T (gain act + bias) = MuJoCo's qfrc_actuator
+(r = -dL/dq = -J_L^T). MuJoCo's lengthrange and acc0 are the compiler's (its length-range
+computation, `mj_setConst`), read from the compiled MjModel. The skeleton is the same model
+compiled by `engine.compile_model` with these actuators external (their ctrl slots stay, MuJoCo's
+n_u, and carry no force); the state's activation is MuJoCo's `act` of the muscle actuators, the
+excitation their ctrl (`muscle_actuators` gives the actuator of each muscle). Mass points on the
+tendons (MJCF numerics `muscle_mass:<tendon>`, docs/inertia.md) come with the skeleton.
+
+Refused, with a ValueError naming the file, the actuator, the field and the value: a muscle
+actuator that is not muscle in all three types, or not on a spatial tendon, or with gear <= 0,
+forcelimited, actearly, actlimited with an actrange not containing [0, 1], gain and bias
+parameters that differ (range, force, scale, lmax, fpmax: the `<muscle>` shortcut sets them
+equal), an empty lengthrange or range; and a model with actuation disabled, or with a joint's
+actuatorfrcrange limited (MuJoCo clamps the sum of all actuator forces on the joint, muscles
+included). Not reproduced: MuJoCo's clamp of act to an actrange (which contains [0, 1]; the
+activation stays in [0, 1] from a start inside it while the step is below the smallest time
+constant 0.5 tau_act).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from myotwin.muscle.model import Muscle, build_muscles
+from myotwin.musculoskeletal.model import MusculoskeletalModel, musculoskeletal_model
+
+#: MuJoCo's mjMINVAL.
+MINVAL = 1e-15
+#: The gain/bias parameters that MuJoCo's bias reads too (range, force, scale, lmax, fpmax).
+_SHARED_PRM = (0, 1, 2, 3, 5, 7)
+
+
+def _name(m, a: int) -> str:
+    import mujoco
+
+    return mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) or f"#{a}"
+
+
+def muscle_actuators(mj_model) -> tuple[int, ...]:
+    """Ids of the actuators of `mj_model` that are MuJoCo muscles (any of dyntype, gaintype,
+    biastype muscle), in MuJoCo order: muscle i of `load_mjcf` is actuator i of these."""
+    import mujoco
+
+    m = mj_model
+    return tuple(a for a in range(m.nu)
+                 if m.actuator_dyntype[a] == mujoco.mjtDyn.mjDYN_MUSCLE
+                 or m.actuator_gaintype[a] == mujoco.mjtGain.mjGAIN_MUSCLE
+                 or m.actuator_biastype[a] == mujoco.mjtBias.mjBIAS_MUSCLE)
+
+
+def _check_actuator(m, a: int, where: str) -> None:
+    import mujoco
+
+    what = f"{where}: actuator '{_name(m, a)}'"
+    types = (m.actuator_dyntype[a] == mujoco.mjtDyn.mjDYN_MUSCLE,
+             m.actuator_gaintype[a] == mujoco.mjtGain.mjGAIN_MUSCLE,
+             m.actuator_biastype[a] == mujoco.mjtBias.mjBIAS_MUSCLE)
+    if not all(types):
+        raise ValueError(f"{what}: dyntype/gaintype/biastype are "
+                         f"{int(m.actuator_dyntype[a])}/{int(m.actuator_gaintype[a])}/"
+                         f"{int(m.actuator_biastype[a])}; a MuJoCo muscle needs all three "
+                         "'muscle' (the <muscle> element)")
+    if m.actuator_trntype[a] != mujoco.mjtTrn.mjTRN_TENDON:
+        raise ValueError(f"{what}: transmission type {int(m.actuator_trntype[a])}; only a "
+                         "muscle on a spatial tendon (tendon=...) is supported")
+    tendon = int(m.actuator_trnid[a, 0])
+    if int(m.wrap_type[m.tendon_adr[tendon]]) == mujoco.mjtWrap.mjWRAP_JOINT:
+        name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_TENDON, tendon)
+        raise ValueError(f"{what}: its tendon '{name}' is a fixed (joint) tendon; only "
+                         "spatial tendons are muscle paths")
+    gear = float(m.actuator_gear[a, 0])
+    if not gear > 0:
+        raise ValueError(f"{what}: gear {gear}; a muscle needs gear > 0")
+    for field, value in (("forcelimited", m.actuator_forcelimited[a]),
+                         ("actearly", m.actuator_actearly[a])):
+        if value:
+            raise ValueError(f"{what}: {field} is set; not supported for muscles")
+    lo, hi = (float(v) for v in m.actuator_actrange[a])
+    if m.actuator_actlimited[a] and not (lo <= 0.0 and hi >= 1.0):
+        raise ValueError(f"{what}: actrange [{lo}, {hi}] does not contain [0, 1] (MuJoCo's "
+                         "clamp of act is not reproduced)")
+    gain, bias = m.actuator_gainprm[a], m.actuator_biasprm[a]
+    for k in _SHARED_PRM:
+        if gain[k] != bias[k]:
+            raise ValueError(f"{what}: gainprm[{k}] = {gain[k]} but biasprm[{k}] = {bias[k]}; "
+                             "the muscle's gain and bias must share range, force, scale, lmax "
+                             "and fpmax (as <muscle> sets them)")
+    length_lo, length_hi = (float(v) for v in m.actuator_lengthrange[a])
+    if not length_hi > length_lo:
+        raise ValueError(f"{what}: lengthrange [{length_lo}, {length_hi}] is empty (MuJoCo's "
+                         "compiler computes it for muscles: <compiler><lengthrange>)")
+    if not gain[1] > gain[0]:
+        raise ValueError(f"{what}: range [{gain[0]}, {gain[1]}] is empty")
+
+
+def _force(m, a: int) -> float:
+    prm = m.actuator_gainprm[a]
+    return float(prm[2]) if prm[2] >= 0 else float(prm[3]) / max(MINVAL,
+                                                                  float(m.actuator_acc0[a]))
+
+
+def mujoco_muscles(mj_model, where: str = "MJCF model") -> Muscle:
+    """The MuJoCo muscles of `mj_model` (a compiled `mujoco.MjModel`) as one `Muscle` group
+    with the MuJoCo curves, named after their actuators (module docstring); ValueError naming
+    `where`, the actuator, the field and the value for what is not supported."""
+    import mujoco
+
+    m = mj_model
+    ids = muscle_actuators(m)
+    if not ids:
+        raise ValueError(f"{where}: no MuJoCo muscle actuator (<muscle>)")
+    dsbl = m.opt.disableflags
+    if dsbl & mujoco.mjtDisableBit.mjDSBL_ACTUATION:
+        raise ValueError(f"{where}: actuation is disabled (<flag actuation=\"disable\">)")
+    limited = [j for j in range(m.njnt) if m.jnt_actfrclimited[j]]
+    if limited:
+        joint = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, limited[0])
+        raise ValueError(f"{where}: joint '{joint}' has a limited actuatorfrcrange; MuJoCo "
+                         "clamps the sum of the actuator forces on it, muscles included, "
+                         "which the muscle group does not reproduce")
+    for a in ids:
+        _check_actuator(m, a, where)
+    gear = np.array([m.actuator_gear[a, 0] for a in ids], float)
+    prm = np.array([m.actuator_gainprm[a, :9] for a in ids], float)
+    length_range = np.array([m.actuator_lengthrange[a] for a in ids], float)
+    force = np.array([_force(m, a) for a in ids])
+    l0 = (length_range[:, 1] - length_range[:, 0]) / np.maximum(MINVAL, prm[:, 1] - prm[:, 0])
+    slack = (length_range[:, 0] - prm[:, 0] * l0) / gear
+    names = tuple(_name(m, a) for a in ids)
+    clamp = not dsbl & mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL
+    ctrl = [(float(m.actuator_ctrlrange[a, 0]), float(m.actuator_ctrlrange[a, 1]))
+            if m.actuator_ctrllimited[a] and clamp else (-math.inf, math.inf) for a in ids]
+    return build_muscles(
+        names, curves="mujoco", tendon="rigid", max_isometric_force_N=gear * force,
+        optimal_fiber_length_m=l0 / gear, tendon_slack_length_m=slack,
+        max_contraction_velocity_Lopt_per_s=prm[:, 6],
+        mujoco_curve_parameters={"lmin": prm[:, 4], "lmax": prm[:, 5], "fpmax": prm[:, 7],
+                                 "fvmax": prm[:, 8]},
+        tau_act_s=[m.actuator_dynprm[a, 0] for a in ids],
+        tau_deact_s=[m.actuator_dynprm[a, 1] for a in ids],
+        activation_smoothing=[m.actuator_dynprm[a, 2] for a in ids],
+        min_excitation=[lo for lo, _ in ctrl], max_excitation=[hi for _, hi in ctrl])
+
+
+def load_mjcf(source) -> MusculoskeletalModel:
+    """An MJCF file (path) or a compiled `mujoco.MjModel` with MuJoCo muscles as a
+    `MusculoskeletalModel`: its skeleton (`engine.compile_model` with the muscles external)
+    and its muscles (`mujoco_muscles`), muscle i on the path of its actuator's tendon; the
+    excitation of muscle i is the ctrl of actuator `muscle_actuators(model)[i]`."""
+    import mujoco
+
+    from myotwin.engine.model import compile_model
+
+    if isinstance(source, mujoco.MjModel):
+        m, where = source, "MJCF model"
+    else:
+        where = str(source)
+        if not Path(where).is_file():
+            raise ValueError(f"{where}: no such MJCF file")
+        m = mujoco.MjModel.from_xml_path(where)
+    muscles = mujoco_muscles(m, where)
+    skeleton = compile_model(m, external_actuators=muscle_actuators(m))
+    tendons = [int(m.actuator_trnid[a, 0]) for a in muscle_actuators(m)]
+    paths = skeleton.paths
+    return musculoskeletal_model(skeleton, muscles,
+                                 paths=[paths.path_tendon.index(t) for t in tendons])

@@ -1,0 +1,237 @@
+"""MJCF models with MuJoCo `<muscle>` actuators loaded as a `MusculoskeletalModel`
+(`musculoskeletal.mjcf.load_mjcf`) against MuJoCo itself, on MyoSuite's elbows
+(shared/reference/mujoco/myosuite: six muscles on spatial tendons with via sites and wrapping
+cylinders; 1 and 2 dofs, limited joints, ctrlrange [0.001, 1]).
+
+* One evaluation, 12 random states per model (q up to 0.1 rad past each joint limit, so that
+  MuJoCo's limit constraints act; qd in [-3, 3] rad/s; act in [0, 1]; ctrl in [-0.2, 1.2],
+  so the control range clamps): our tendon tension against -actuator_force, the muscles'
+  generalized force r F against qfrc_actuator, da/dt against act_dot and the accelerations
+  against qacc (MuJoCo's Newton solver at tolerance 1e-12). Tolerances: forces 1e-9 N and
+  qfrc 1e-9 N m (forces up to ~1 kN: ~1e-12 relative, roundoff of the same formulas in
+  another order; observed <= 3e-12 N); da/dt 1e-10 1/s; qacc 1e-8 rad/s^2 (accelerations up
+  to ~1e3; MuJoCo's limit solve converged to 1e-12; observed ~2e-12).
+* A rollout: 0.4 s of RK4 at 1 ms from rest with piecewise-constant random controls, ours
+  (`musculoskeletal.rollout`) against MuJoCo's RK4 (mj_step): q within 1e-9 rad and act
+  within 1e-10 at every step (observed 2e-15 and 1e-16: the same integrator on the same
+  right-hand side).
+* Gradients: d(final elbow angle)/d(excitations) of a 0.1 s rollout by reverse mode against
+  central differences (h = 1e-6 on each of the six constant excitations; the curves are
+  piecewise quadratic, so the stencil is checked to stay on one piece by comparing h and h/2:
+  1e-7 relative).
+* Bad input is refused naming the file or actuator, the field and the value.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+import pytest
+
+from myotwin.musculoskeletal import MusculoskeletalState, muscle_drive, rates, rollout
+from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators
+from shared_reference import SHARED
+
+MYOSUITE = SHARED / "reference" / "mujoco" / "myosuite"
+ELBOWS = ["myoelbow_1dof6muscles_nomesh.xml", "myoelbow_2dof6muscles_nomesh.xml"]
+TOL_FORCE_N = 1e-9
+TOL_ACT_RATE = 1e-10
+TOL_QACC = 1e-8
+TOL_ROLLOUT_Q_RAD = 1e-9
+TOL_ROLLOUT_ACT = 1e-10
+
+
+def _mujoco(name: str, integrator=None, timestep=None):
+    path = MYOSUITE / name
+    if not path.exists():
+        pytest.skip(f"MyoSuite reference model {path} is absent")
+    m = mujoco.MjModel.from_xml_path(str(path))
+    m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
+    m.opt.tolerance = 1e-12
+    m.opt.iterations = 200
+    if integrator is not None:
+        m.opt.integrator, m.opt.timestep = integrator, timestep
+    return m
+
+
+def _state(d):
+    return MusculoskeletalState(jnp.array(d.qpos), jnp.array(d.qvel), jnp.array(d.act),
+                                jnp.zeros(d.act.size))
+
+
+@pytest.mark.parametrize("name", ELBOWS)
+def test_one_evaluation_matches_mujoco(name):
+    m = _mujoco(name)
+    msm = load_mjcf(m)
+    ids = list(muscle_actuators(m))
+    assert ids == list(range(m.nu)) and msm.muscles.names == tuple(
+        mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) for a in ids)
+    evaluate = jax.jit(lambda s, u, c: (muscle_drive(msm, s, u), rates(msm, s, u, ctrl=c)))
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(0)
+    errs, limited = np.zeros(4), 0
+    for k in range(12):
+        d.qpos[:] = rng.uniform(m.jnt_range[:, 0] - 0.1, m.jnt_range[:, 1] + 0.1)
+        if k < 2:                                   # past the lower, then the upper limits
+            d.qpos[:] = m.jnt_range[:, k] + (0.05 if k else -0.05)
+        d.qvel[:] = rng.uniform(-3, 3, m.nv)
+        d.act[:] = rng.uniform(0, 1, m.na)
+        d.ctrl[:] = rng.uniform(-0.2, 1.2, m.nu)
+        mujoco.mj_forward(m, d)
+        limited += int(d.nefc > 0)
+        (dyn, qfrc), (qdd, act_rate, _) = evaluate(_state(d), jnp.array(d.ctrl[ids]),
+                                                   jnp.array(d.ctrl))
+        errs = np.maximum(errs, [
+            np.abs(-np.asarray(dyn.outputs.tendon_force_N) - d.actuator_force[ids]).max(),
+            np.abs(np.asarray(qfrc) - d.qfrc_actuator).max(),
+            np.abs(np.asarray(act_rate) - d.act_dot).max(),
+            np.abs(np.asarray(qdd) - d.qacc).max()])
+    print(f"{name}: force {errs[0]:.1e} N, qfrc {errs[1]:.1e}, da/dt {errs[2]:.1e}, "
+          f"qacc {errs[3]:.1e} ({limited} states at a joint limit)")
+    assert limited >= 2
+    assert errs[0] <= TOL_FORCE_N and errs[1] <= TOL_FORCE_N
+    assert errs[2] <= TOL_ACT_RATE and errs[3] <= TOL_QACC
+
+
+def test_myofinger_muscles_match_mujoco_with_a_negative_slack_offset():
+    """MyoSuite's finger (4 hinges, 5 muscles): adabR's lengthrange[0] - range[0] L0 is
+    -0.034 m, which MuJoCo accepts (an offset); its forces must still be MuJoCo's. The finger's
+    tendon springs and geom contacts are outside the engine's dynamics, so forces only."""
+    m = _mujoco("myofinger_v0.xml")
+    msm = load_mjcf(m)
+    offsets = dict(zip(msm.muscles.names, np.asarray(msm.muscles.tendon_slack_length_m)))
+    assert offsets["adabR"] < -0.03
+    drive = jax.jit(lambda s, u: muscle_drive(msm, s, u))
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(2)
+    err_f = err_q = 0.0
+    for _ in range(12):
+        d.qpos[:] = rng.uniform(m.jnt_range[:, 0], m.jnt_range[:, 1])
+        d.qvel[:] = rng.uniform(-3, 3, m.nv)
+        d.act[:] = rng.uniform(0, 1, m.na)
+        d.ctrl[:] = rng.uniform(0, 1, m.nu)
+        mujoco.mj_forward(m, d)
+        dyn, qfrc = drive(_state(d), jnp.array(d.ctrl))
+        err_f = max(err_f, np.abs(-np.asarray(dyn.outputs.tendon_force_N)
+                                  - d.actuator_force).max())
+        err_q = max(err_q, np.abs(np.asarray(qfrc) - d.qfrc_actuator).max())
+    print(f"myofinger: force {err_f:.1e} N, qfrc {err_q:.1e} N m")
+    assert err_f <= TOL_FORCE_N and err_q <= TOL_FORCE_N
+
+
+def _controls(m, n_steps, rng):
+    hold = 50
+    return np.repeat(rng.uniform(0, 1, (n_steps // hold, m.nu)), hold, axis=0)
+
+
+@pytest.mark.parametrize("name", ELBOWS)
+def test_rk4_rollout_matches_mujoco(name):
+    m = _mujoco(name, mujoco.mjtIntegrator.mjINT_RK4, 1e-3)
+    msm = load_mjcf(m)
+    d = mujoco.MjData(m)
+    d.qpos[:] = np.clip(0.6, m.jnt_range[:, 0], m.jnt_range[:, 1])
+    d.act[:] = 0.05
+    state0 = _state(d)
+    ctrl = _controls(m, 400, np.random.default_rng(1))
+    q_ref, act_ref = [], []
+    for row in ctrl:
+        d.ctrl[:] = row
+        mujoco.mj_step(m, d)
+        q_ref.append(d.qpos.copy())
+        act_ref.append(d.act.copy())
+    states = rollout(msm, state0, jnp.asarray(ctrl), 1e-3, len(ctrl), ctrl=jnp.asarray(ctrl))
+    err_q = np.abs(np.asarray(states.q[1:]) - np.array(q_ref)).max()
+    err_a = np.abs(np.asarray(states.activation[1:]) - np.array(act_ref)).max()
+    travel = np.ptp(np.array(q_ref), axis=0).max()
+    print(f"{name}: q {err_q:.1e} rad, act {err_a:.1e} over 0.4 s (travel {travel:.2f} rad)")
+    assert travel > 0.3          # the muscles moved the arm
+    assert err_q <= TOL_ROLLOUT_Q_RAD and err_a <= TOL_ROLLOUT_ACT
+
+
+def test_gradient_of_a_rollout_matches_central_differences():
+    m = _mujoco(ELBOWS[0])
+    msm = load_mjcf(m)
+    state0 = MusculoskeletalState(jnp.array([1.0]), jnp.zeros(1), jnp.full(6, 0.05),
+                                  jnp.zeros(6))
+
+    @jax.jit
+    def final_angle(u):
+        return rollout(msm, state0, u, 1e-3, 100).q[-1, 0]
+
+    u0 = jnp.array([0.3, 0.1, 0.2, 0.6, 0.4, 0.5])
+    grad = np.asarray(jax.grad(final_angle)(u0))
+
+    def central(h):
+        e = np.eye(6) * h
+        return np.array([(final_angle(u0 + e[i]) - final_angle(u0 - e[i])) / (2 * h)
+                         for i in range(6)])
+
+    fd, fd_half = central(1e-6), central(5e-7)
+    scale = np.abs(fd).max()
+    assert np.abs(fd - fd_half).max() <= 1e-7 * scale      # one smooth piece
+    err = np.abs(grad - fd).max() / scale
+    print(f"gradient vs central differences: {err:.1e} relative (max |grad| {scale:.2e})")
+    assert err <= 1e-6
+
+
+_BASE = """<mujoco><compiler angle="radian"/>
+  <worldbody><site name="o" pos="0 0 0.3"/>
+    <body name="b"><joint name="j" type="hinge" axis="0 1 0" range="-1 1" limited="{limited}"
+      {frc}/><geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+      <site name="i" pos="0.2 0 0.02"/></body></worldbody>
+  <tendon><spatial name="t"><site site="o"/><site site="i"/></spatial>
+    <fixed name="f"><joint joint="j" coef="1"/></fixed></tendon>
+  <actuator>{actuator}</actuator></mujoco>"""
+_MUSCLE = '<muscle name="mus" tendon="t" lengthrange="0.2 0.45" {extra}/>'
+#: A <general> actuator that is a MuJoCo muscle (the <muscle> defaults spelled out).
+_PRM = "0.75 1.05 -1 200 0.5 1.6 1.5 1.3 1.2"
+_MUSCLE_TYPES = (f'dyntype="muscle" gaintype="muscle" biastype="muscle" gainprm="{_PRM}" '
+                 f'biasprm="{_PRM}" dynprm="0.01 0.04" lengthrange="0.2 0.45"')
+
+
+def _model(actuator=_MUSCLE.format(extra=""), limited="true", frc=""):
+    return mujoco.MjModel.from_xml_string(_BASE.format(actuator=actuator, limited=limited,
+                                                       frc=frc))
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: _model(_MUSCLE.format(extra='gear="-1"')), "actuator 'mus': gear -1.0"),
+    (lambda: _model(_MUSCLE.format(extra='forcelimited="true" forcerange="-5 0"')),
+     "actuator 'mus': forcelimited is set"),
+    (lambda: _model(f'<general name="mus" tendon="t" {_MUSCLE_TYPES} actearly="true"/>'),
+     "actuator 'mus': actearly"),
+    (lambda: _model(f'<general name="mus" tendon="t" {_MUSCLE_TYPES} actlimited="true" '
+                    'actrange="0 0.5"/>'), "actrange [0.0, 0.5] does not contain [0, 1]"),
+    (lambda: _model(f'<general name="mus" tendon="t" {_MUSCLE_TYPES.replace("-1 200", "10 200", 1)}'
+                    '/>'), "gainprm[2] = 10.0 but biasprm[2] = -1.0"),
+    (lambda: _model('<muscle name="mus" tendon="f" lengthrange="-1 1"/>'),
+     "its tendon 'f' is a fixed (joint) tendon"),
+    (lambda: _model('<muscle name="mus" joint="j" lengthrange="-1 1"/>'),
+     "actuator 'mus': transmission type 0"),
+    (lambda: _model('<general name="mus" tendon="t" dyntype="muscle" gainprm="1" '
+                    'dynprm="0.01 0.04"/>'), "dyntype/gaintype/biastype are 4/0/0"),
+    (lambda: _model(frc='actuatorfrcrange="-1 1"'), "joint 'j' has a limited actuatorfrcrange"),
+    (lambda: _model('<motor name="mot" tendon="t"/>'), "no MuJoCo muscle actuator"),
+])
+def test_bad_models_are_refused(make, message):
+    with pytest.raises(ValueError) as err:
+        load_mjcf(make())
+    assert message in str(err.value)
+    assert "MJCF model" in str(err.value)
+
+
+def test_a_missing_file_is_named(tmp_path):
+    with pytest.raises(ValueError, match="no_such.xml: no such MJCF file"):
+        load_mjcf(tmp_path / "no_such.xml")
+
+
+def test_the_muscle_actuator_keeps_its_ctrl_slot_and_gives_the_skeleton_no_force():
+    m = _model(_MUSCLE.format(extra="") + '<motor name="mot" joint="j" gear="2"/>')
+    msm = load_mjcf(m)
+    assert msm.skeleton.n_u == 2 and muscle_actuators(m) == (0,)
+    from myotwin.engine.actuation import actuator_forces
+
+    qfrc = actuator_forces(msm.skeleton, jnp.array([0.3]), jnp.zeros(1), jnp.array([1.0, 0.5]))
+    assert float(qfrc[0]) == pytest.approx(1.0)       # only the motor: gear 2 x ctrl 0.5
