@@ -38,19 +38,11 @@ from myotwin import inertia  # noqa: E402
 from myotwin import muscle as mu  # noqa: E402
 from myotwin import musculoskeletal as ms  # noqa: E402
 from myotwin.models import arm26  # noqa: E402
+from timing import best_of  # noqa: E402
 
 REFERENCE = (pathlib.Path(__file__).resolve().parents[2] / "shared" / "reference" / "opensim"
              / "arm26_reference.json")
 
-
-def best_of(fn, repeats: int) -> float:
-    jax.block_until_ready(fn())
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(fn())
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def musculoskeletal_arm26(mass_kg: float = 0.0, n_points: int = 20):
@@ -80,14 +72,18 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=20, help="mass points per muscle")
     args = parser.parse_args()
     msm = musculoskeletal_arm26()
+
+    def timed(fn):
+        return best_of(fn, args.repeats, warm_up=True)
+
     q = jnp.array([0.0, 1.0])
     lengths = jax.jit(lambda x: myotwin.muscle_lengths(msm.skeleton, x))
     arms = jax.jit(lambda x: myotwin.moment_arms(msm.skeleton, x))
-    print(f"muscle_lengths: {1e3 * best_of(lambda: lengths(q), args.repeats):.2f} ms per call")
-    print(f"moment_arms: {1e3 * best_of(lambda: arms(q), args.repeats):.2f} ms per call")
+    print(f"muscle_lengths: {1e3 * timed(lambda: lengths(q)):.2f} ms per call")
+    print(f"moment_arms: {1e3 * timed(lambda: arms(q)):.2f} ms per call")
     x0 = ms.equilibrium_state(msm, q, jnp.zeros(2), 0.5)
     u = jnp.full(6, 0.5)
-    step = best_of(lambda: ms.rollout(msm, x0, u, 1e-4, args.steps), args.repeats) / args.steps
+    step = timed(lambda: ms.rollout(msm, x0, u, 1e-4, args.steps)) / args.steps
     print(f"RK4 step, six De Groote muscles: {1e3 * step:.1f} ms")
     if args.gradient:
         def final_angles(excitation):
@@ -97,7 +93,7 @@ def main() -> None:
         t = time.perf_counter()
         jax.block_until_ready(grad(u))
         print(f"gradient of the rollout: compiled and run once in {time.perf_counter() - t:.0f} s")
-        g_step = best_of(lambda: grad(u), args.repeats) / args.steps
+        g_step = timed(lambda: grad(u)) / args.steps
         print(f"gradient of the rollout (reverse mode), per step: {1e3 * g_step:.1f} ms "
               f"({g_step / step:.1f}x the forward step)")
     if args.muscle_mass > 0.0:
@@ -106,7 +102,7 @@ def main() -> None:
         t = time.perf_counter()
         jax.block_until_ready(run(x0, u))
         print(f"with muscle mass: compiled and run once in {time.perf_counter() - t:.0f} s")
-        m_step = best_of(lambda: run(x0, u), args.repeats) / args.steps
+        m_step = timed(lambda: run(x0, u)) / args.steps
         print(f"RK4 step, {args.muscle_mass} kg in {args.points} points on each muscle: "
               f"{1e3 * m_step:.1f} ms ({m_step / step:.2f}x massless)")
     if REFERENCE.exists():
