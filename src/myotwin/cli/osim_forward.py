@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 
-def _pairs(items, what: str) -> dict[str, float]:
+def name_value_pairs(items, what: str) -> dict[str, float]:
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -25,16 +25,21 @@ def _pairs(items, what: str) -> dict[str, float]:
     return out
 
 
-def excitation_argument(items) -> float | dict[str, float] | None:
-    """--excitation: None, one number for every muscle, or NAME=VALUE pairs."""
+def number_or_pairs(items, what: str) -> float | dict[str, float] | None:
+    """An option such as --excitation: None, one number for every name, or NAME=VALUE pairs."""
     if not items:
         return None
     if len(items) == 1 and "=" not in items[0]:
         try:
             return float(items[0])
         except ValueError:
-            raise ValueError(f"--excitation: {items[0]!r} is not a number") from None
-    return _pairs(items, "--excitation")
+            raise ValueError(f"{what}: {items[0]!r} is not a number") from None
+    return name_value_pairs(items, what)
+
+
+def excitation_argument(items) -> float | dict[str, float] | None:
+    """--excitation: None, one number for every muscle, or NAME=VALUE pairs."""
+    return number_or_pairs(items, "--excitation")
 
 
 def cmd_forward(args: argparse.Namespace) -> int:
@@ -48,7 +53,7 @@ def cmd_forward(args: argparse.Namespace) -> int:
     from myotwin.osim.storage import read_storage
 
     excitation = excitation_argument(args.excitation)
-    initial = _pairs(args.initial_q, "--initial-q")
+    initial = name_value_pairs(args.initial_q, "--initial-q")
     controls = read_storage(args.controls) if args.controls else None
     loaded = osim.load(args.file, omit=tuple(args.omit))
     if not loaded.muscle_names:

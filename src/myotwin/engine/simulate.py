@@ -11,6 +11,7 @@ xfrc_applied (applied.py), each either constant or one row per step.
 from __future__ import annotations
 
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -18,6 +19,14 @@ import jax.numpy as jnp
 from myotwin.engine.applied import check_applied_shapes
 from myotwin.engine.integrators import STEPS, Integrator
 from myotwin.engine.model import Model, require_dynamics_support
+
+
+def positive_seconds(what: str, value) -> float:
+    """`value` as a float, or ValueError naming `what` unless it is a finite number > 0."""
+    value = float(value)
+    if not (math.isfinite(value) and value > 0.0):
+        raise ValueError(f"{what} must be a positive number of seconds, got {value!r}")
+    return value
 
 
 def n_steps_for(duration_s: float, dt_s: float) -> int:

@@ -60,6 +60,7 @@ import numpy as np
 
 from myotwin.engine.adaptive import AdaptiveStatus
 from myotwin.engine.integrators import Integrator
+from myotwin.engine.simulate import positive_seconds
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.muscle.model import TendonModel
 from myotwin.musculoskeletal.adaptive import InputTable, adaptive_rollout, input_table
@@ -214,13 +215,6 @@ def _check_excitation(what: str, value: float) -> None:
         raise ValueError(f"{what} must be in [0, 1], got {value!r}")
 
 
-def _positive(what: str, value) -> float:
-    value = float(value)
-    if not (math.isfinite(value) and value > 0.0):
-        raise ValueError(f"{what} must be a positive number of seconds, got {value!r}")
-    return value
-
-
 def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: Inputs,
             duration_s: float, dt_s: float = 1e-4, record_every_s: float | None = None,
             q0: Mapping[str, float] | None = None, integrator: str = "rk45",
@@ -237,15 +231,15 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
         raise ValueError(f"{loaded.source}: the musculoskeletal model's coordinates are not the "
                          "loaded model's: build it with musculoskeletal_model(loaded.model, "
                          "muscles, coordinates=loaded.coupling)")
-    duration_s = _positive("duration_s", duration_s)
-    dt_s = _positive("dt_s", dt_s)
+    duration_s = positive_seconds("duration_s", duration_s)
+    dt_s = positive_seconds("dt_s", dt_s)
     n = int(round(duration_s / dt_s))
     if n < 1 or abs(n * dt_s - duration_s) > 1e-9 * max(1.0, duration_s):
         raise ValueError(f"duration_s {duration_s!r} must be a whole number of steps of "
                          f"dt_s {dt_s!r}")
     stride = 1
     if record_every_s is not None:
-        record_every_s = _positive("record_every_s", record_every_s)
+        record_every_s = positive_seconds("record_every_s", record_every_s)
         stride = int(round(record_every_s / dt_s))
         if stride < 1 or abs(stride * dt_s - record_every_s) > 1e-9 * record_every_s:
             raise ValueError(f"record_every_s {record_every_s!r} must be a whole number of "
