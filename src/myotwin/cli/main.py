@@ -17,6 +17,8 @@
     myotwin osim static-optimization FILE --coordinates IK.mot --out DIR [...]
     myotwin osim muscle-analysis FILE (--coordinates IK.mot | --states STATES.sto) --out DIR
                                               OpenSim's tools of the same names
+    myotwin mjcf forward FILE --out DIR --excitation X|NAME=X [--muscle-mass-kg KG] [...]
+                                              an MJCF model with MuJoCo muscles (MyoSuite's)
 
 Errors in the input (files, fields, values) are reported in one line and exit with status 2;
 a trial that ends in a safety trip exits with status 3 after writing its data.
@@ -130,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     from myotwin.cli.osim_muscle_analysis import add_parser as add_muscle_analysis_parser
 
     add_muscle_analysis_parser(cmds)
+    from myotwin.cli.mjcf import add_parser as add_mjcf_parser
+
+    add_mjcf_parser(sub)
     return parser
 
 
@@ -185,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
             from myotwin.cli import train_wrap as commands
         elif args.group == "osim":
             from myotwin.cli import osim as commands
+        elif args.group == "mjcf":
+            from myotwin.cli import mjcf as commands
         else:
             from myotwin.cli import invitro as commands
         handler = getattr(commands, "cmd_" + args.command.replace("-", "_"))

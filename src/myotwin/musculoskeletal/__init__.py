@@ -10,7 +10,8 @@ Modules: `model` (the pytree and its validated builder), `paths` (l_MT, v_MT, mo
 `state` (state and equilibrium), `dynamics` (right-hand side), `simulate` (fixed-step
 integration), `adaptive` (error-controlled integration, inputs as tables of time), `energy`
 (power balance), `mjcf` (an MJCF model with MuJoCo `<muscle>` actuators, e.g. MyoSuite's:
-`load_mjcf`). docs/muscle.md, "Driving the skeleton" and "MuJoCo's muscle".
+`load_mjcf`; `mjcf_forward`: its forward simulation, `myotwin mjcf forward`). docs/muscle.md,
+"Driving the skeleton" and "MuJoCo's muscle".
 """
 
 from myotwin.musculoskeletal.adaptive import (InputTable, adaptive_rollout, input_table,

@@ -162,22 +162,33 @@ def mujoco_muscles(mj_model, where: str = "MJCF model") -> Muscle:
         min_excitation=[lo for lo, _ in ctrl], max_excitation=[hi for _, hi in ctrl])
 
 
-def load_mjcf(source) -> MusculoskeletalModel:
+def read_mjcf(source):
+    """(compiled `mujoco.MjModel`, the name messages give it) of an MJCF file (path) or of an
+    MjModel (returned as is, named "MJCF model"). ValueError naming a missing file or one
+    MuJoCo cannot compile, with MuJoCo's message."""
+    import mujoco
+
+    if isinstance(source, mujoco.MjModel):
+        return source, "MJCF model"
+    where = str(source)
+    if not Path(where).is_file():
+        raise ValueError(f"{where}: no such MJCF file")
+    try:
+        return mujoco.MjModel.from_xml_path(where), where
+    except ValueError as err:
+        raise ValueError(f"{where}: MuJoCo cannot compile it: {err}") from None
+
+
+def load_mjcf(source, name: str | None = None) -> MusculoskeletalModel:
     """An MJCF file (path) or a compiled `mujoco.MjModel` with MuJoCo muscles as a
     `MusculoskeletalModel`: its skeleton (`engine.compile_model` with the muscles external)
     and its muscles (`mujoco_muscles`), muscle i on the path of its actuator's tendon; the
-    excitation of muscle i is the ctrl of actuator `muscle_actuators(model)[i]`."""
-    import mujoco
-
+    excitation of muscle i is the ctrl of actuator `muscle_actuators(model)[i]`. `name`: what
+    messages call an MjModel source (default "MJCF model")."""
     from myotwin.engine.model import compile_model
 
-    if isinstance(source, mujoco.MjModel):
-        m, where = source, "MJCF model"
-    else:
-        where = str(source)
-        if not Path(where).is_file():
-            raise ValueError(f"{where}: no such MJCF file")
-        m = mujoco.MjModel.from_xml_path(where)
+    m, where = read_mjcf(source)
+    where = name or where
     muscles = mujoco_muscles(m, where)
     skeleton = compile_model(m, external_actuators=muscle_actuators(m))
     tendons = [int(m.actuator_trnid[a, 0]) for a in muscle_actuators(m)]

@@ -1,0 +1,253 @@
+"""Forward simulation of an MJCF model with MuJoCo muscles (`myotwin mjcf forward`), with
+or without mass on the muscles.
+
+What a MuJoCo user runs with mj_step, on the model `load_mjcf` makes of the file:
+
+* Initial state: MuJoCo's reset state (qpos0, qvel 0, act 0), hinge and slide joints set by
+  name where given (`q0`), every muscle activation set to `activation0` where given.
+* Inputs, constant over the run: the excitation of each muscle (MuJoCo's ctrl of its
+  actuator; one value for all, or by actuator name; in [0, 1], then clamped to the actuator's
+  ctrlrange as MuJoCo does), and the ctrl of the model's other actuators by name (0 unless
+  given; clamped to their ctrlrange by the engine where ctrllimited).
+* Muscle mass (`muscle_mass_kg`: one value for every muscle or by name; seed Eq. 7): that mass
+  in `mass_points` points spread uniformly along the muscle's tendon path
+  (`inertia.with_muscle_mass`), which MuJoCo cannot simulate. 0 (default) is MuJoCo's massless
+  muscle; masses given in the file (numeric `muscle_mass:<tendon>`, docs/inertia.md) are kept
+  unless replaced here.
+* Integration: fixed-step RK4 (MuJoCo's RK4 on the same right-hand side: the states agree with
+  mj_step to roundoff, tests/musculoskeletal/test_mjcf_forward.py) or semi-implicit Euler at
+  `dt_s` (default: the file's timestep), in chunks of `chunk_steps` steps of one compiled
+  `musculoskeletal.rollout`.
+* Output, written as it is produced (a crash or a divergence loses no finished chunk), every
+  `record_every_s` (a whole number of steps; default every step): `states.csv` (time_s, then
+  `q:<joint>` and `qd:<joint>` per joint dof in MuJoCo's qpos / qvel order, with `[k]` for the
+  components of ball and free joints, then `activation:<muscle>`), `muscle_forces.csv` (time_s
+  and each muscle's tendon force in N, > 0 when it pulls: MuJoCo's -actuator_force), and
+  `summary.json` at the end. A state that stops being finite ends the run with the rows before
+  it written and a FloatingPointError naming the time (`diverged` in the summary).
+
+Bad input is a ValueError naming the file, field and value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from myotwin.engine.integrators import Integrator
+from myotwin.engine.simulate import positive_seconds
+from myotwin.musculoskeletal.energy import muscle_outputs_at
+from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators, read_mjcf
+from myotwin.musculoskeletal.model import MusculoskeletalModel, musculoskeletal_model
+from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout
+from myotwin.musculoskeletal.state import MusculoskeletalState
+
+#: Steps per compiled chunk: the unit of writing.
+CHUNK_STEPS = 500
+INTEGRATORS = ("rk4", "semi_implicit_euler")
+_JOINT_WIDTH = {0: (7, 6), 1: (4, 3), 2: (1, 1), 3: (1, 1)}   # mjtJoint: (nq, nv)
+
+
+def _by_name(value, names, what: str, where: str) -> np.ndarray:
+    """One number for every name, or name -> number (the others 0): (len(names),)."""
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - set(names))
+        if unknown:
+            raise ValueError(f"{where}: {what}: no such name {unknown[0]!r}; the names are "
+                             f"{list(names)}")
+        return np.array([float(value.get(n, 0.0)) for n in names])
+    return np.full(len(names), float(value))
+
+
+def _in_unit_interval(values, names, what: str, where: str) -> None:
+    for n, v in zip(names, values.tolist()):
+        if not (math.isfinite(v) and 0.0 <= v <= 1.0):
+            raise ValueError(f"{where}: {what} of {n!r} must be in [0, 1], got {v!r}")
+
+
+def _steps(what: str, span_s: float, dt_s: float) -> int:
+    n = int(round(span_s / dt_s))
+    if n < 1 or abs(n * dt_s - span_s) > 1e-9 * max(1.0, span_s):
+        raise ValueError(f"{what} {span_s!r} must be a whole number of steps of dt_s {dt_s!r}")
+    return n
+
+
+def _joint_columns(m) -> tuple[list[str], list[str]]:
+    """The states.csv labels of qpos and qvel (module docstring)."""
+    import mujoco
+
+    q, qd = [], []
+    for j in range(m.njnt):
+        name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) or f"joint{j}"
+        nq, nv = _JOINT_WIDTH[int(m.jnt_type[j])]
+        q += [f"q:{name}"] if nq == 1 else [f"q:{name}[{k}]" for k in range(nq)]
+        qd += [f"qd:{name}"] if nv == 1 else [f"qd:{name}[{k}]" for k in range(nv)]
+    return q, qd
+
+
+def _initial_q(m, q0: Mapping[str, float] | None, where: str) -> np.ndarray:
+    import mujoco
+
+    q = np.array(m.qpos0, dtype=np.float64)
+    for name, value in (q0 or {}).items():
+        j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if j < 0:
+            raise ValueError(f"{where}: initial q: no joint named {name!r}")
+        if int(m.jnt_type[j]) not in (2, 3):
+            raise ValueError(f"{where}: initial q: joint {name!r} is a ball or free joint; only "
+                             "hinge and slide joints take one value")
+        if not math.isfinite(float(value)):
+            raise ValueError(f"{where}: initial q of {name!r} must be finite, got {value!r}")
+        q[m.jnt_qposadr[j]] = float(value)
+    return q
+
+
+def _with_mass(msm: MusculoskeletalModel, masses: np.ndarray, n_points: int):
+    from myotwin import inertia
+
+    skeleton = msm.skeleton
+    for path, kg in zip(msm.muscle_path, masses):
+        if kg > 0.0:
+            skeleton = inertia.with_muscle_mass(skeleton, int(path), float(kg), n_points)
+    return musculoskeletal_model(skeleton, msm.muscles, paths=list(msm.muscle_path))
+
+
+class _Csv:
+    """A CSV table written and flushed chunk by chunk (full double precision)."""
+
+    def __init__(self, path: Path, labels) -> None:
+        self.rows = 0
+        self._file = path.open("w")
+        self._file.write(",".join(labels) + "\n")
+        self._file.flush()
+
+    def write(self, rows: np.ndarray) -> None:
+        np.savetxt(self._file, rows, delimiter=",", fmt="%.17g")
+        self._file.flush()
+        self.rows += rows.shape[0]
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _tendon_forces(msm, state):
+    return muscle_outputs_at(msm, state).tendon_force_N
+
+
+def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = None,
+            duration_s: float = 1.0, dt_s: float | None = None,
+            record_every_s: float | None = None, q0: Mapping[str, float] | None = None,
+            activation0=None, integrator: str = "rk4", muscle_mass_kg=0.0,
+            mass_points: int = 10, chunk_steps: int = CHUNK_STEPS) -> dict:
+    """Simulate the MJCF model `source` (a path or a compiled `mujoco.MjModel`) and write
+    states.csv, muscle_forces.csv and summary.json into `out_dir` (module docstring). Returns
+    the summary; raises FloatingPointError after writing if the state stops being finite."""
+    import mujoco
+
+    m, where = read_mjcf(source)
+    msm = load_mjcf(m, name=where)
+    names = msm.muscles.names
+    u = _by_name(excitation, names, "excitation", where)
+    _in_unit_interval(u, names, "excitation", where)
+    a0 = np.zeros(len(names)) if activation0 is None else _by_name(activation0, names,
+                                                                    "initial activation", where)
+    _in_unit_interval(a0, names, "initial activation", where)
+    masses = _by_name(muscle_mass_kg, names, "muscle mass", where)
+    for n, kg in zip(names, masses.tolist()):
+        if not (math.isfinite(kg) and kg >= 0.0):
+            raise ValueError(f"{where}: muscle mass of {n!r} must be >= 0 kg, got {kg!r}")
+    if int(mass_points) < 1:
+        raise ValueError(f"mass_points must be a positive integer, got {mass_points!r}")
+    muscle_ids = set(muscle_actuators(m))
+    others = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) or f"#{a}"
+              for a in range(m.nu) if a not in muscle_ids]
+    c = np.zeros(m.nu)
+    if ctrl:
+        given = _by_name(ctrl, others, "ctrl", where)
+        c[[a for a in range(m.nu) if a not in muscle_ids]] = given
+        if not np.all(np.isfinite(c)):
+            raise ValueError(f"{where}: ctrl must be finite, got {dict(ctrl)!r}")
+    if integrator not in INTEGRATORS:
+        raise ValueError(f"integrator must be one of {list(INTEGRATORS)}, got {integrator!r}")
+    dt_s = positive_seconds("dt_s", float(m.opt.timestep) if dt_s is None else dt_s)
+    duration_s = positive_seconds("duration_s", duration_s)
+    n = _steps("duration_s", duration_s, dt_s)
+    stride = 1 if record_every_s is None else _steps(
+        "record_every_s", positive_seconds("record_every_s", record_every_s), dt_s)
+    q = _initial_q(m, q0, where)
+    if np.any(masses > 0.0):
+        msm = _with_mass(msm, masses, int(mass_points))
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    state = MusculoskeletalState(jnp.asarray(q), jnp.zeros(m.nv), jnp.asarray(a0),
+                                 jnp.zeros(len(names)))
+    q_labels, qd_labels = _joint_columns(m)
+    states_file = _Csv(out / "states.csv", ["time_s", *q_labels, *qd_labels,
+                                            *(f"activation:{x}" for x in names)])
+    forces_file = _Csv(out / "muscle_forces.csv", ["time_s", *names])
+    chunk = min(int(chunk_steps), n)
+
+    @jax.jit
+    def run(s):
+        """The chunk's states (chunk + 1 rows, its start first) and their tendon forces: one
+        compiled function for the whole run."""
+        states = rollout(msm, s, jnp.asarray(u), dt_s, chunk, Integrator(integrator),
+                         jnp.asarray(c))
+        return states, jax.vmap(_tendon_forces, in_axes=(None, 0))(msm, states)
+
+    def write(states, forces, rows, steps):
+        t = np.round(steps * dt_s, 12)[:, None]
+        states_file.write(np.concatenate([t, *(np.asarray(x)[rows] for x in (
+            states.q, states.qd, states.activation))], axis=1))
+        forces_file.write(np.concatenate([t, np.asarray(forces)[rows]], axis=1))
+
+    try:
+        done, bad_step = 0, -1
+        while done < n and bad_step < 0:
+            states, forces = run(state)
+            if done == 0:
+                write(states, forces, np.array([0]), np.array([0]))
+            steps = done + np.arange(1, chunk + 1)
+            keep = steps <= n
+            bad_row = first_nonfinite_step(states)
+            if bad_row > 0 and steps[bad_row - 1] <= n:
+                bad_step = int(steps[bad_row - 1])
+                keep &= steps < bad_step
+            rows = np.flatnonzero(keep & ((steps % stride == 0) | (steps == n)))
+            if rows.size:
+                write(states, forces, rows + 1, steps[rows])
+            last = int(np.flatnonzero(keep)[-1]) + 1 if np.any(keep) else 0
+            state = jax.tree_util.tree_map(lambda x: x[last], states)
+            done = int(steps[last - 1]) if last else done
+    finally:
+        states_file.close()
+        forces_file.close()
+    failure = None if bad_step < 0 else (
+        f"the state is not finite at t = {bad_step * dt_s:.6g} s; the rows before it are "
+        "written")
+    summary = {
+        "model": where, "muscles": list(names), "integrator": integrator, "dt_s": dt_s,
+        "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
+        "excitation": dict(zip(names, u.tolist())),
+        "muscle_mass_kg": dict(zip(names, masses.tolist())), "mass_points": int(mass_points),
+        "steps_done": done, "final_time_s": done * dt_s,
+        "rows_written": states_file.rows, "diverged": failure is not None,
+        "message": failure or "completed",
+        "final_q": dict(zip(q_labels, np.asarray(state.q).tolist())),
+        "final_activation": dict(zip(names, np.asarray(state.activation).tolist())),
+        "files": ["states.csv", "muscle_forces.csv", "summary.json"],
+        "wall_time_s": time.perf_counter() - started,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if failure is not None:
+        raise FloatingPointError(f"simulation diverged: {failure} in {out / 'states.csv'}")
+    return summary

@@ -1,0 +1,162 @@
+"""`myotwin mjcf forward` (`musculoskeletal.mjcf_forward`) on MyoSuite's elbows against MuJoCo.
+
+* The command's states.csv against mj_step with MuJoCo's RK4 at the same step from the same
+  state (hinges set by --initial-q, activations by --initial-activation) with the same
+  constant ctrl by actuator name (TRImed's 0 is below the ctrlrange [0.001, 1], which both
+  clamp): q within 1e-9 rad and act within
+  1e-10 at every written row (the rollout test's tolerances, test_mjcf_muscles.py; observed
+  ~1e-14), and muscle_forces.csv against -actuator_force of mj_forward at each written state
+  (1e-9 N, forces up to ~1 kN).
+* --muscle-mass-kg reaches the model: the run equals `inertia.with_muscle_mass` on the named
+  muscles' paths followed by `musculoskeletal.rollout` (1e-12 rad; the physics of the mass
+  points is checked in tests/inertia), and the mass slows the arm (a heavier limb, the same
+  muscles).
+* A step too large for the muscles' 10 ms activation dynamics diverges: the rows before it
+  are written, the exit status is 3 and summary.json says so.
+* Bad input is one line naming the file or field and the value (exit status 2).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+import pytest
+
+from myotwin import inertia
+from myotwin.cli.main import main
+from myotwin.musculoskeletal import MusculoskeletalState, load_mjcf, musculoskeletal_model, rollout
+from shared_reference import SHARED
+
+MYOSUITE = SHARED / "reference" / "mujoco" / "myosuite"
+ELBOW2 = MYOSUITE / "myoelbow_2dof6muscles_nomesh.xml"
+ELBOW1 = MYOSUITE / "myoelbow_1dof6muscles_nomesh.xml"
+EXCITATION = {"TRIlong": 0.8, "TRIlat": 0.1, "TRImed": 0.0, "BIClong": 0.9, "BICshort": 0.4,
+              "BRA": 1.0}
+
+
+def _need(path):
+    if not path.exists():
+        pytest.skip(f"MyoSuite reference model {path} is absent")
+
+
+def _table(path):
+    with open(path) as f:
+        rows = list(csv.reader(f))
+    return rows[0], np.array(rows[1:], dtype=float)
+
+
+def _run(tmp_path, *args):
+    status = main(["mjcf", "forward", *map(str, args), "--out", str(tmp_path)])
+    return status, json.loads((tmp_path / "summary.json").read_text())
+
+
+def test_states_and_forces_match_mujoco_rk4(tmp_path):
+    _need(ELBOW2)
+    m = mujoco.MjModel.from_xml_path(str(ELBOW2))
+    joints = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(m.njnt)]
+    q0 = np.clip([0.9, 0.3], m.jnt_range[:, 0], m.jnt_range[:, 1])
+    status, summary = _run(
+        tmp_path, ELBOW2, "--excitation", *(f"{k}={v}" for k, v in EXCITATION.items()),
+        "--initial-q", *(f"{j}={v}" for j, v in zip(joints, q0)),
+        "--initial-activation", "0.2", "--duration-s", 0.3, "--dt-s", 1e-3,
+        "--record-every-s", 2e-3)
+    assert status == 0 and summary["message"] == "completed" and summary["rows_written"] == 151
+    labels, states = _table(tmp_path / "states.csv")
+    f_labels, forces = _table(tmp_path / "muscle_forces.csv")
+    names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) for a in range(m.nu)]
+    assert labels == ["time_s", *(f"q:{j}" for j in joints), *(f"qd:{j}" for j in joints),
+                      *(f"activation:{n}" for n in names)]
+    assert f_labels == ["time_s", *names]
+
+    m.opt.integrator, m.opt.timestep = mujoco.mjtIntegrator.mjINT_RK4, 1e-3
+    d = mujoco.MjData(m)
+    d.qpos[:], d.act[:] = q0, 0.2
+    d.ctrl[:] = [EXCITATION[n] for n in names]
+    ref = [np.concatenate([d.qpos, d.qvel, d.act])]
+    for _ in range(300):
+        mujoco.mj_step(m, d)
+        ref.append(np.concatenate([d.qpos, d.qvel, d.act]))
+    ref = np.array(ref)[::2]
+    nq = m.nq + m.nv
+    err_q = np.abs(states[:, 1:1 + m.nq] - ref[:, :m.nq]).max()
+    err_a = np.abs(states[:, 1 + nq:] - ref[:, nq:]).max()
+    err_f = 0.0
+    check = mujoco.MjData(m)
+    for row, f in zip(states, forces):
+        check.qpos[:], check.qvel[:], check.act[:] = row[1:1 + m.nq], row[1 + m.nq:1 + nq], \
+            row[1 + nq:]
+        mujoco.mj_forward(m, check)
+        err_f = max(err_f, np.abs(f[1:] + check.actuator_force).max())
+    travel = np.ptp(ref[:, :m.nq], axis=0).max()
+    print(f"q {err_q:.1e} rad, act {err_a:.1e}, force {err_f:.1e} N (travel {travel:.2f} rad)")
+    assert travel > 0.2
+    assert err_q <= 1e-9 and err_a <= 1e-10 and err_f <= 1e-9
+    assert np.allclose(states[:, 0], np.arange(151) * 2e-3, atol=1e-12)
+
+
+def test_muscle_mass_reaches_the_model_and_slows_the_arm(tmp_path):
+    _need(ELBOW1)
+    args = (ELBOW1, "--excitation", "BIClong=1", "BRA=1", "--duration-s", 0.1, "--dt-s", 1e-3)
+    status, light = _run(tmp_path / "light", *args)
+    assert status == 0
+    masses = {"BICshort": 0.3}     # a via-point path (a wrapped one compiles for ~25 s more)
+    status, heavy = _run(tmp_path / "heavy", *args, "--muscle-mass-kg",
+                         *(f"{k}={v}" for k, v in masses.items()), "--mass-points", 5)
+    assert status == 0 and heavy["mass_points"] == 5
+    assert heavy["muscle_mass_kg"] == {"TRIlong": 0.0, "TRIlat": 0.0, "TRImed": 0.0,
+                                       "BIClong": 0.0, "BRA": 0.0, **masses}
+    _, states = _table(tmp_path / "heavy" / "states.csv")
+
+    msm = load_mjcf(ELBOW1)
+    skeleton = msm.skeleton
+    for name, kg in masses.items():
+        skeleton = inertia.with_muscle_mass(skeleton, f"{name}_tendon", kg, 5)
+    heavy_msm = musculoskeletal_model(skeleton, msm.muscles, paths=list(msm.muscle_path))
+    u = jnp.array([0.0, 0.0, 0.0, 1.0, 0.0, 1.0])
+    s0 = MusculoskeletalState(jnp.zeros(1), jnp.zeros(1), jnp.zeros(6), jnp.zeros(6))
+    ref = rollout(heavy_msm, s0, u, 1e-3, 100)
+    assert np.abs(states[:, 1] - np.asarray(ref.q[:, 0])).max() <= 1e-12
+    (joint,) = light["final_q"]
+    assert 0.0 < heavy["final_q"][joint] < light["final_q"][joint]   # flexed, less far
+
+
+def test_a_diverging_run_keeps_its_rows_and_says_so(tmp_path):
+    _need(ELBOW1)
+    status, summary = _run(tmp_path, ELBOW1, "--excitation", 1, "--duration-s", 2,
+                           "--dt-s", 0.2)
+    assert status == 3 and summary["diverged"]
+    assert "not finite at t = " in summary["message"]
+    _, states = _table(tmp_path / "states.csv")
+    assert summary["rows_written"] == len(states) >= 2 and np.isfinite(states).all()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--excitation", "BICEPS=1"], "excitation: no such name 'BICEPS'"),
+    (["--excitation", "1.5"], "excitation of 'TRIlong' must be in [0, 1], got 1.5"),
+    (["--excitation", "1", "--initial-q", "knee=0.1"], "initial q: no joint named 'knee'"),
+    (["--excitation", "1", "--duration-s", "0.0105", "--dt-s", "0.002"],
+     "duration_s 0.0105 must be a whole number of steps"),
+    (["--excitation", "1", "--muscle-mass-kg", "BRA=-1"],
+     "muscle mass of 'BRA' must be >= 0 kg, got -1.0"),
+    (["--excitation", "1", "--ctrl", "motor=1"], "ctrl: no such name 'motor'"),
+])
+def test_bad_input_is_one_line_naming_the_field(tmp_path, capsys, args, message):
+    _need(ELBOW1)
+    status = main(["mjcf", "forward", str(ELBOW1), "--out", str(tmp_path), *args])
+    err = capsys.readouterr().err
+    assert status == 2 and message in err and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_missing_and_broken_files_are_named(tmp_path, capsys):
+    broken = tmp_path / "broken.xml"
+    broken.write_text("<mujoco><worldbody><body></mujoco>")
+    for path, message in ((tmp_path / "none.xml", "none.xml: no such MJCF file"),
+                          (broken, "broken.xml: MuJoCo cannot compile it")):
+        status = main(["mjcf", "forward", str(path), "--out", str(tmp_path / "o"),
+                       "--excitation", "1"])
+        assert status == 2 and message in capsys.readouterr().err
