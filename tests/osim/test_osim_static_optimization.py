@@ -128,27 +128,42 @@ def _leg_with_residuals(tmp_path):
     return path
 
 
-def test_leg6dof9musc_coupler_and_residual_actuators_match_opensim(tmp_path):
+def test_leg6dof9musc_coupler_and_residual_actuators_match_opensim(tmp_path, capfd):
     """leg6dof9musc (nine Thelen2003Muscles, the patella's CoordinateCouplerConstraint, a
     knee whose translations are splines of its angle) with pelvis residual actuators
     (unbounded controls), along a synthetic swing of the hip, knee and ankle (0.5 s, SI,
     the dependent knee_angle_pat_r written as its constraint gives it): the actuators' controls
-    against OpenSim's analysis. OpenSim's IPOPT ends every time here with "Restoration
-    failed" and an acceleration constraint violation ~4e-4 rad/s^2 (ours meets the constraint
-    to 1e-6 relative), so 5e-6 (observed: muscles 7e-7, the pelvis tilt residual 1.4e-6, i.e.
-    1.4e-4 N m)."""
+    against OpenSim's analysis. OpenSim's IPOPT leaves an acceleration constraint violation
+    ~2-4e-4 rad/s^2 at every time (its log; ours meets the constraint to 1e-6 relative), and at
+    some times it stops with "Restoration failed" and reports that it "could not find a
+    solution" (8 of 51 times, read from its log). Where it converged: 5e-6 (observed: muscles
+    7e-7, the pelvis tilt residual 1.4e-6, i.e. 1.4e-4 N m). Where it did not, its controls
+    are those of a stopped solver and move between machines with the same OpenSim build
+    (bifemsh_r at t = 0.26 s: 7e-7 from ours on one machine, 2.4e-5 on another): 5e-5, the
+    size of its violation there (3e-4 rad/s^2 on the ankle) through the leg's inertia and a
+    muscle's ~10-25 N m per unit activation."""
     model = _leg_with_residuals(tmp_path)
     motion = write_leg_swing(tmp_path / "leg_swing.mot")
     ours_dir = tmp_path / "ours"
     summary = run(model, motion, ours_dir, cutoff_hz=CUTOFF_HZ)
+    capfd.readouterr()
     theirs, _ = run_static_optimization(tmp_path, model, motion, CUTOFF_HZ, 0.0, 0.5)
+    log = capfd.readouterr()
+    number = r"([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
+    failed = {round(float(t), 9) for t in re.findall(
+        f"could not find a solution at time = {number}", log.out + log.err)}
     ours = read_storage(ours_dir / "static_optimization_activation.sto")
     assert ours.labels == theirs.labels    # ForceSet order: the residual actuators first
     assert ours.labels[1:4] == tuple(f"res_{c}" for c in PELVIS_ACTUATORS)
-    diff = np.abs(ours.data[:, 1:] - theirs.data[:, 1:]).max()
-    print(f"leg6dof9musc: {ours.time_s.size} times, controls within {diff:.1e} of OpenSim's")
+    stopped = np.array([round(float(t), 9) in failed for t in theirs.time_s])
+    diff = np.abs(ours.data[:, 1:] - theirs.data[:, 1:]).max(axis=1)
+    converged = diff[~stopped].max()
+    at_stops = diff[stopped].max() if stopped.any() else 0.0
+    print(f"leg6dof9musc: {ours.time_s.size} times, controls within {converged:.1e} of "
+          f"OpenSim's where it converged, {at_stops:.1e} at its {int(stopped.sum())} stops")
     assert summary["constraint_violated_at_s"] == {}
-    assert diff <= 5e-6
+    assert stopped.sum() < stopped.size // 2    # a comparison with mostly converged times
+    assert converged <= 5e-6 and at_stops <= 5e-5
 
 
 def test_an_actuator_on_a_coupled_coordinate_is_refused(tmp_path):
