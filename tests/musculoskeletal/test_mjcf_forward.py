@@ -160,3 +160,17 @@ def test_missing_and_broken_files_are_named(tmp_path, capsys):
         status = main(["mjcf", "forward", str(path), "--out", str(tmp_path / "o"),
                        "--excitation", "1"])
         assert status == 2 and message in capsys.readouterr().err
+
+
+def test_a_model_outside_the_engines_dynamics_is_refused_before_writing(tmp_path, capsys):
+    """MyoSuite's finger loads (its muscles are checked in test_mjcf_muscles.py) but its tendon
+    springs and cylinder/ellipsoid contacts are outside the engine's dynamics."""
+    finger = MYOSUITE / "myofinger_v0.xml"
+    _need(finger)
+    status = main(["mjcf", "forward", str(finger), "--out", str(tmp_path / "o"),
+                   "--excitation", "0.5"])
+    err = capsys.readouterr().err
+    assert status == 2 and "myofinger_v0.xml: outside the engine's dynamics" in err
+    assert "tendon #0 'extn': stiffness, damping or limits" in err
+    assert not (tmp_path / "o").exists()
+

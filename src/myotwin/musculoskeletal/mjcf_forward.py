@@ -26,7 +26,9 @@ What a MuJoCo user runs with mj_step, on the model `load_mjcf` makes of the file
   `summary.json` at the end. A state that stops being finite ends the run with the rows before
   it written and a FloatingPointError naming the time (`diverged` in the summary).
 
-Bad input is a ValueError naming the file, field and value.
+Bad input is a ValueError naming the file, field and value, before anything is written; so is
+a model with elements outside the engine's dynamics (e.g. MyoSuite's finger: tendon springs,
+cylinder and ellipsoid contacts), each named.
 """
 
 from __future__ import annotations
@@ -153,6 +155,9 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
 
     m, where = read_mjcf(source)
     msm = load_mjcf(m, name=where)
+    if msm.skeleton.dynamics_unsupported:      # before any file is written
+        raise ValueError(f"{where}: outside the engine's dynamics: "
+                         + "; ".join(msm.skeleton.dynamics_unsupported))
     names = msm.muscles.names
     u = _by_name(excitation, names, "excitation", where)
     _in_unit_interval(u, names, "excitation", where)
