@@ -86,18 +86,22 @@ def _jacobians(f, y, tangents) -> jax.Array:
     return jnp.moveaxis(cols, 0, -1)
 
 
-def _bias(f, y, motion) -> jax.Array:
-    """(n_points, 3) d^2/dt^2 F(y + t ydot + t^2/2 yddot_0) at t = 0 (Jdot qd)."""
+def _jacobians_and_bias(f, y, motion) -> tuple[jax.Array, jax.Array]:
+    """(J (n_points, 3, n_v), Jdot qd (n_points, 3)) with Jdot qd = d^2/dt^2 F(y + t ydot +
+    t^2/2 yddot_0) at t = 0 = D^2F(y)[ydot, ydot] + DF(y)[yddot_0]: DF[yddot_0] as one more
+    column of the Jacobian's vmapped jvp, D^2F[ydot, ydot] by a jvp of the jvp along ydot.
+    Every pass is at the primal y itself, so XLA can compute F(y) (the library wrap's values)
+    once for all of them."""
     ydot, yddot = motion.velocity, motion.bias_acceleration
+    columns = jax.tree_util.tree_map(lambda t, a: jnp.concatenate([t, a[None]]),
+                                     motion.tangents, yddot)
+    cols = jax.vmap(lambda t: jax.jvp(f, (y,), (t,))[1])(columns)   # (n_v + 1, n_points, 3)
 
-    def curve(t):
-        return f(y.scaled_add(ydot, t).scaled_add(yddot, 0.5 * t * t))
+    def along_velocity(anchors):
+        return jax.jvp(f, (anchors,), (ydot,))[1]
 
-    def rate(t):
-        return jax.jvp(curve, (t,), (jnp.ones_like(t),))[1]
-
-    zero = jnp.zeros((), dtype=jax.tree_util.tree_leaves(y)[0].dtype)
-    return jax.jvp(rate, (zero,), (jnp.ones_like(zero),))[1]
+    curvature = jax.jvp(along_velocity, (y,), (ydot,))[1]
+    return jnp.moveaxis(cols[:-1], 0, -1), cols[-1] + curvature
 
 
 class _Stage(NamedTuple):
@@ -138,8 +142,9 @@ def _other_motion(model, st: _Stage):
     def f(anchors):
         return mass_point_positions_from_anchors(model, anchors, st.other)
 
-    jac = _jacobians(f, st.anchors, st.motion.tangents)
-    return jac, (_bias(f, st.anchors, st.motion) if st.with_bias else None)
+    if st.with_bias:
+        return _jacobians_and_bias(f, st.anchors, st.motion)
+    return _jacobians(f, st.anchors, st.motion.tangents), None
 
 
 def _opensim_motion(model, sp: composite.CompositeSplit, q, qd, kin, with_bias, bodies=None):
@@ -156,8 +161,9 @@ def _opensim_motion(model, sp: composite.CompositeSplit, q, qd, kin, with_bias, 
     def f(anchors):
         return opensim_points.point_positions(ps, anchors, q, sp.opensim_path, alpha)
 
-    jac = _jacobians(f, y, motion.tangents)
-    return jac, (_bias(f, y, motion) if with_bias else None)
+    if with_bias:
+        return _jacobians_and_bias(f, y, motion)
+    return _jacobians(f, y, motion.tangents), None
 
 
 def _composite_point_motion(model, q, qd, kin, with_bias):
