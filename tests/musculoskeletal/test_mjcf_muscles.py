@@ -19,6 +19,7 @@ cylinders; 1 and 2 dofs, limited joints, ctrlrange [0.001, 1]).
   central differences (h = 1e-6 on each of the six constant excitations; the curves are
   piecewise quadratic, so the stencil is checked to stay on one piece by comparing h and h/2:
   1e-7 relative).
+* A geared muscle (gear 2.5) over a via site: tension and qfrc_actuator against mj_forward.
 * Bad input is refused naming the file or actuator, the field and the value.
 """
 
@@ -235,3 +236,39 @@ def test_the_muscle_actuator_keeps_its_ctrl_slot_and_gives_the_skeleton_no_force
 
     qfrc = actuator_forces(msm.skeleton, jnp.array([0.3]), jnp.zeros(1), jnp.array([1.0, 0.5]))
     assert float(qfrc[0]) == pytest.approx(1.0)       # only the motor: gear 2 x ctrl 0.5
+
+
+def test_a_geared_muscle_is_mujocos():
+    """gear 2.5 on a muscle over a via site: MuJoCo's actuator length is gear x tendon length
+    and its force acts through gear; `mujoco_muscles` folds the gear into F_iso, l_opt and
+    l_ts. Against mj_forward at 20 random states: the tendon tension = -gear actuator_force
+    and r F = qfrc_actuator, both to 1e-9 N (forces ~100 N)."""
+    xml = """<mujoco><compiler angle="radian"/><option gravity="0 0 0"/>
+      <worldbody><site name="o" pos="0 0 0.3"/>
+        <body name="b"><joint name="j" type="hinge" axis="0 1 0" range="-1 1"/>
+          <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+          <site name="v" pos="0.1 0 0.06"/><site name="i" pos="0.25 0 0.02"/></body></worldbody>
+      <tendon><spatial name="t"><site site="o"/><site site="v"/><site site="i"/></spatial>
+      </tendon>
+      <actuator><muscle name="mus" tendon="t" gear="2.5" force="40" lengthrange="0.75 1.05"
+        ctrlrange="0 1"/></actuator></mujoco>"""
+    m = mujoco.MjModel.from_xml_string(xml)
+    msm = load_mjcf(m)
+    drive = jax.jit(lambda s, u: muscle_drive(msm, s, u))
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(3)
+    err_t = err_q = 0.0
+    lengths = []
+    for _ in range(20):
+        d.qpos[:] = rng.uniform(-1, 1, 1)
+        d.qvel[:] = rng.uniform(-3, 3, 1)
+        d.act[:] = rng.uniform(0, 1, 1)
+        mujoco.mj_forward(m, d)
+        lengths.append(d.actuator_length[0])
+        dyn, qfrc = drive(_state(d), jnp.array(d.act))
+        err_t = max(err_t, abs(float(dyn.outputs.tendon_force_N[0]) + 2.5 * d.actuator_force[0]))
+        err_q = max(err_q, np.abs(np.asarray(qfrc) - d.qfrc_actuator).max())
+    print(f"geared muscle: tension {err_t:.1e} N, qfrc {err_q:.1e} N m; actuator length "
+          f"{min(lengths):.3f}-{max(lengths):.3f} m (range 0.75-1.05)")
+    assert min(lengths) < 0.9 < max(lengths)        # the normalized length sweeps its range
+    assert err_t <= TOL_FORCE_N and err_q <= TOL_FORCE_N
