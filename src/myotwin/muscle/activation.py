@@ -35,6 +35,8 @@ import enum
 import jax
 import jax.numpy as jnp
 
+from myotwin.muscle.mujoco_muscle import MINVAL
+
 
 class ActivationLaw(enum.Enum):
     MILLARD2012 = "millard2012"
@@ -128,10 +130,6 @@ def _degroote(act: ActivationDynamics, a, u):
     return ((f + 0.5) / (act.tau_act_s * z) + (0.5 - f) * z / act.tau_deact_s) * (u - a)
 
 
-#: MuJoCo's mjMINVAL.
-_MINVAL = 1e-15
-
-
 def _smoothstep(x):
     """MuJoCo's mju_sigmoid: the quintic smoothstep, 0 below 0 and 1 above 1."""
     x = jnp.clip(x, 0.0, 1.0)
@@ -143,11 +141,11 @@ def _mujoco(act: ActivationDynamics, a, u):
     z = 0.5 + 1.5 * jnp.clip(a, 0.0, 1.0)
     tau_a, tau_d = act.tau_act_s * z, act.tau_deact_s / z
     d = u - a
-    smooth = act.smoothing >= _MINVAL
+    smooth = act.smoothing >= MINVAL
     width = jnp.where(smooth, act.smoothing, 1.0)
     tau = jnp.where(smooth, tau_d + (tau_a - tau_d) * _smoothstep(d / width + 0.5),
                     jnp.where(d > 0.0, tau_a, tau_d))
-    return d / jnp.maximum(_MINVAL, tau)
+    return d / jnp.maximum(MINVAL, tau)
 
 
 def activation_derivative(act: ActivationDynamics, activation, excitation) -> jax.Array:

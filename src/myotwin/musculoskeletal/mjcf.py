@@ -42,10 +42,9 @@ from pathlib import Path
 import numpy as np
 
 from myotwin.muscle.model import Muscle, build_muscles
+from myotwin.muscle.mujoco_muscle import MINVAL
 from myotwin.musculoskeletal.model import MusculoskeletalModel, musculoskeletal_model
 
-#: MuJoCo's mjMINVAL.
-MINVAL = 1e-15
 #: The gain/bias parameters that MuJoCo's bias reads too (range, force, scale, lmax, fpmax).
 _SHARED_PRM = (0, 1, 2, 3, 5, 7)
 
