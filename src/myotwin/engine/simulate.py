@@ -29,6 +29,15 @@ def positive_seconds(what: str, value) -> float:
     return value
 
 
+def whole_steps(what: str, span_s: float, dt_s: float) -> int:
+    """How many steps of dt_s make span_s (at least one, to 1e-9 s per s), or ValueError
+    naming `what` (e.g. "duration_s", "record_every_s") and both values."""
+    n = int(round(span_s / dt_s))
+    if n < 1 or abs(n * dt_s - span_s) > 1e-9 * max(1.0, span_s):
+        raise ValueError(f"{what} {span_s!r} must be a whole number of steps of dt_s {dt_s!r}")
+    return n
+
+
 def n_steps_for(duration_s: float, dt_s: float) -> int:
     """Number of steps of size dt_s covering duration_s (must be a whole number, to 1e-9)."""
     n = round(duration_s / dt_s)

@@ -44,7 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.integrators import Integrator
-from myotwin.engine.simulate import positive_seconds
+from myotwin.engine.simulate import positive_seconds, whole_steps
 from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators, read_mjcf
 from myotwin.musculoskeletal.model import MusculoskeletalModel, musculoskeletal_model
@@ -72,13 +72,6 @@ def _in_unit_interval(values, names, what: str, where: str) -> None:
     for n, v in zip(names, values.tolist()):
         if not (math.isfinite(v) and 0.0 <= v <= 1.0):
             raise ValueError(f"{where}: {what} of {n!r} must be in [0, 1], got {v!r}")
-
-
-def _steps(what: str, span_s: float, dt_s: float) -> int:
-    n = int(round(span_s / dt_s))
-    if n < 1 or abs(n * dt_s - span_s) > 1e-9 * max(1.0, span_s):
-        raise ValueError(f"{what} {span_s!r} must be a whole number of steps of dt_s {dt_s!r}")
-    return n
 
 
 def _joint_columns(m) -> tuple[list[str], list[str]]:
@@ -183,8 +176,8 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
         raise ValueError(f"integrator must be one of {list(INTEGRATORS)}, got {integrator!r}")
     dt_s = positive_seconds("dt_s", float(m.opt.timestep) if dt_s is None else dt_s)
     duration_s = positive_seconds("duration_s", duration_s)
-    n = _steps("duration_s", duration_s, dt_s)
-    stride = 1 if record_every_s is None else _steps(
+    n = whole_steps("duration_s", duration_s, dt_s)
+    stride = 1 if record_every_s is None else whole_steps(
         "record_every_s", positive_seconds("record_every_s", record_every_s), dt_s)
     q = _initial_q(m, q0, where)
     if np.any(masses > 0.0):

@@ -60,7 +60,7 @@ import numpy as np
 
 from myotwin.engine.adaptive import AdaptiveStatus
 from myotwin.engine.integrators import Integrator
-from myotwin.engine.simulate import positive_seconds
+from myotwin.engine.simulate import positive_seconds, whole_steps
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.muscle.model import TendonModel
 from myotwin.musculoskeletal.adaptive import InputTable, adaptive_rollout, input_table
@@ -233,17 +233,9 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                          "muscles, coordinates=loaded.coupling)")
     duration_s = positive_seconds("duration_s", duration_s)
     dt_s = positive_seconds("dt_s", dt_s)
-    n = int(round(duration_s / dt_s))
-    if n < 1 or abs(n * dt_s - duration_s) > 1e-9 * max(1.0, duration_s):
-        raise ValueError(f"duration_s {duration_s!r} must be a whole number of steps of "
-                         f"dt_s {dt_s!r}")
-    stride = 1
-    if record_every_s is not None:
-        record_every_s = positive_seconds("record_every_s", record_every_s)
-        stride = int(round(record_every_s / dt_s))
-        if stride < 1 or abs(stride * dt_s - record_every_s) > 1e-9 * record_every_s:
-            raise ValueError(f"record_every_s {record_every_s!r} must be a whole number of "
-                             f"steps of dt_s {dt_s!r}")
+    n = whole_steps("duration_s", duration_s, dt_s)
+    stride = 1 if record_every_s is None else whole_steps(
+        "record_every_s", positive_seconds("record_every_s", record_every_s), dt_s)
     if integrator not in INTEGRATORS:
         raise ValueError(f"integrator must be one of {list(INTEGRATORS)}, got {integrator!r}")
     accuracy = float(accuracy)
