@@ -123,17 +123,29 @@ BALL_PENDULUM = """<mujoco><option timestep="0.001" integrator="RK4">
   <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03"/></body></body></worldbody></mujoco>"""
 
 
-@pytest.mark.parametrize("case", ["pendulum", "chain", "chain_euler", "tumbler", "ball"])
+@pytest.mark.parametrize("case", ["pendulum", "chain", "chain_euler", "chain_eulerdamp",
+                                  "chain_eulerdamp_limits", "tumbler", "ball"])
 def test_rollout_matches_mujoco(case):
     """1 s at dt 1 ms, tolerance 1e-8 (issue 3). Observed: roundoff, 1e-13 (hinges) to 3e-13
     (free body). Quaternions: MuJoCo 4.0.0's RK4 integrates qpos with the quaternion rate
     0.5 q (0, w) and normalises (rk4_step); the manifold form of older mj_RungeKutta would
-    differ by ~1e-9 per step here."""
+    differ by ~1e-9 per step here. MuJoCo's Euler: with `eulerdamp` disabled it is our
+    semi-implicit Euler; enabled (its default) our "euler", damping 0.8 so that the implicit
+    term matters (semi-implicit Euler differs by 1e-3 rad over the second), with and without
+    joint limits struck (qacc then carries the constraint force; observed 4e-16 rad)."""
     tol, integrator, ctrl = 1e-8, "rk4", np.zeros(0)
     if case == "pendulum":
         m = mujoco.MjModel.from_xml_string(chain_xml(1, 'stiffness="2" springref="0.2"'))
     elif case in ("tumbler", "ball"):
         m = mujoco.MjModel.from_xml_string(TUMBLER if case == "tumbler" else BALL_PENDULUM)
+    elif case.startswith("chain_eulerdamp"):
+        limits = ' limited="true" range="-0.3 0.3"' if case.endswith("limits") else ""
+        xml = chain_xml(3, 'damping="0.8" armature="0.01"' + limits, _ACT)
+        m = mujoco.MjModel.from_xml_string(xml.replace(' eulerdamp="disable"', ""))
+        assert not m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_EULERDAMP
+        m.opt.integrator, integrator = mujoco.mjtIntegrator.mjINT_EULER, "euler"
+        m.opt.tolerance = 1e-15  # MuJoCo's limit solve exact (at 1e-8 it is off by 8e-8 rad)
+        ctrl = np.array([0.3, 0.5])
     else:
         m = mujoco.MjModel.from_xml_string(chain_xml(3, 'damping="0.1" armature="0.01"', _ACT))
         ctrl = np.array([0.3, 0.5])
@@ -148,6 +160,10 @@ def test_rollout_matches_mujoco(case):
     assert q.shape == ref_q.shape and t[-1] == pytest.approx(1.0)
     _close(f"{case} q over 1 s", q, ref_q, tol)
     _close(f"{case} final qd", qd[-1], ref_qd, tol)
+    if integrator == "euler":  # the implicit damping is what makes the agreement
+        q_explicit = engine.simulate(engine.compile_model(m), q0, qd0, ctrl, 1.0, 0.001,
+                                     "semi_implicit_euler")[0]
+        assert np.abs(np.asarray(q_explicit) - ref_q).max() > 1e-5
 
 
 def _double_pendulum():

@@ -176,7 +176,8 @@ def test_energy_rk4_with_and_without_qvv(pendulum):
 
 def test_every_integrator_uses_the_total_dynamics(pai_model):
     """One step of each integrator from the same state, against the same step computed with
-    the closed-form accelerations (explicit/semi-implicit Euler, RK4 with its tableau), or
+    the closed-form accelerations (explicit/semi-implicit Euler, RK4 with its tableau, MuJoCo's
+    Euler with dof damping added and the closed-form mass matrix), or
     the residual of the implicit equations with the closed form (BDF1:
     v - qd - h a(q + h v, v) = 0; SDIRK2's two stage equations) -- so the implicit solves see
     the q-dependent total mass matrix. Tolerance 1e-11 relative (Newton tol 1e-12)."""
@@ -202,6 +203,16 @@ def test_every_integrator_uses_the_total_dynamics(pai_model):
             pai_model, jnp.asarray(q0), jnp.asarray(qd0), NO_CTRL, h)
         np.testing.assert_allclose(q1, q_ref, rtol=1e-11, err_msg=name)
         np.testing.assert_allclose(qd1, qd_ref, rtol=1e-11, err_msg=name)
+    # MuJoCo's Euler with dof damping D: (M + h D) (qd1 - qd0) = h (M a - D qd0), with the
+    # closed-form total mass matrix M (bones and muscle) and the undamped acceleration a
+    damping = np.array([0.7, 0.3])
+    damped = dataclasses.replace(pai_model, dof_damping=jnp.asarray(damping))
+    mass = pai.closed_form_mass_matrix(PARAMS, q0[1])
+    dv = np.linalg.solve(mass + h * np.diag(damping), h * (mass @ a(q0, qd0) - damping * qd0))
+    q1, qd1 = engine.integrators.euler_step(damped, jnp.asarray(q0), jnp.asarray(qd0), NO_CTRL,
+                                            h)
+    np.testing.assert_allclose(qd1, qd0 + dv, rtol=1e-11, err_msg="euler")
+    np.testing.assert_allclose(q1, q0 + h * (qd0 + dv), rtol=1e-11, err_msg="euler")
     _, v, status = jax.jit(bdf1_solve)(pai_model, jnp.asarray(q0), jnp.asarray(qd0), NO_CTRL, h)
     assert bool(status.converged)
     v = np.asarray(v)

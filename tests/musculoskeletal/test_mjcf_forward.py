@@ -1,6 +1,7 @@
 """`myotwin mjcf forward` (`musculoskeletal.mjcf_forward`) on MyoSuite's elbows against MuJoCo.
 
-* The command's states.csv against mj_step with MuJoCo's RK4 at the same step from the same
+* The command's states.csv against mj_step with MuJoCo's RK4 at the same step, and with the
+  file's own integrator (MuJoCo's Euler, implicit joint damping) and step, from the same
   state (hinges set by --initial-q, activations by --initial-activation) with the same
   constant ctrl by actuator name (TRImed's 0 is below the ctrlrange [0.001, 1], which both
   clamp): q within 1e-9 rad and act within
@@ -28,6 +29,7 @@ import pytest
 
 from myotwin import inertia
 from myotwin.cli.main import main
+from myotwin.engine.integrators import Integrator
 from myotwin.musculoskeletal import MusculoskeletalState, load_mjcf, musculoskeletal_model, rollout
 from shared_reference import SHARED
 
@@ -54,17 +56,21 @@ def _run(tmp_path, *args):
     return status, json.loads((tmp_path / "summary.json").read_text())
 
 
-def test_states_and_forces_match_mujoco_rk4(tmp_path):
+@pytest.mark.parametrize("integrator", ["rk4", "file"])
+def test_states_and_forces_match_mujoco(tmp_path, integrator):
+    """RK4 at 1 ms, and the file's own settings (MuJoCo's default Euler, its joint damping
+    0.5 integrated implicitly, at the file's 2 ms) with no --integrator or --dt-s given."""
     _need(ELBOW2)
     m = mujoco.MjModel.from_xml_path(str(ELBOW2))
     joints = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(m.njnt)]
     q0 = np.clip([0.9, 0.3], m.jnt_range[:, 0], m.jnt_range[:, 1])
+    step = ["--dt-s", 1e-3, "--integrator", "rk4"] if integrator == "rk4" else []
     status, summary = _run(
         tmp_path, ELBOW2, "--excitation", *(f"{k}={v}" for k, v in EXCITATION.items()),
         "--initial-q", *(f"{j}={v}" for j, v in zip(joints, q0)),
-        "--initial-activation", "0.2", "--duration-s", 0.3, "--dt-s", 1e-3,
-        "--record-every-s", 2e-3)
+        "--initial-activation", "0.2", "--duration-s", 0.3, *step, "--record-every-s", 2e-3)
     assert status == 0 and summary["message"] == "completed" and summary["rows_written"] == 151
+    assert summary["integrator"] == ("rk4" if integrator == "rk4" else "euler")
     labels, states = _table(tmp_path / "states.csv")
     f_labels, forces = _table(tmp_path / "muscle_forces.csv")
     names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) for a in range(m.nu)]
@@ -72,15 +78,17 @@ def test_states_and_forces_match_mujoco_rk4(tmp_path):
                       *(f"activation:{n}" for n in names)]
     assert f_labels == ["time_s", *names]
 
-    m.opt.integrator, m.opt.timestep = mujoco.mjtIntegrator.mjINT_RK4, 1e-3
+    assert m.opt.integrator == mujoco.mjtIntegrator.mjINT_EULER and m.opt.timestep == 2e-3
+    if integrator == "rk4":
+        m.opt.integrator, m.opt.timestep = mujoco.mjtIntegrator.mjINT_RK4, 1e-3
     d = mujoco.MjData(m)
     d.qpos[:], d.act[:] = q0, 0.2
     d.ctrl[:] = [EXCITATION[n] for n in names]
     ref = [np.concatenate([d.qpos, d.qvel, d.act])]
-    for _ in range(300):
+    for _ in range(round(0.3 / m.opt.timestep)):
         mujoco.mj_step(m, d)
         ref.append(np.concatenate([d.qpos, d.qvel, d.act]))
-    ref = np.array(ref)[::2]
+    ref = np.array(ref)[::round(2e-3 / m.opt.timestep)]
     nq = m.nq + m.nv
     err_q = np.abs(states[:, 1:1 + m.nq] - ref[:, :m.nq]).max()
     err_a = np.abs(states[:, 1 + nq:] - ref[:, nq:]).max()
@@ -118,16 +126,33 @@ def test_muscle_mass_reaches_the_model_and_slows_the_arm(tmp_path):
     heavy_msm = musculoskeletal_model(skeleton, msm.muscles, paths=list(msm.muscle_path))
     u = jnp.array([0.0, 0.0, 0.0, 1.0, 0.0, 1.0])
     s0 = MusculoskeletalState(jnp.zeros(1), jnp.zeros(1), jnp.zeros(6), jnp.zeros(6))
-    ref = rollout(heavy_msm, s0, u, 1e-3, 100)
+    ref = rollout(heavy_msm, s0, u, 1e-3, 100, Integrator.EULER)  # the file's integrator
     assert np.abs(states[:, 1] - np.asarray(ref.q[:, 0])).max() <= 1e-12
     (joint,) = light["final_q"]
     assert 0.0 < heavy["final_q"][joint] < light["final_q"][joint]   # flexed, less far
 
 
+def test_an_implicit_integrator_in_the_file_needs_the_choice_made(tmp_path, capsys):
+    _need(ELBOW1)
+    text = ELBOW1.read_text().replace('<option timestep="0.002"/>',
+                                      '<option timestep="0.002" integrator="implicitfast"/>')
+    assert "implicitfast" in text
+    path = tmp_path / "implicit_elbow.xml"   # the file has no meshes to find
+    path.write_text(text)
+    status = main(["mjcf", "forward", str(path), "--out", str(tmp_path / "o"),
+                   "--excitation", "0.5", "--duration-s", "0.01"])
+    err = capsys.readouterr().err
+    assert status == 2 and 'integrator="implicitfast"> is not offered' in err
+    assert not (tmp_path / "o").exists()
+    status, summary = _run(tmp_path / "rk4", path, "--excitation", "0.5", "--duration-s",
+                           "0.01", "--integrator", "rk4")
+    assert status == 0 and summary["integrator"] == "rk4"
+
+
 def test_a_diverging_run_keeps_its_rows_and_says_so(tmp_path):
     _need(ELBOW1)
     status, summary = _run(tmp_path, ELBOW1, "--excitation", 1, "--duration-s", 2,
-                           "--dt-s", 0.2)
+                           "--dt-s", 0.2, "--integrator", "rk4")
     assert status == 3 and summary["diverged"]
     assert "not finite at t = " in summary["message"]
     _, states = _table(tmp_path / "states.csv")

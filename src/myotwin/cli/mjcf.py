@@ -42,8 +42,11 @@ def add_parser(sub) -> None:
     p.add_argument("--record-every-s", type=float, default=None,
                    help="interval of the written rows (s), a whole number of steps (default: "
                    "every step)")
-    p.add_argument("--integrator", choices=("rk4", "semi_implicit_euler"), default="rk4",
-                   help="fixed-step RK4 (MuJoCo's RK4; default) or semi-implicit Euler")
+    p.add_argument("--integrator", choices=("euler", "rk4", "semi_implicit_euler"),
+                   default=None,
+                   help="default: the file's <option integrator> (Euler: 'euler', MuJoCo's, "
+                   "dof damping implicit, or 'semi_implicit_euler' where the file disables "
+                   "eulerdamp; RK4: 'rk4')")
 
 
 def cmd_forward(args: argparse.Namespace) -> int:

@@ -7,8 +7,10 @@ angular velocity (mju_quatIntegrate).
 
   explicit Euler:       q' = q (+) dt qd,          qd' = qd + dt f(q, qd)          order 1
   semi-implicit Euler:  qd' = qd + dt f(q, qd),    q' = q (+) dt qd'               order 1
-                        (MuJoCo's "Euler" with `eulerdamp` disabled: MuJoCo by default
-                        treats dof damping implicitly in that step, we do not)
+                        (MuJoCo's "Euler" with its `eulerdamp` flag disabled)
+  Euler (MuJoCo's):     qd' = qd + dt (M + dt D)^-1 M f(q, qd), q' = q (+) dt qd'  order 1
+                        (MuJoCo's default "Euler": dof damping D integrated implicitly;
+                        the same as semi-implicit Euler when D = 0; `euler_step`)
   RK4:                  classic Butcher tableau; velocities qd_i = qd + h sum_j a_ij f_j,
                         positions by Runge-Kutta-Munthe-Kaas on the quaternions:
                         q_i = q (+) h sum_j a_ij k_j with k_j = qd_j on hinge/slide and
@@ -38,7 +40,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine import cholesky
 from myotwin.engine.dynamics import forward_dynamics
+from myotwin.engine.mass import mass_matrix
 from myotwin.engine.model import JointType, Model
 from myotwin.engine.rows import take, take_pairs
 from myotwin.engine.spatial import cross, quat_integrate, quat_mul
@@ -49,6 +53,7 @@ class Integrator(enum.Enum):
 
     EXPLICIT_EULER = "explicit_euler"
     SEMI_IMPLICIT_EULER = "semi_implicit_euler"
+    EULER = "euler"
     RK4 = "rk4"
     BDF1 = "bdf1"
     SDIRK2 = "sdirk2"
@@ -152,6 +157,13 @@ def semi_implicit_euler_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None,
     return q, qd
 
 
+def euler_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None, xfrc_applied=None):
+    """One step of MuJoCo's default Euler (dof damping implicit; `euler_step_with`)."""
+    q, qd, _ = euler_step_with(model, q, qd, None, _skeleton_rates(
+        model, ctrl, qfrc_applied, xfrc_applied), dt)
+    return q, qd
+
+
 def _skeleton_rates(model: Model, ctrl, qfrc_applied, xfrc_applied):
     """The `rates` of the *_with steps for the skeleton alone (no extra state)."""
     def rates(q, qd, extra):
@@ -182,6 +194,37 @@ def semi_implicit_euler_step_with(model: Model, q, qd, extra, rates, dt):
     forward Euler on `extra`; returns (q', qd', extra')."""
     qdd, extra_rate = rates(q, qd, extra)
     qd_new = qd + dt * qdd
+    return integrate_pos(model, q, qd_new, dt), qd_new, _axpy(extra, dt, extra_rate)
+
+
+def damped_acceleration(model: Model, q, qdd, dt):
+    """(n_v,) MuJoCo Euler's acceleration (M + dt D)^-1 M qdd for the acceleration qdd (n_v,)
+    of `forward_dynamics` at q: M qdd is the total force MuJoCo solves with (smooth plus
+    constraint forces, qfrc_smooth + qfrc_constraint), D = diag(dof_damping) (zero when the
+    file disables dampers, as MuJoCo then skips the implicit term), M the mass matrix with
+    armature and any muscle mass points (myotwin.inertia)."""
+    mass = mass_matrix(model, q)
+    if model.muscle_mass is not None:
+        from myotwin.inertia.dynamics import muscle_mass_matrix
+
+        mass = mass + muscle_mass_matrix(model, q)
+    damped = mass + jnp.diag(dt * model.dof_damping)
+    return cholesky.solve(cholesky.factor(damped), mass @ qdd)
+
+
+def euler_step_with(model: Model, q, qd, extra, rates, dt):
+    """MuJoCo's Euler (`integrator="Euler"`, `eulerdamp` enabled: its default) on (q, qd) and
+    forward Euler on `extra`; returns (q', qd', extra'). mj_Euler replaces the acceleration
+    by (M + dt D)^-1 (qfrc_smooth + qfrc_constraint), which makes the dof damping force
+    -D qd' (implicit) rather than -D qd, then advances as semi-implicit Euler (mj_advance:
+    activations by their rate, qd' = qd + dt qdd', q' = q (+) dt qd'). Needs the skeleton
+    (`model` not None)."""
+    if model is None:
+        raise ValueError("integrator 'euler' (MuJoCo's, implicit dof damping) needs the "
+                         "skeleton's mass matrix; coordinates in a vector space (coupled "
+                         "coordinates) take 'semi_implicit_euler' or 'rk4'")
+    qdd, extra_rate = rates(q, qd, extra)
+    qd_new = qd + dt * damped_acceleration(model, q, qdd, dt)
     return integrate_pos(model, q, qd_new, dt), qd_new, _axpy(extra, dt, extra_rate)
 
 
@@ -277,11 +320,12 @@ from myotwin.engine.implicit import bdf1_step, sdirk2_step  # noqa: E402
 STEPS = {
     Integrator.EXPLICIT_EULER: explicit_euler_step,
     Integrator.SEMI_IMPLICIT_EULER: semi_implicit_euler_step,
+    Integrator.EULER: euler_step,
     Integrator.RK4: rk4_step,
     Integrator.BDF1: bdf1_step,
     Integrator.SDIRK2: sdirk2_step,
 }
 
 #: Global order of accuracy of each integrator (tested by regression on log error vs log dt).
-ORDER = {Integrator.EXPLICIT_EULER: 1, Integrator.SEMI_IMPLICIT_EULER: 1, Integrator.RK4: 4,
-         Integrator.BDF1: 1, Integrator.SDIRK2: 2}
+ORDER = {Integrator.EXPLICIT_EULER: 1, Integrator.SEMI_IMPLICIT_EULER: 1, Integrator.EULER: 1,
+         Integrator.RK4: 4, Integrator.BDF1: 1, Integrator.SDIRK2: 2}

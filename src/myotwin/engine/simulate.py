@@ -138,8 +138,9 @@ def simulate(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: float,
     qfrc_applied: None, constant (n_v,) or per step (n, n_v); xfrc_applied: None, constant
     (n_body, 6) or per step (n, n_body, 6), world force then torque at each body's COM
     (MuJoCo's applied forces, held over each step as mj_step holds them).
-    integrator: an `Integrator` or its name ("explicit_euler", "semi_implicit_euler", "rk4",
-    "bdf1", "sdirk2"; the implicit ones go through `simulate_implicit` with default Newton
+    integrator: an `Integrator` or its name ("explicit_euler", "semi_implicit_euler", "euler"
+    (MuJoCo's default Euler, dof damping implicit), "rk4", "bdf1", "sdirk2"; the implicit
+    ones go through `simulate_implicit` with default Newton
     settings). Raises FloatingPointError naming the first step whose state is not finite, or
     NewtonConvergenceError naming the first step whose Newton solve failed (when not traced).
     """

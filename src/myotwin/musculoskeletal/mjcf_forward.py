@@ -14,9 +14,12 @@ What a MuJoCo user runs with mj_step, on the model `load_mjcf` makes of the file
   (`inertia.with_muscle_mass`), which MuJoCo cannot simulate. 0 (default) is MuJoCo's massless
   muscle; masses given in the file (numeric `muscle_mass:<tendon>`, docs/inertia.md) are kept
   unless replaced here.
-* Integration: fixed-step RK4 (MuJoCo's RK4 on the same right-hand side: the states agree with
-  mj_step to roundoff, tests/musculoskeletal/test_mjcf_forward.py) or semi-implicit Euler at
-  `dt_s` (default: the file's timestep), in chunks of `chunk_steps` steps of one compiled
+* Integration at `dt_s` (default: the file's timestep) with the file's integrator unless
+  `integrator` names another: MuJoCo's Euler ("euler": dof damping implicit, its `eulerdamp`
+  default; "semi_implicit_euler" where the file disables eulerdamp) or RK4 ("rk4"); the states
+  agree with mj_step to roundoff (tests/musculoskeletal/test_mjcf_forward.py). A file asking
+  for MuJoCo's implicit, implicitfast or discrete integrator needs `integrator` given (they
+  are not offered: ValueError). Run in chunks of `chunk_steps` steps of one compiled
   `musculoskeletal.rollout`.
 * Output, written as it is produced (a crash or a divergence loses no finished chunk), every
   `record_every_s` (a whole number of steps; default every step): `states.csv` (time_s, then
@@ -53,7 +56,7 @@ from myotwin.musculoskeletal.state import MusculoskeletalState
 
 #: Steps per compiled chunk: the unit of writing.
 CHUNK_STEPS = 500
-INTEGRATORS = ("rk4", "semi_implicit_euler")
+INTEGRATORS = ("euler", "rk4", "semi_implicit_euler")
 _JOINT_WIDTH = {0: (7, 6), 1: (4, 3), 2: (1, 1), 3: (1, 1)}   # mjtJoint: (nq, nv)
 
 
@@ -104,6 +107,21 @@ def _initial_q(m, q0: Mapping[str, float] | None, where: str) -> np.ndarray:
     return q
 
 
+def file_integrator(m, where: str) -> str:
+    """Our name for the integrator the compiled MJCF `m` asks for (module docstring)."""
+    import mujoco
+
+    kind = mujoco.mjtIntegrator(int(m.opt.integrator))
+    if kind == mujoco.mjtIntegrator.mjINT_RK4:
+        return "rk4"
+    if kind == mujoco.mjtIntegrator.mjINT_EULER:
+        no_damping_term = m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_EULERDAMP
+        return "semi_implicit_euler" if no_damping_term else "euler"
+    name = kind.name.removeprefix("mjINT_").lower()
+    raise ValueError(f"{where}: <option integrator=\"{name}\"> is not offered; choose the "
+                     f"integrator (one of {list(INTEGRATORS)})")
+
+
 def _with_mass(msm: MusculoskeletalModel, masses: np.ndarray, n_points: int):
     from myotwin import inertia
 
@@ -139,7 +157,7 @@ def _tendon_forces(msm, state):
 def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = None,
             duration_s: float = 1.0, dt_s: float | None = None,
             record_every_s: float | None = None, q0: Mapping[str, float] | None = None,
-            activation0=None, integrator: str = "rk4", muscle_mass_kg=0.0,
+            activation0=None, integrator: str | None = None, muscle_mass_kg=0.0,
             mass_points: int = 10, chunk_steps: int = CHUNK_STEPS) -> dict:
     """Simulate the MJCF model `source` (a path or a compiled `mujoco.MjModel`) and write
     states.csv, muscle_forces.csv and summary.json into `out_dir` (module docstring). Returns
@@ -172,7 +190,9 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
         c[[a for a in range(m.nu) if a not in muscle_ids]] = given
         if not np.all(np.isfinite(c)):
             raise ValueError(f"{where}: ctrl must be finite, got {dict(ctrl)!r}")
-    if integrator not in INTEGRATORS:
+    if integrator is None:
+        integrator = file_integrator(m, where)
+    elif integrator not in INTEGRATORS:
         raise ValueError(f"integrator must be one of {list(INTEGRATORS)}, got {integrator!r}")
     dt_s = positive_seconds("dt_s", float(m.opt.timestep) if dt_s is None else dt_s)
     duration_s = positive_seconds("duration_s", duration_s)

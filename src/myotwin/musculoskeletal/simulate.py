@@ -21,8 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.integrators import (Integrator, explicit_euler_step_with, rk4_step_with,
-                                        semi_implicit_euler_step_with)
+from myotwin.engine.integrators import (Integrator, euler_step_with, explicit_euler_step_with,
+                                        rk4_step_with, semi_implicit_euler_step_with)
 from myotwin.engine.simulate import n_steps_for
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel
@@ -31,6 +31,7 @@ from myotwin.musculoskeletal.state import MusculoskeletalState
 _STEPS = {
     Integrator.EXPLICIT_EULER: explicit_euler_step_with,
     Integrator.SEMI_IMPLICIT_EULER: semi_implicit_euler_step_with,
+    Integrator.EULER: euler_step_with,
     Integrator.RK4: rk4_step_with,
 }
 
