@@ -195,8 +195,6 @@ def _curve_part(family, names, eps_p, eps_t, active_force_width_scale,
     """The family's curve part; options of another family are refused."""
     if family is not CurveFamily.MUJOCO and mujoco_curve_parameters:
         raise ValueError("mujoco_curve_parameters apply to the MuJoCo curves only")
-    if family is CurveFamily.MUJOCO:
-        return _mujoco_part(names, mujoco_curve_parameters)
     if family is not CurveFamily.THELEN2003:
         for key, value in thelen.items():
             if value is not None:
@@ -205,6 +203,8 @@ def _curve_part(family, names, eps_p, eps_t, active_force_width_scale,
         raise ValueError("active_force_width_scale applies to the De Groote 2016 curves only")
     if family is not CurveFamily.MILLARD2012 and millard_curve_parameters:
         raise ValueError("millard_curve_parameters apply to the Millard 2012 curves only")
+    if family is CurveFamily.MUJOCO:
+        return _mujoco_part(names, mujoco_curve_parameters)
     if family is CurveFamily.MILLARD2012:
         params = dict(millard_curve_parameters or {})
         return _stack([millard2012.millard_curves(eps_t[i], eps_p[i], where=f"muscle '{n}'",
@@ -291,6 +291,13 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
         _check(beta, names, "fiber_damping", lambda v: v > 0,
                "> 0 for the damped fiber-length tendon model")
     if family is CurveFamily.MUJOCO:
+        for given, field in ((tendon_strain_at_one_norm_force, "tendon_strain_at_one_norm_force"),
+                             (passive_strain_at_one_norm_force,
+                              "passive_strain_at_one_norm_force")):
+            if given is not None:
+                raise ValueError(f"{field} does not apply to the MuJoCo curves (MuJoCo's muscle "
+                                 "has no tendon curve; its passive curve is set by lmax and "
+                                 "fpmax in mujoco_curve_parameters)")
         if tendon is not TendonModel.RIGID:
             raise ValueError(f"tendon model '{tendon.value}' needs a tendon curve; MuJoCo's "
                              "muscle has none: use 'rigid' with the MuJoCo curves")
