@@ -82,11 +82,11 @@ def _wraps(paths: PathSet, kin: Kinematics, x0: jax.Array, x1: jax.Array):
     center, rot = wrap_frames(paths, kin)
     unit = np.asarray(paths.wrap_unit, dtype=np.int64)
     side_id = np.asarray(paths.wrap_side_site, dtype=np.int64)
-    side = kin.site_pos_world[np.maximum(side_id, 0)]
+    side = take(kin.site_pos_world, np.maximum(side_id, 0))
     has_side = jnp.asarray(side_id >= 0)
     is_cylinder = jnp.asarray(np.asarray(paths.wrap_type) == WrapType.CYLINDER)
-    return jax.vmap(obstacle_wrap)(x0[unit], x1[unit], center, rot, paths.wrap_radius, side,
-                                   has_side, is_cylinder)
+    return jax.vmap(obstacle_wrap)(take(x0, unit), take(x1, unit), center, rot,
+                                   paths.wrap_radius, side, has_side, is_cylinder)
 
 
 def path_geometry(paths: PathSet, model, kin: Kinematics) -> PathGeometry:
@@ -97,9 +97,14 @@ def path_geometry(paths: PathSet, model, kin: Kinematics) -> PathGeometry:
     unit_len = segment_length(x0, x1)
     if paths.n_wraps:
         t0, t1, wlen, active = _wraps(paths, kin, x0, x1)
-        u = np.asarray(paths.wrap_unit, dtype=np.int64)
-        wrapped = segment_length(x0[u], t0) + wlen + segment_length(t1, x1[u])
-        unit_len = unit_len.at[u].set(jnp.where(active, wrapped, unit_len[u]))
+        u = np.asarray(paths.wrap_unit, dtype=np.int64).reshape(-1)
+        wrapped = segment_length(take(x0, u), t0) + wlen + segment_length(t1, take(x1, u))
+        # each wrapped unit's length picked by a static gather, not an indexed update (a
+        # scatter keeps a rollout's loop from being compiled whole, engine/cholesky.py)
+        source = np.arange(paths.n_units)
+        source[u] = paths.n_units + np.arange(u.size)
+        unit_len = take(jnp.concatenate([unit_len, jnp.where(active, wrapped, take(unit_len, u))]),
+                        source)
     else:
         t0 = t1 = jnp.zeros((0, 3), x0.dtype)
         wlen, active = jnp.zeros((0,), x0.dtype), jnp.zeros((0,), bool)

@@ -33,7 +33,8 @@ import numpy as np
 
 from myotwin.engine.jacobian import body_reference_point, dof_motion, site_tangents
 from myotwin.engine.kinematics import Kinematics, kinematics
-from myotwin.engine.rows import take
+from myotwin.engine.rows import masked_sum, take
+from myotwin.engine.spatial import cross, dot_last
 from myotwin.paths.length import PathGeometry, path_geometry
 from myotwin.paths.pathset import PathSet
 from myotwin.paths.straight import segment_direction
@@ -94,23 +95,27 @@ def length_jacobian_from_geometry(
     start, end = offsets[pc[:, 0]] + pc[:, 1], offsets[pc[:, 3]] + pc[:, 4]
     unit, cond = pc[:, 6], pc[:, 7]
 
+    # static gathers (rows.take), products written out (spatial.dot_last, cross) and a masked
+    # per-path sum: no scatter or library dot, which would keep a rollout's loop from being
+    # compiled whole (engine/cholesky.py)
     active = jnp.ones(len(pieces), dtype)
     if paths.n_wraps:
         w_of = np.maximum(np.asarray(paths.unit_wrap, dtype=np.int64)[unit], 0)
-        on = geo.wrap_active[w_of].astype(dtype)
+        on = take(geo.wrap_active, w_of).astype(dtype)
         active = jnp.where(cond == _ACTIVE, on, jnp.where(cond == _INACTIVE, 1.0 - on, 1.0))
-    weight = active / paths.unit_divisor[unit]
-    f = segment_direction(table[start], table[end]) * weight[:, None]  # (n_pieces, 3)
+    weight = active / take(paths.unit_divisor, unit)
+    p_start, p_end = take(table, start), take(table, end)
+    f = segment_direction(p_start, p_end) * weight[:, None]              # (n_pieces, 3)
 
-    points = jnp.concatenate([table[start], table[end]])
+    points = jnp.concatenate([p_start, p_end])
     bodies = np.concatenate([pc[:, 2], pc[:, 5]])
     forces = jnp.concatenate([-f, f])
-    lever = points - body_reference_point(model, kin)[bodies]
-    wrench = jnp.concatenate([jnp.cross(lever, forces), forces], axis=1)  # (n_ends, 6)
+    lever = points - take(body_reference_point(model, kin), bodies)
+    wrench = jnp.concatenate([cross(lever, forces), forces], axis=1)     # (n_ends, 6)
     mask = jnp.asarray(model.dof_ancestor_mask()[bodies], dtype=dtype)  # (n_ends, n_v)
-    per_end = (wrench @ dof_motion(model, kin).T) * mask
+    per_end = dot_last(wrench[:, None, :], dof_motion(model, kin)[None]) * mask
     path_of_end = np.tile(np.asarray(paths.unit_path, dtype=np.int64)[unit], 2)
-    return jax.ops.segment_sum(per_end, jnp.asarray(path_of_end), num_segments=paths.n_paths)
+    return masked_sum(path_of_end[None, :] == np.arange(paths.n_paths)[:, None], per_end)
 
 
 def length_jacobian(paths: PathSet, model, q: jax.Array) -> jax.Array:

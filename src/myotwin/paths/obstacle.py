@@ -20,6 +20,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from myotwin.engine.spatial import dot_last, mat_vec
 from myotwin.paths.circle import CircleWrap, circle_wrap, wrap_2d
 from myotwin.paths.cylinder import cylinder_plane, helix
 from myotwin.paths.safe import MINVAL, norm, normalize_mj
@@ -75,7 +76,7 @@ def plane_wrap(p0, p1, s, radius, has_side, is_cylinder, side_outside: bool = Fa
     axis0, axis1 = wrap_plane(p0, p1, is_cylinder)
 
     def plane(p):
-        return jnp.stack([jnp.dot(p, axis0), jnp.dot(p, axis1)])
+        return jnp.stack([dot_last(p, axis0), dot_last(p, axis1)])
 
     d0, d1 = plane(p0), plane(p1)
     if side_outside:
@@ -85,8 +86,10 @@ def plane_wrap(p0, p1, s, radius, has_side, is_cylinder, side_outside: bool = Fa
     t0 = axis0 * w.t0[0] + axis1 * w.t0[1]
     t1 = axis0 * w.t1[0] + axis1 * w.t1[1]
     z0, z1, helix_length = helix(p0, p1, w.t0, w.t1, w.arc_length)
-    t0 = jnp.where(is_cylinder, t0.at[2].set(z0), t0)
-    t1 = jnp.where(is_cylinder, t1.at[2].set(z1), t1)
+    # the height replaced by a concatenation, not an indexed update (a scatter: it keeps a
+    # rollout's loop from being compiled whole, engine/cholesky.py)
+    t0 = jnp.where(is_cylinder, jnp.concatenate([t0[:2], z0[None]]), t0)
+    t1 = jnp.where(is_cylinder, jnp.concatenate([t1[:2], z1[None]]), t1)
     length = jnp.where(is_cylinder, helix_length, w.arc_length)
     return PlaneWrap(axis0, axis1, d0, d1, w, t0, t1, length, w.wrapped & away,
                      jnp.asarray(is_cylinder))
@@ -96,6 +99,8 @@ def obstacle_wrap(x0, x1, center, rot, radius, side, has_side, is_cylinder) -> W
     """Wrap of the segment x0-x1 (world, (3,)) around a sphere or (is_cylinder) a cylinder with
     frame (center (3,), rot (3, 3) geom-to-world) and radius; side (3,): world side-site
     position, used if has_side."""
-    p0, p1, s = (rot.T @ (x - center) for x in (x0, x1, side))
+    to_geom = jnp.swapaxes(rot, -1, -2)
+    p0, p1, s = (mat_vec(to_geom, x - center) for x in (x0, x1, side))
     pw = plane_wrap(p0, p1, s, radius, has_side, is_cylinder)
-    return Wrap3D(rot @ pw.t0 + center, rot @ pw.t1 + center, pw.length, pw.wrapped)
+    return Wrap3D(mat_vec(rot, pw.t0) + center, mat_vec(rot, pw.t1) + center, pw.length,
+                  pw.wrapped)
