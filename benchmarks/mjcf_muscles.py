@@ -36,7 +36,6 @@ import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 from mujoco import rollout as mj_rollout  # noqa: E402
 
-from myotwin import inertia  # noqa: E402
 from myotwin import musculoskeletal as ms  # noqa: E402
 from timing import best_of  # noqa: E402
 
@@ -44,13 +43,6 @@ MODEL = (pathlib.Path(__file__).resolve().parents[2] / "shared" / "reference" / 
          / "myosuite" / "myoelbow_2dof6muscles_nomesh.xml")
 DT_S = 1e-3
 
-
-
-def with_mass(msm, mass_kg: float, n_points: int):
-    skeleton = msm.skeleton
-    for name in skeleton.paths.path_names:
-        skeleton = inertia.with_muscle_mass(skeleton, name, mass_kg, n_points)
-    return ms.musculoskeletal_model(skeleton, msm.muscles, paths=list(msm.muscle_path))
 
 
 def per_evaluation_us(fn, state0, repeats: int, n: int = 2000) -> float:
@@ -138,7 +130,7 @@ def main() -> None:
           f"{mj_rate / 1e6:.3f} M steps/s, ratio {mj_rate / ours_rate:.2f}x")
 
     if args.muscle_mass > 0.0:
-        massive = with_mass(msm, args.muscle_mass, args.points)
+        massive = ms.with_muscle_masses(msm, args.muscle_mass, args.points)
         heavy, heavy_compile_s = ours(massive)
         heavy_s = best_of(lambda: heavy(state0), args.repeats) / n
         print(f"with {args.muscle_mass} kg in {args.points} points per muscle: "

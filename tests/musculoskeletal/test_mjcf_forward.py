@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import jax.numpy as jnp
 import mujoco
@@ -30,7 +31,8 @@ import pytest
 from myotwin import inertia
 from myotwin.cli.main import main
 from myotwin.engine.integrators import Integrator
-from myotwin.musculoskeletal import MusculoskeletalState, load_mjcf, musculoskeletal_model, rollout
+from myotwin.musculoskeletal import (MusculoskeletalState, load_mjcf, musculoskeletal_model,
+                                     rollout, with_muscle_masses)
 from shared_reference import SHARED
 
 MYOSUITE = SHARED / "reference" / "mujoco" / "myosuite"
@@ -199,3 +201,21 @@ def test_a_model_outside_the_engines_dynamics_is_refused_before_writing(tmp_path
     assert "tendon #0 'extn': stiffness, damping or limits" in err
     assert not (tmp_path / "o").exists()
 
+
+
+def test_with_muscle_masses_puts_each_mass_on_its_muscles_path():
+    """`musculoskeletal.with_muscle_masses` (what --muscle-mass-kg uses) gives muscle i's mass
+    to muscle i's path, in the given number of points, and refuses bad masses."""
+    _need(ELBOW1)
+    msm = load_mjcf(ELBOW1)
+    masses = [0.0, 0.1, 0.0, 0.25, 0.0, 0.05]
+    heavy = with_muscle_masses(msm, masses, 4)
+    mm = heavy.skeleton.muscle_mass
+    per_path = np.zeros(msm.skeleton.paths.n_paths)
+    np.add.at(per_path, np.asarray(mm.point_path), np.asarray(mm.point_mass))
+    np.testing.assert_allclose(per_path[np.asarray(msm.muscle_path)], masses, rtol=1e-14)
+    assert mm.n_points == 4 * 3
+    for bad, message in ((np.ones(5), "expected () or (6,)"),
+                         ([0.1, -0.2, 0, 0, 0, 0], "muscle mass of 'TRIlat' must be >= 0 kg")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            with_muscle_masses(msm, bad, 4)

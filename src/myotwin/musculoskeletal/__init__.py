@@ -20,7 +20,8 @@ from myotwin.musculoskeletal.dynamics import muscle_drive, rates, state_derivati
 from myotwin.musculoskeletal.energy import (elastic_energy, mechanical_energy, muscle_input_power,
                                             muscle_outputs_at)
 from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators
-from myotwin.musculoskeletal.model import MusculoskeletalModel, musculoskeletal_model
+from myotwin.musculoskeletal.model import (MusculoskeletalModel, musculoskeletal_model,
+                                           with_muscle_masses)
 from myotwin.musculoskeletal.paths import path_state
 from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout, simulate
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
@@ -47,4 +48,5 @@ __all__ = [
     "rollout",
     "simulate",
     "state_derivative",
+    "with_muscle_masses",
 ]

@@ -11,7 +11,7 @@ What a MuJoCo user runs with mj_step, on the model `load_mjcf` makes of the file
   given; clamped to their ctrlrange by the engine where ctrllimited).
 * Muscle mass (`muscle_mass_kg`: one value for every muscle or by name; seed Eq. 7): that mass
   in `mass_points` points spread uniformly along the muscle's tendon path
-  (`inertia.with_muscle_mass`), which MuJoCo cannot simulate. 0 (default) is MuJoCo's massless
+  (`musculoskeletal.with_muscle_masses`), which MuJoCo cannot simulate. 0 (default) is MuJoCo's massless
   muscle; masses given in the file (numeric `muscle_mass:<tendon>`, docs/inertia.md) are kept
   unless replaced here.
 * Integration at `dt_s` (default: the file's timestep) with the file's integrator unless
@@ -50,7 +50,7 @@ from myotwin.engine.integrators import Integrator
 from myotwin.engine.simulate import positive_seconds, whole_steps
 from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators, read_mjcf
-from myotwin.musculoskeletal.model import MusculoskeletalModel, musculoskeletal_model
+from myotwin.musculoskeletal.model import with_muscle_masses
 from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState
 
@@ -122,16 +122,6 @@ def file_integrator(m, where: str) -> str:
                      f"integrator (one of {list(INTEGRATORS)})")
 
 
-def _with_mass(msm: MusculoskeletalModel, masses: np.ndarray, n_points: int):
-    from myotwin import inertia
-
-    skeleton = msm.skeleton
-    for path, kg in zip(msm.muscle_path, masses):
-        if kg > 0.0:
-            skeleton = inertia.with_muscle_mass(skeleton, int(path), float(kg), n_points)
-    return musculoskeletal_model(skeleton, msm.muscles, paths=list(msm.muscle_path))
-
-
 class _Csv:
     """A CSV table written and flushed chunk by chunk (full double precision)."""
 
@@ -201,7 +191,7 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
         "record_every_s", positive_seconds("record_every_s", record_every_s), dt_s)
     q = _initial_q(m, q0, where)
     if np.any(masses > 0.0):
-        msm = _with_mass(msm, masses, int(mass_points))
+        msm = with_muscle_masses(msm, masses, int(mass_points))
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -128,6 +128,32 @@ def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] 
     return MusculoskeletalModel(skeleton, muscles, coordinates, index, coupling)
 
 
+def with_muscle_masses(msm: MusculoskeletalModel, mass_kg, n_points: int
+                       ) -> MusculoskeletalModel:
+    """`msm` with mass on its muscles: muscle i's mass_kg[i] (kg; one number for all, or
+    n_muscles numbers; 0 leaves a muscle massless) in `n_points` points spread uniformly
+    along its path (`inertia.with_muscle_mass`, seed Eq. 7). ValueError for a shape other
+    than () or (n_muscles,), or a mass that is not finite and >= 0."""
+    import numpy as np
+
+    from myotwin import inertia
+
+    masses = np.asarray(mass_kg, dtype=np.float64)
+    if masses.ndim == 0:
+        masses = np.full(msm.n_muscles, float(masses))
+    if masses.shape != (msm.n_muscles,):
+        raise ValueError(f"mass_kg has shape {masses.shape}, expected () or "
+                         f"({msm.n_muscles},), one per muscle")
+    for name, kg in zip(msm.muscles.names, masses.tolist()):
+        if not (np.isfinite(kg) and kg >= 0.0):
+            raise ValueError(f"muscle mass of {name!r} must be >= 0 kg, got {kg!r}")
+    skeleton = msm.skeleton
+    for path, kg in zip(msm.muscle_path, masses.tolist()):
+        if kg > 0.0:
+            skeleton = inertia.with_muscle_mass(skeleton, int(path), kg, int(n_points))
+    return musculoskeletal_model(skeleton, msm.muscles, paths=list(msm.muscle_path))
+
+
 def _gives_point_force_arms(paths) -> bool:
     from myotwin.paths.opensim_composite import CompositePaths
     from myotwin.paths.pathset import PathSet
