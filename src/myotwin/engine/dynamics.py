@@ -39,11 +39,14 @@ from myotwin.engine.twists import body_motion_from_kinematics
 
 def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array, *,
                      qfrc_applied: jax.Array | None = None,
-                     xfrc_applied: jax.Array | None = None) -> jax.Array:
+                     xfrc_applied: jax.Array | None = None,
+                     damping_dt: float | jax.Array | None = None) -> jax.Array:
     """(n_v,) joint accelerations (MuJoCo qacc) for q (n_q,), qd (n_v,) and ctrl (n_u,).
 
     qfrc_applied (n_v,) and xfrc_applied (n_body, 6) (world force, then torque, at each body's
-    COM) are MuJoCo's applied forces; None (default) applies nothing."""
+    COM) are MuJoCo's applied forces; None (default) applies nothing.
+    damping_dt (s): if given, the acceleration of MuJoCo's Euler step of that size instead,
+    `implicit_damping` of qacc with this evaluation's mass matrix (`integrators.euler_step`)."""
     require_dynamics_support(model)
     kin = kinematics(model, q)
     # the velocity stage, computed once here for the RNEA, the contacts and the muscle mass
@@ -63,7 +66,19 @@ def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array,
         mass_mus, bias_mus = muscle_mass_terms(model, q, qd, kin, bodies)
         mass, force = mass + mass_mus, force - bias_mus
     factor = cholesky.factor(mass)
-    return constrained_acceleration(model, q, qd, cholesky.solve(factor, force), factor)
+    qdd = constrained_acceleration(model, q, qd, cholesky.solve(factor, force), factor)
+    return qdd if damping_dt is None else implicit_damping(model, mass, qdd, damping_dt)
+
+
+def implicit_damping(model: Model, mass: jax.Array, qdd: jax.Array, dt) -> jax.Array:
+    """(n_v,) MuJoCo Euler's acceleration (M + dt D)^-1 M qdd (mj_Euler with eulerdamp on,
+    its default) for the acceleration qdd of `forward_dynamics`: M qdd is the total force
+    MuJoCo solves with (qfrc_smooth + qfrc_constraint), M (n_v, n_v) the mass matrix with
+    armature and any muscle mass points, D = diag(dof_damping) (zero when the file disables
+    dampers; MuJoCo then skips the term, and this returns qdd up to rounding). Makes the dof
+    damping force -D qd' (implicit in the step's new velocity) rather than -D qd."""
+    damped = mass + jnp.diag(dt * model.dof_damping)
+    return cholesky.solve(cholesky.factor(damped), mass @ qdd)
 
 
 def inverse_dynamics(model: Model, q: jax.Array, qd: jax.Array, qdd: jax.Array, *,

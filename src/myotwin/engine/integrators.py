@@ -40,9 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine import cholesky
 from myotwin.engine.dynamics import forward_dynamics
-from myotwin.engine.mass import mass_matrix
 from myotwin.engine.model import JointType, Model
 from myotwin.engine.rows import take, take_pairs
 from myotwin.engine.spatial import cross, quat_integrate, quat_mul
@@ -166,9 +164,9 @@ def euler_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None, xfrc_applied=No
 
 def _skeleton_rates(model: Model, ctrl, qfrc_applied, xfrc_applied):
     """The `rates` of the *_with steps for the skeleton alone (no extra state)."""
-    def rates(q, qd, extra):
+    def rates(q, qd, extra, damping_dt=None):
         return forward_dynamics(model, q, qd, ctrl, qfrc_applied=qfrc_applied,
-                                xfrc_applied=xfrc_applied), None
+                                xfrc_applied=xfrc_applied, damping_dt=damping_dt), None
     return rates
 
 
@@ -179,7 +177,9 @@ def _axpy(x, dt, rate):
 
 # Steps of (q, qd, extra): `extra` is any pytree of states that evolve with the skeleton (for
 # example muscle activations and tendon states, myotwin.musculoskeletal) and
-# rates(q, qd, extra) -> (qdd (n_v,), d extra / dt) their joint right-hand side. The extra
+# rates(q, qd, extra) -> (qdd (n_v,), d extra / dt) their joint right-hand side (for
+# `euler_step_with`, rates(q, qd, extra, damping_dt=dt) returns the qdd of
+# `forward_dynamics(..., damping_dt=dt)`, MuJoCo Euler's implicit damping). The extra
 # states live in a vector space (plain additions); the skeleton's positions move on the
 # configuration manifold as in the steps above.
 
@@ -197,34 +197,20 @@ def semi_implicit_euler_step_with(model: Model, q, qd, extra, rates, dt):
     return integrate_pos(model, q, qd_new, dt), qd_new, _axpy(extra, dt, extra_rate)
 
 
-def damped_acceleration(model: Model, q, qdd, dt):
-    """(n_v,) MuJoCo Euler's acceleration (M + dt D)^-1 M qdd for the acceleration qdd (n_v,)
-    of `forward_dynamics` at q: M qdd is the total force MuJoCo solves with (smooth plus
-    constraint forces, qfrc_smooth + qfrc_constraint), D = diag(dof_damping) (zero when the
-    file disables dampers, as MuJoCo then skips the implicit term), M the mass matrix with
-    armature and any muscle mass points (myotwin.inertia)."""
-    mass = mass_matrix(model, q)
-    if model.muscle_mass is not None:
-        from myotwin.inertia.dynamics import muscle_mass_matrix
-
-        mass = mass + muscle_mass_matrix(model, q)
-    damped = mass + jnp.diag(dt * model.dof_damping)
-    return cholesky.solve(cholesky.factor(damped), mass @ qdd)
-
-
 def euler_step_with(model: Model, q, qd, extra, rates, dt):
     """MuJoCo's Euler (`integrator="Euler"`, `eulerdamp` enabled: its default) on (q, qd) and
     forward Euler on `extra`; returns (q', qd', extra'). mj_Euler replaces the acceleration
     by (M + dt D)^-1 (qfrc_smooth + qfrc_constraint), which makes the dof damping force
     -D qd' (implicit) rather than -D qd, then advances as semi-implicit Euler (mj_advance:
     activations by their rate, qd' = qd + dt qdd', q' = q (+) dt qd'). Needs the skeleton
-    (`model` not None)."""
+    (`model` not None); `rates` takes damping_dt (comment above), so that the damped
+    acceleration uses the mass matrix of the same evaluation (`dynamics.implicit_damping`)."""
     if model is None:
         raise ValueError("integrator 'euler' (MuJoCo's, implicit dof damping) needs the "
                          "skeleton's mass matrix; coordinates in a vector space (coupled "
                          "coordinates) take 'semi_implicit_euler' or 'rk4'")
-    qdd, extra_rate = rates(q, qd, extra)
-    qd_new = qd + dt * damped_acceleration(model, q, qdd, dt)
+    qdd, extra_rate = rates(q, qd, extra, damping_dt=dt)
+    qd_new = qd + dt * qdd
     return integrate_pos(model, q, qd_new, dt), qd_new, _axpy(extra, dt, extra_rate)
 
 

@@ -42,19 +42,25 @@ def _skeleton_ctrl(msm: MusculoskeletalModel, ctrl, dtype):
 
 
 def rates(msm: MusculoskeletalModel, state: MusculoskeletalState, excitation, ctrl=None,
-          qfrc_applied=None, xfrc_applied=None) -> tuple[jax.Array, jax.Array, jax.Array]:
+          qfrc_applied=None, xfrc_applied=None,
+          damping_dt=None) -> tuple[jax.Array, jax.Array, jax.Array]:
     """(qdd (n_v,), da/dt, ds/dt (n_muscles,) each) at `state` (module docstring); ctrl (n_u,)
-    drives the skeleton's own actuators (zeros if None), qfrc_applied / xfrc_applied as in
+    drives the skeleton's own actuators (zeros if None), qfrc_applied / xfrc_applied and
+    damping_dt (MuJoCo Euler's implicit damping; not with coupled coordinates) as in
     `engine.forward_dynamics`."""
     dyn, qfrc = muscle_drive(msm, state, excitation)
     applied = qfrc if qfrc_applied is None else qfrc + qfrc_applied
     ctrl = _skeleton_ctrl(msm, ctrl, state.qd.dtype)
     if msm.coordinates is not None:   # coupled coordinates: qfrc_applied on the coordinates
+        if damping_dt is not None:
+            raise ValueError("damping_dt (MuJoCo Euler's implicit damping) needs the skeleton's "
+                             "own coordinates, not coupled ones")
         qdd = coupled_forward_dynamics(msm.skeleton, msm.coordinates, state.q, state.qd, ctrl,
                                        qfrc=applied, xfrc_applied=xfrc_applied)
     else:
         qdd = forward_dynamics(msm.skeleton, state.q, state.qd, ctrl,
-                               qfrc_applied=applied, xfrc_applied=xfrc_applied)
+                               qfrc_applied=applied, xfrc_applied=xfrc_applied,
+                               damping_dt=damping_dt)
     return qdd, dyn.activation_rate, dyn.tendon_state_rate
 
 

@@ -75,8 +75,9 @@ def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation,
     def body(state, x):
         u, c = x
 
-        def step_rates(q, qd, extra):
-            qdd, da, ds = rates(msm, MusculoskeletalState(q, qd, *extra), u, c)
+        def step_rates(q, qd, extra, damping_dt=None):
+            qdd, da, ds = rates(msm, MusculoskeletalState(q, qd, *extra), u, c,
+                                damping_dt=damping_dt)
             return qdd, (da, ds)
 
         q, qd, (a, s) = step(None if msm.coordinates is not None else model, state.q,
