@@ -43,7 +43,7 @@ import numpy as np
 from myotwin.engine.dynamics import forward_dynamics
 from myotwin.engine.model import JointType, Model
 from myotwin.engine.rows import take, take_pairs
-from myotwin.engine.spatial import cross, quat_integrate, quat_mul
+from myotwin.engine.spatial import cross, dot_last, quat_integrate, quat_mul
 
 
 class Integrator(enum.Enum):
@@ -220,11 +220,25 @@ _RK4_C = np.array([0.0, 0.5, 0.5, 1.0])  # stage 0 is the step's start
 _RK4_B = np.array([1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0])
 
 
+def _dexpinv_coefficient(t2: jax.Array) -> jax.Array:
+    """c(t) = (1 - (t/2) cot(t/2)) / t^2 of `_dexpinv` from t2 = t^2 (...,): closed form for
+    t >= 0.1, its Taylor series below (finite values and gradients at t = 0)."""
+    small = t2 < 0.01
+    t2_safe = jnp.where(small, 1.0, t2)
+    t = jnp.sqrt(t2_safe)
+    closed = (1.0 - 0.5 * t / jnp.tan(0.5 * t)) / t2_safe
+    series = 1.0 / 12.0 + t2 * (1.0 / 720.0 + t2 * (1.0 / 30240.0 + t2 / 1209600.0))
+    return jnp.where(small, series, closed)
+
+
 def _dexpinv(model: Model, theta: jax.Array, v: jax.Array) -> jax.Array:
-    """(n_v,) v with each ball/free rotation triplet w replaced by the truncated inverse
-    differential of the exponential, w + theta x w / 2 + theta x (theta x w) / 12, at the
-    stage's rotation vector theta (same triplets of the (n_v,) theta; the body-frame form of
-    Munthe-Kaas 1998 Eq. 2.4, with the terms MuJoCo 4.0.0 keeps); v itself for model None."""
+    """(n_v,) v with each ball/free rotation triplet w replaced by the inverse differential of
+    the exponential, w + theta x w / 2 + c(|theta|) theta x (theta x w), at the stage's
+    rotation vector theta (same triplets of the (n_v,) theta; the body-frame form of
+    Munthe-Kaas 1998 Eq. 2.4, in closed form as MuJoCo 4.0.0 computes it):
+    c(t) = (1 - (t/2) cot(t/2)) / t^2 = 1/12 + t^2/720 + t^4/30240 + t^6/1209600 + ...
+    (the series below |theta| = 0.1, where the closed form loses digits to cancellation; the
+    next term changes c by < 3e-15 relative there). v itself for model None."""
     if model is None:
         return v
     plan = qpos_plan(model)
@@ -240,7 +254,8 @@ def _dexpinv(model: Model, theta: jax.Array, v: jax.Array) -> jax.Array:
     rotational[plan.quat_dof.reshape(-1)] = True
     w, th = take(v, triplet), take(theta, triplet)  # (n_v, 3)
     half = cross(th, w)
-    corrected = w + 0.5 * half + cross(th, half) / 12.0
+    coefficient = _dexpinv_coefficient(dot_last(th, th))[:, None]
+    corrected = w + 0.5 * half + coefficient * cross(th, half)
     return jnp.where(rotational, take_pairs(corrected, np.arange(model.n_v), slot), v)
 
 
@@ -252,15 +267,18 @@ def rk4_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None, xfrc_applied=None
     38, 1998; Iserles et al., Acta Numerica 9, 2000, §5.2): stage i sits at
     q_i = q (+) h sum_j a_ij k_j (`integrate_pos`, i.e. the quaternions q exp(Theta_i) with
     Theta_i = h sum_j a_ij k_j), where k_j = qd_j on hinge/slide and free-translation dofs and
-    k_j = dexpinv(Theta_j, w_j) = w_j + Theta_j x w_j / 2 + Theta_j x (Theta_j x w_j) / 12 on
-    the body-frame angular velocity w_j of each ball/free rotation; the step ends at
-    q (+) h sum_j b_j k_j. Without the correction (the manifold form of older
-    mj_RungeKutta sources) the quaternions are integrated to 2nd order only.
-    Measured against MuJoCo 4.0.0 by recording its stage states (qpos, qvel seen by
-    mjcb_passive inside mj_step) on a free body with a rotational spring: every stage and
-    the final state agreed bit for bit with the unrolled stages; since the stages run in a
-    loop (session 10; the same expressions, fused differently) one step agrees to roundoff
-    (`tests/engine/test_joint_springs.py::test_one_rk4_step_matches_mj_step_to_roundoff`).
+    k_j = dexpinv(Theta_j, w_j) = w_j + Theta_j x w_j / 2 + c(|Theta_j|) Theta_j x (Theta_j x
+    w_j) (`_dexpinv`, c = 1/12 + O(|Theta|^2)) on the body-frame angular velocity w_j of each
+    ball/free rotation; the step ends at q (+) h sum_j b_j k_j. Without the correction (the
+    manifold form of older mj_RungeKutta sources) the quaternions are integrated to 2nd
+    order only. Measured against MuJoCo 4.0.0 by recording its stage states (qpos, qvel seen
+    by mjcb_passive inside mj_step): every stage and the final state agree bit for bit with
+    the closed-form c; with c = 1/12 (used until session 33) they agreed only while |Theta|
+    stayed small (a free body with a soft spring) and one step of a light box spinning at
+    ~150 rad/s differed by 1e-8. Since the stages run in a loop (session 10; the same
+    expressions, fused differently) one step agrees to roundoff
+    (`tests/engine/test_joint_springs.py`, `test_one_rk4_step_matches_mj_step_to_roundoff`,
+    `test_one_rk4_step_of_a_fast_rotation_matches_mj_step`).
     The qpos-coordinate form q + h sum b_j qdot_j
     (quaternion rate 0.5 q (0, w), normalised) differs by h^5 per step (1e-13 at dt = 1 ms,
     |w| ~ 1 rad/s, with a spring of natural frequency 24 rad/s), which accumulated to
