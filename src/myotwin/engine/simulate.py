@@ -68,11 +68,12 @@ def step_inputs(model: Model, n_steps: int, ctrl, qfrc_applied=None, xfrc_applie
 
 
 @functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
-def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integrator,
+def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integrator | str,
             qfrc_applied=None, xfrc_applied=None):
     """(q (n_steps+1, n_q), qd (n_steps+1, n_v)) from (q0, qd0); ctrl (n_u,) or (n_steps, n_u);
-    applied forces as in `step_inputs` (None: nothing applied)."""
-    step = STEPS[integrator]
+    applied forces as in `step_inputs` (None: nothing applied); integrator an `Integrator` or
+    its name (ValueError naming the choices otherwise)."""
+    step = STEPS[_integrator(integrator)]
     per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
 
     # Rematerialised step: reverse mode keeps only each step's (q, qd) and recomputes the step's
@@ -87,6 +88,14 @@ def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integra
 
     qs, qds = _chunked_scan(body, (q0, qd0), per_step, _chunk_length(model, n_steps))
     return jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds])
+
+
+def _integrator(integrator) -> Integrator:
+    try:
+        return Integrator(integrator)
+    except ValueError:
+        raise ValueError(f"integrator {integrator!r}: expected one of "
+                         f"{[i.value for i in Integrator]}") from None
 
 
 #: XLA's CPU runtime runs a loop body's kernels one after another in the calling thread only
@@ -142,7 +151,7 @@ def simulate(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: float,
     NewtonConvergenceError naming the first step whose Newton solve failed (when not traced).
     """
     require_dynamics_support(model)
-    integrator = Integrator(integrator)
+    integrator = _integrator(integrator)
     if integrator in (Integrator.BDF1, Integrator.SDIRK2):
         from myotwin.engine.implicit import simulate_implicit
 
