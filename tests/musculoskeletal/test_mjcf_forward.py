@@ -190,15 +190,19 @@ def test_missing_and_broken_files_are_named(tmp_path, capsys):
 
 
 def test_a_model_outside_the_engines_dynamics_is_refused_before_writing(tmp_path, capsys):
-    """MyoSuite's finger loads (its muscles are checked in test_mjcf_muscles.py) but its tendon
-    springs and cylinder/ellipsoid contacts are outside the engine's dynamics."""
+    """MyoSuite's finger loads (its muscles are checked in test_mjcf_muscles.py; its tendon
+    limits are supported, tests/engine/test_tendons.py) but its cylinder/ellipsoid contacts
+    and capsule-capsule pairs are outside the engine's dynamics."""
     finger = MYOSUITE / "myofinger_v0.xml"
     _need(finger)
     status = main(["mjcf", "forward", str(finger), "--out", str(tmp_path / "o"),
                    "--excitation", "0.5"])
     err = capsys.readouterr().err
     assert status == 2 and "myofinger_v0.xml: outside the engine's dynamics" in err
-    assert "tendon #0 'extn': stiffness, damping or limits" in err
+    assert ("contact pair geom #0 (plane, body 'world') / geom #4 'mg2' (cylinder, body "
+            "'middle'): MuJoCo collides it but the engine only has sphere/capsule-plane "
+            "contact") in err
+    assert "tendon" not in err
     assert not (tmp_path / "o").exists()
 
 

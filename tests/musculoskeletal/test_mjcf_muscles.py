@@ -99,7 +99,8 @@ def test_one_evaluation_matches_mujoco(name):
 def test_myofinger_muscles_match_mujoco_with_a_negative_slack_offset():
     """MyoSuite's finger (4 hinges, 5 muscles): adabR's lengthrange[0] - range[0] L0 is
     -0.034 m, which MuJoCo accepts (an offset); its forces must still be MuJoCo's. The finger's
-    tendon springs and geom contacts are outside the engine's dynamics, so forces only."""
+    geom contacts (cylinders, an ellipsoid, capsule pairs) are outside the engine's dynamics,
+    so forces only."""
     m = _mujoco("myofinger_v0.xml")
     msm = load_mjcf(m)
     offsets = dict(zip(msm.muscles.names, np.asarray(msm.muscles.tendon_slack_length_m)))

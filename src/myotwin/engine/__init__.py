@@ -80,6 +80,12 @@ from myotwin.engine.mass import mass_matrix
 from myotwin.engine.model import JointType, Model, compile_model, load, require_dynamics_support
 from myotwin.engine.passive import passive_forces
 from myotwin.engine.simulate import rollout, simulate
+from myotwin.engine.tendons import (
+    TendonModel,
+    tendon_lengths_and_jacobians,
+    tendon_passive_forces,
+    tendon_spring_energy,
+)
 from myotwin.engine.twists import BodyMotion, body_bias_accelerations, body_velocities
 
 __all__ = [
@@ -147,4 +153,8 @@ __all__ = [
     "simulate_implicit",
     "solve_limits",
     "with_contact_params",
+    "TendonModel",
+    "tendon_lengths_and_jacobians",
+    "tendon_passive_forces",
+    "tendon_spring_energy",
 ]

@@ -16,7 +16,7 @@ then velocity = m . qd and
   qfrc_actuator = sum_a m_a force_a,  then clamped per joint to actuatorfrcrange if limited
 (MuJoCo's compiler clears actuatorfrcrange on ball/free joints). A tendon motor with gear -1
 and ctrl = F >= 0 thus pulls the tendon with tension F: qfrc = -J_L^T F = r F.
-Fixed (joint) tendons, tendon-level actuatorfrcrange, site/body/slider-crank transmissions and
+Actuators on fixed (joint) tendons, tendon-level actuatorfrcrange, site/body/slider-crank transmissions and
 MuJoCo muscles (dyntype/gaintype/biastype muscle) are listed in `Model.dynamics_unsupported`.
 """
 
@@ -30,6 +30,7 @@ from myotwin.engine.jacobian import dof_plan
 from myotwin.engine.kinematics import kinematics
 from myotwin.engine.model import Model, require_dynamics_support
 from myotwin.engine.rows import masked_sum, take
+from myotwin.engine.tendons import spatial_tendon_rows
 
 
 def _clamp(x: jax.Array, limited: tuple[bool, ...], lohi: jax.Array) -> jax.Array:
@@ -47,27 +48,7 @@ def _tendon_actuators(model: Model) -> np.ndarray:
 def _tendon_rows(model: Model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     """(ten_length (n_u,), ten_J (n_u, n_v)) of each actuator's tendon (rows of actuators
     without a tendon transmission are those of path 0 and must be masked by the caller)."""
-    from myotwin.paths.length import path_geometry  # myotwin.paths imports the engine
-    from myotwin.paths.moment_arms import length_jacobian_from_geometry
-    from myotwin.paths.pathset import PathSet
-
-    paths = model.paths
-    if paths is not None and not isinstance(paths, PathSet):
-        paths = paths.mjcf  # CompositePaths: the MJCF tendons are its PathSet
-    if paths is None:
-        raise ValueError("model has tendon-transmission actuators but no MJCF paths "
-                         "(Model.paths is None or has no MJCF PathSet)")
-    index = []
-    for a, tendon in enumerate(model.actuator_tendon):
-        if tendon >= 0 and tendon not in paths.path_tendon:
-            raise ValueError(f"actuator {a}: its tendon #{tendon} is not among the model's paths "
-                             f"(MuJoCo tendon ids {paths.path_tendon})")
-        index.append(paths.path_tendon.index(tendon) if tendon >= 0 else 0)
-    kin = kinematics(model, q)
-    geo = path_geometry(paths, model, kin)
-    jac = length_jacobian_from_geometry(paths, model, kin, geo)
-    index = np.array(index, dtype=int)
-    return take(geo.path_length, index), take(jac, index)
+    return spatial_tendon_rows(model, q, model.actuator_tendon, "tendon-transmission actuators")
 
 
 def _transmission(model: Model, q: jax.Array):

@@ -1,4 +1,5 @@
-"""Joint limits as MuJoCo's soft unilateral constraints, solved exactly (MuJoCo 4.0 semantics).
+"""Joint and tendon limits as MuJoCo's soft unilateral constraints, solved exactly (MuJoCo 4.0
+semantics).
 
 MuJoCo (Computation chapter, "Soft constraints"; engine_core_constraint.c) makes one
 constraint row per violated side of a limited joint. With q the joint value, [lo, hi] its
@@ -10,6 +11,9 @@ is instantiated when r < m:
 where theta in [0, pi] and the unit axis u are the rotation angle and axis of the normalised
 joint quaternion (mju_quat2Vel: theta = 2 atan2(|v|, |w|), u = sign(w) v / |v|; the dofs
 are the body-frame angular velocity, so J qd = d r / dt). Free joints have no limits.
+A limited tendon of length L and Jacobian J_t gives rows r = L - lo, J = +J_t and r = hi - L,
+J = -J_t after the joints' rows, with its own margin, solref and solimp, and
+tendon_invweight0 in place of dof_invweight0 below (`tendons.py`).
 
 Soft-constraint law per row (solref = (s0, s1), solimp = (d0, dwidth, width, mid, power)):
   impedance  d(r) = d0 + y(x) (dwidth - d0),  x = |r - m| / width, y the two-piece power
@@ -55,6 +59,7 @@ from myotwin.engine.mass import mass_matrix_from_kinematics
 from myotwin.engine.model import JointType, Model
 from myotwin.engine.rows import take, take_pairs
 from myotwin.engine.spatial import mat_mat, mat_vec
+from myotwin.engine.tendons import tendon_limit_geometry, tendon_limit_layout
 
 #: MuJoCo's mjMINVAL, mjMINIMP and mjMAXIMP.
 _MINVAL = 1e-15
@@ -65,7 +70,8 @@ class LimitRows(NamedTuple):
     """Constraint rows of every limited joint side (MuJoCo's efc_* for mjCNSTR_LIMIT_JOINT).
 
     Row order: joints in order; a hinge/slide gives (lower, upper), a ball one row (joint ids
-    and sides from `limit_layout`). Rows with `instantiated` False (r >= margin) are not
+    and sides from `limit_layout`); then the limited tendons (lower, upper) in order
+    (`tendons.tendon_limit_layout`; MuJoCo's mjCNSTR_LIMIT_TENDON rows). Rows with `instantiated` False (r >= margin) are not
     MuJoCo constraints and carry no force.
       dist (n_rows,): r (efc_pos); margin (n_rows,) (efc_margin).
       jac (n_rows, n_v): efc_J.   vel (n_rows,): J qd (efc_vel).
@@ -167,10 +173,11 @@ def stiffness_damping(solref: jax.Array, solimp: jax.Array,
     return k, b
 
 
-def limit_rows(model: Model, q: jax.Array, qd: jax.Array) -> LimitRows:
-    """Constraint rows (see `LimitRows`) at configuration q (n_q,) and velocity qd (n_v,)."""
+def _joint_limit_geometry(model: Model, q: jax.Array):
+    """(dist, jac, margin, solref, solimp, invweight) of the joint limit rows (module
+    docstring; layout `limit_layout`)."""
     joint, side = limit_layout(model)
-    dtype = jnp.result_type(q, qd)
+    dtype = q.dtype
     qadr = np.array(model.joint_qpos_adr, dtype=int)[joint]
     dadr = np.array(model.joint_dof_adr, dtype=int)[joint]
     # Every row's value without a scatter (which would keep the step off XLA's whole-loop
@@ -192,13 +199,24 @@ def limit_rows(model: Model, q: jax.Array, qd: jax.Array) -> LimitRows:
         for k in range(3):
             one_hot = (side[:, None] == 0) & (np.arange(model.n_v)[None, :] == dadr[:, None] + k)
             jac = jac - jnp.asarray(one_hot, dtype=dtype) * axis_rows[:, k:k + 1]
-    margin = model.joint_margin[joint]
-    solimp = model.joint_solimp[joint]
+    return (dist, jac, model.joint_margin[joint], model.joint_solref[joint],
+            model.joint_solimp[joint], model.dof_invweight0[dadr])
+
+
+def limit_rows(model: Model, q: jax.Array, qd: jax.Array) -> LimitRows:
+    """Constraint rows (see `LimitRows`) at configuration q (n_q,) and velocity qd (n_v,):
+    the joints' (`limit_layout`), then the tendons' (`tendons.tendon_limit_layout`)."""
+    q = q.astype(jnp.result_type(q, qd))
+    parts = [_joint_limit_geometry(model, q)]
+    if tendon_limit_layout(model)[0].size:
+        parts.append(tendon_limit_geometry(model, q))
+    dist, jac, margin, solref, solimp, invweight = (
+        p[0] if len(parts) == 1 else jnp.concatenate(p) for p in zip(*parts))
     vel = jac @ qd
     imp = impedance(solimp, dist, margin)
-    k, b = stiffness_damping(model.joint_solref[joint], solimp, model.limit_min_timeconst_s)
+    k, b = stiffness_damping(solref, solimp, model.limit_min_timeconst_s)
     aref = -b * vel - k * imp * (dist - margin)
-    reg = jnp.maximum(_MINVAL, (1.0 - imp) * model.dof_invweight0[dadr] / imp)
+    reg = jnp.maximum(_MINVAL, (1.0 - imp) * invweight / imp)
     return LimitRows(dist, margin, jac, vel, aref, reg, dist < margin)
 
 
@@ -301,7 +319,8 @@ def _hinge_rows_only(model: Model) -> bool:
     """Whether every limit row is a hinge/slide side (J = -side e_dof, static) and M is
     factored by cholesky's unrolled loops (n_v <= SMALL_N), so `_hinge_rows_delassus` applies."""
     _, side = limit_layout(model)
-    return bool(np.all(side != 0)) and model.n_v <= cholesky.SMALL_N
+    return (bool(np.all(side != 0)) and model.n_v <= cholesky.SMALL_N
+            and not tendon_limit_layout(model)[0].size)
 
 
 def _hinge_rows_delassus(model: Model, mass_factor) -> jax.Array:

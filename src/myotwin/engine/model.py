@@ -41,6 +41,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # contact.py and myotwin.paths import this module
     from myotwin.engine.contact import ContactModel
+    from myotwin.engine.tendons import TendonModel
     from myotwin.inertia.muscle_mass import MuscleMass
     from myotwin.paths.pathset import PathSet
 
@@ -107,6 +108,9 @@ class Model:
     Contact (a sub-pytree): contact: `contact.ContactModel` (geoms, planes, per-contact law
       parameters as float64 leaves), or None when no sphere/capsule-plane pair collides.
 
+    Tendon springs, dampers and limits (a sub-pytree): tendons: `tendons.TendonModel` of the
+      spatial and fixed tendons with a stiffness, a damping or an enforced limit, or None.
+
     Musculotendon paths (a sub-pytree): paths: `myotwin.paths.PathSet` of every spatial tendon
       in file order (MuJoCo semantics, see docs/paths.md), or None when the MJCF has none.
       Fixed (joint) tendons are not paths and are left out.
@@ -169,6 +173,7 @@ class Model:
     limits_enabled: bool = dataclasses.field(default=True, metadata=_STATIC)
     dynamics_unsupported: tuple[str, ...] = dataclasses.field(default=(), metadata=_STATIC)
     contact: ContactModel | None = None
+    tendons: TendonModel | None = None
     paths: PathSet | None = None
     muscle_mass: MuscleMass | None = None
 
@@ -289,12 +294,9 @@ def _dynamics_problems(m, external=frozenset()) -> list[str]:
             out.append(f"{what}: frictionloss (a MuJoCo constraint, not supported)")
         if np.any(m.dof_dampingpoly[d] != 0):
             out.append(f"{what}: nonzero dampingpoly (nonlinear damping)")
-    for t in range(m.ntendon):
-        if m.tendon_stiffness[t] != 0 or m.tendon_damping[t] != 0 or m.tendon_limited[t]:
-            out.append(f"tendon {_name(m, 'mjOBJ_TENDON', t)}: stiffness, damping or limits")
-        for field in ("tendon_frictionloss", "tendon_armature"):
-            if hasattr(m, field) and getattr(m, field)[t] != 0:
-                out.append(f"tendon {_name(m, 'mjOBJ_TENDON', t)}: nonzero {field}")
+    from myotwin.engine.tendons import tendon_problems
+
+    out += tendon_problems(m)
     if m.opt.density != 0 or m.opt.viscosity != 0:
         out.append("option: fluid forces (density/viscosity nonzero)")
     return out
@@ -365,7 +367,10 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
         ctrl_limited = np.zeros_like(ctrl_limited)
     from myotwin.engine.point_mass import point_mass_bodies, with_point_masses
 
+    from myotwin.engine.tendons import compile_tendons
+
     point_masses = point_mass_bodies(m)
+    limits = limit_parameters(m)
     model = Model(
         body_pos=_f64(m.body_pos),
         body_quat=_f64(m.body_quat),
@@ -390,7 +395,7 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
         actuator_bias=_f64(bias),
         actuator_ctrl_range=_f64(m.actuator_ctrlrange).reshape(m.nu, 2),
         actuator_force_range=_f64(m.actuator_forcerange).reshape(m.nu, 2),
-        **limit_parameters(m),
+        **limits,
         n_body=int(m.nbody),
         n_joint=int(m.njnt),
         n_site=int(m.nsite),
@@ -415,6 +420,7 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
         joint_actfrc_limited=bools(m.jnt_actfrclimited),
         dynamics_unsupported=tuple(problems),
         contact=contact,
+        tendons=compile_tendons(m, limits["limits_enabled"]),
         paths=(paths := _compile_spatial_paths(m)),
         muscle_mass=_compile_muscle_mass(m, paths),
     )

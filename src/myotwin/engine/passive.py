@@ -14,9 +14,10 @@ negative gradient of that energy along the body-frame angular velocity (the righ
 SO(3) keeps dq as an eigenvector with eigenvalue 1), so the spring is conservative.
 Damping on every dof: -b qd.
 
-Nonlinear (poly) springs and dampers, elasto-plastic springs (`springyield`), tendon springs,
-fluid forces and gravity compensation are listed in `Model.dynamics_unsupported` and rejected
-by `require_dynamics_support`.
+Tendon springs and dampers (with a dead band) are `tendons.py`'s, added here.
+Nonlinear (poly) springs and dampers, elasto-plastic springs (`springyield`), fluid forces
+and gravity compensation are listed in `Model.dynamics_unsupported` and rejected by
+`require_dynamics_support`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from myotwin.engine.jacobian import _BODY_AXIS, dof_plan
 from myotwin.engine.model import JointType, Model
 from myotwin.engine.rows import take, take_pairs
 from myotwin.engine.spatial import dot_last, quat_mul
+from myotwin.engine.tendons import tendon_passive_forces, tendon_spring_energy
 
 
 def quat_log(quat: jax.Array) -> jax.Array:
@@ -89,14 +91,17 @@ def damper_forces(model: Model, qd: jax.Array) -> jax.Array:
 
 
 def passive_forces(model: Model, q: jax.Array, qd: jax.Array) -> jax.Array:
-    """(n_v,) passive forces (MuJoCo qfrc_passive) at configuration q (n_q,), velocity qd (n_v,)."""
-    return spring_forces(model, q) + damper_forces(model, qd)
+    """(n_v,) passive forces (MuJoCo qfrc_passive) at configuration q (n_q,), velocity qd
+    (n_v,): joint springs and dampers, and tendon springs and dampers (`tendons.py`)."""
+    out = spring_forces(model, q) + damper_forces(model, qd)
+    return out if model.tendons is None else out + tendon_passive_forces(model, q, qd)
 
 
 def spring_energy(model: Model, q: jax.Array) -> jax.Array:
-    """Scalar potential energy of the joint springs, sum over joints of 0.5 k |dq|^2
-    (MuJoCo's spring part of energy[0])."""
+    """Scalar potential energy of the springs (MuJoCo's spring part of energy[0]): sum over
+    joints of 0.5 k |dq|^2, plus the tendon springs' (`tendons.tendon_spring_energy`)."""
     if model.n_v == 0:
         return jnp.zeros((), dtype=q.dtype)
     dif = spring_displacements(model, q)
-    return 0.5 * jnp.sum(model.joint_stiffness[dof_plan(model).joint] * dif * dif)
+    out = 0.5 * jnp.sum(model.joint_stiffness[dof_plan(model).joint] * dif * dif)
+    return out if model.tendons is None else out + tendon_spring_energy(model, q)

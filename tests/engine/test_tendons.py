@@ -1,0 +1,184 @@
+"""Tendon springs, dampers and limits (engine/tendons.py) vs MuJoCo 4.0: qfrc_passive, the
+spring energy (energy[0]), the limit rows (efc_*) after the joints' rows, qacc and
+qfrc_inverse, and rollouts with tendon limits struck (MuJoCo's Euler, tendon damping explicit
+and dof damping implicit; RK4); the unsupported tendon properties named.
+
+The model: a chain of three hinges, a slide and a ball, with a straight spatial tendon (spring
+with a dead band, damper, limit with a margin), a cylinder-wrapped one with a side site and a
+via site (spring at its qpos_spring length, damper, limit), a fixed tendon over three joints
+(spring, damper, limit) and a plain tendon that the engine keeps out of `Model.tendons`; the
+tendon limits are set so that about half the random states violate one.
+
+MuJoCo runs with solver="Newton", tolerance=1e-15, iterations=200 and contact disabled, so its
+solver stops at the optimum of the same convex problem we solve exactly (test_limits.py)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+import pytest
+
+from myotwin import engine
+from myotwin.engine import limits
+
+#: Closed-form quantities (passive forces, energies, rows): roundoff of path lengths and
+#: Jacobians through a few products (observed worst ~1e-15).
+ROW_TOL = 1e-12
+#: Outputs of the constraint solve with A + R (test_limits.py SOLVE_TOL).
+SOLVE_TOL = 1e-10
+
+_XML = """<mujoco><option timestep="0.002" integrator="{integrator}" solver="Newton"
+  tolerance="1e-15" iterations="200"><flag contact="disable" energy="enable"/></option>
+  <compiler angle="radian"/><worldbody><site name="s0" pos="0.05 0.02 1.1"/>
+  <body name="b1" pos="0 0 1"><joint name="j1" type="hinge" axis="0 1 0" damping="0.3"/>
+    <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+    <site name="s1" pos="0.15 0.01 0.04"/>
+    <geom name="cyl" type="cylinder" pos="0.3 0 0" size="0.04 0.05" zaxis="0 1 0"
+          contype="0" conaffinity="0"/>
+    <site name="side" pos="0.3 0 0.08"/>
+    <body name="b2" pos="0.3 0 0"><joint name="j2" type="hinge" axis="0 1 0" range="-1.2 1.0"/>
+      <geom type="capsule" fromto="0 0 0 0.25 0 0" size="0.025"/>
+      <site name="s2" pos="0.12 -0.01 0.03"/>
+      <body name="b3" pos="0.25 0 0"><joint name="j3" type="slide" axis="1 0 0"/>
+        <geom type="box" size="0.03 0.02 0.02"/><site name="s3" pos="0.02 0 0.02"/>
+        <body name="b4" pos="0.05 0 0"><joint name="j4" type="ball"/>
+          <geom type="capsule" fromto="0 0 0 0.1 0 0" size="0.02"/>
+          <site name="s4" pos="0.1 0.01 0"/></body></body></body></body></worldbody>
+  <tendon>
+    <spatial name="straight" stiffness="200" springlength="0.55 0.62" damping="2"
+             limited="true" range="0 1" margin="0.01"><site site="s0"/><site site="s3"/>
+    </spatial>
+    <spatial name="wrapped" stiffness="100" damping="1" limited="true" range="0 1">
+      <site site="s1"/><geom geom="cyl" sidesite="side"/><site site="s2"/><site site="s4"/>
+    </spatial>
+    <fixed name="fx" stiffness="50" damping="0.5" limited="true" range="-1 1">
+      <joint joint="j1" coef="0.5"/><joint joint="j2" coef="-0.3"/><joint joint="j3" coef="1"/>
+    </fixed>
+    <spatial name="plain"><site site="s0"/><site site="s2"/></spatial>
+  </tendon></mujoco>"""
+
+_LIMITED = ("straight", "wrapped", "fx")
+
+
+def _random_state(m, rng):
+    q = np.array(m.qpos0)
+    q[:3] = rng.uniform([-1.0, -1.1, -0.08], [1.0, 0.9, 0.08])
+    quat = rng.normal(size=4)
+    q[3:7] = quat / np.linalg.norm(quat)
+    return q, rng.normal(size=m.nv) * 1.5
+
+
+def _model(integrator="Euler", rng=None):
+    """The MjModel with each limited tendon's range set around the middle of its lengths over
+    random states (so that about half of them violate a side)."""
+    m = mujoco.MjModel.from_xml_string(_XML.format(integrator=integrator))
+    rng = np.random.default_rng(0) if rng is None else rng
+    d = mujoco.MjData(m)
+    lengths = []
+    for _ in range(200):
+        d.qpos[:], _ = _random_state(m, rng)
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_tendon(m, d)
+        lengths.append(d.ten_length.copy())
+    lengths = np.array(lengths)
+    for name in _LIMITED:
+        t = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_TENDON, name)
+        m.tendon_range[t] = np.percentile(lengths[:, t], [25, 75])
+    return m
+
+
+def _close(name, ours, ref, tol, scale=0.0):
+    ours, ref = np.asarray(ours), np.asarray(ref)
+    assert ours.shape == ref.shape, f"{name}: shape {ours.shape} vs MuJoCo {ref.shape}"
+    err = np.abs(ours - ref).max(initial=0.0) / max(np.abs(ref).max(initial=0.0), scale, 1e-300)
+    assert err <= tol, f"{name}: relative error {err:.3e} > {tol:g} vs MuJoCo"
+    return err
+
+
+def test_model_keeps_the_tendons_with_springs_dampers_or_limits():
+    model = engine.compile_model(_model())
+    assert not model.dynamics_unsupported
+    ten = model.tendons
+    assert ten.tendon_id == (0, 1, 2) and ten.spatial == (True, True, False)
+    assert ten.limited == (True, True, True)
+    np.testing.assert_array_equal(np.asarray(ten.fixed_coef_v[2]), [0.5, -0.3, 1, 0, 0, 0])
+
+
+def test_passive_forces_energy_rows_and_dynamics_match_mujoco():
+    """Twelve states: qfrc_passive, energy[0] (gravity + joint and tendon springs), the
+    instantiated limit rows in MuJoCo's order (joint j2, then the tendons), qacc, and
+    qfrc_inverse at a random qacc."""
+    m = _model()
+    model = engine.compile_model(m)
+
+    def evaluate(q, qd, qdd):
+        return (engine.passive_forces(model, q, qd), engine.potential_energy(model, q),
+                limits.limit_rows(model, q, qd), engine.forward_dynamics(model, q, qd,
+                                                                        jnp.zeros(0)),
+                engine.inverse_dynamics(model, q, qd, qdd))
+
+    rng = np.random.default_rng(1)
+    states = [_random_state(m, rng) for _ in range(12)]
+    q, qd = (jnp.array(np.stack(x)) for x in zip(*states))
+    qdd = jnp.array(rng.normal(size=(len(states), m.nv)) * 5.0)
+    passive, energy, rows, qacc, inverse = jax.jit(jax.vmap(evaluate))(q, qd, qdd)
+    tendon_rows = 0
+    for s in range(len(states)):
+        d = mujoco.MjData(m)
+        d.qpos[:], d.qvel[:] = q[s], qd[s]
+        mujoco.mj_forward(m, d)
+        tag = f"state {s}"
+        _close(f"{tag} qfrc_passive", passive[s], d.qfrc_passive, ROW_TOL)
+        assert np.abs(d.qfrc_passive).max() > 1.0   # the tendon forces are not negligible
+        _close(f"{tag} energy[0]", energy[s], d.energy[0], ROW_TOL)
+        on = np.asarray(rows.instantiated[s])
+        assert on.sum() == d.nefc, f"{tag}: {on.sum()} rows vs MuJoCo nefc {d.nefc}"
+        tendon_rows += int(np.sum(d.efc_type == mujoco.mjtConstraint.mjCNSTR_LIMIT_TENDON))
+        _close(f"{tag} efc_pos", rows.dist[s][on], d.efc_pos, ROW_TOL)
+        _close(f"{tag} efc_J", rows.jac[s][on], d.efc_J.reshape(d.nefc, m.nv), ROW_TOL)
+        _close(f"{tag} efc_aref", rows.aref[s][on], d.efc_aref, ROW_TOL)
+        _close(f"{tag} efc_R", rows.regularizer[s][on], d.efc_R, ROW_TOL)
+        _close(f"{tag} qacc", qacc[s], d.qacc, SOLVE_TOL)
+        d.qacc[:] = qdd[s]
+        mujoco.mj_inverse(m, d)
+        _close(f"{tag} qfrc_inverse", inverse[s], d.qfrc_inverse, SOLVE_TOL)
+    assert tendon_rows >= 8, f"only {tendon_rows} tendon limit rows over the states"
+
+
+@pytest.mark.parametrize("integrator, name", [("Euler", "euler"), ("RK4", "rk4")])
+def test_rollout_with_tendon_limits_struck_matches_mj_step(integrator, name):
+    """400 steps (0.8 s) from a state that drives the tendons into their limits; MuJoCo's
+    Euler makes the dof damping implicit and the tendon damping explicit. Tolerance 1e-9
+    (rad, m): over the rollout the solver's 1e-15 tolerance and roundoff grow to ~1e-12."""
+    m = _model(integrator)
+    model = engine.compile_model(m)
+    rng = np.random.default_rng(5)
+    q0, qd0 = _random_state(m, rng)
+    qd0 = qd0 * 2.0
+    states = engine.rollout(model, jnp.array(q0), jnp.array(qd0), jnp.zeros((400, 0)), 2e-3,
+                            400, name)
+    d = mujoco.MjData(m)
+    d.qpos[:], d.qvel[:] = q0, qd0
+    worst, struck = 0.0, 0
+    for k in range(400):
+        mujoco.mj_step(m, d)
+        struck += int(np.sum(d.efc_type == mujoco.mjtConstraint.mjCNSTR_LIMIT_TENDON))
+        worst = max(worst, np.abs(np.asarray(states[0][k + 1]) - d.qpos).max())
+    assert struck >= 20, f"tendon limits active in only {struck} row-steps"
+    assert worst <= 1e-9, f"{integrator}: max |qpos - MuJoCo| {worst:.2e}"
+
+
+def test_unsupported_tendon_properties_are_named():
+    xml = _XML.format(integrator="Euler").replace(
+        '<spatial name="plain">', '<spatial name="plain" frictionloss="0.2">')
+    model = engine.compile_model(mujoco.MjModel.from_xml_string(xml))
+    assert "tendon #3 'plain': nonzero tendon_frictionloss" in model.dynamics_unsupported
+    with pytest.raises(ValueError, match="tendon #3 'plain': nonzero tendon_frictionloss"):
+        engine.forward_dynamics(model, jnp.array(model.qpos0), jnp.zeros(6), jnp.zeros(0))
+    xml = _XML.format(integrator="Euler").replace(
+        '<fixed name="fx"', '<fixed name="fx" solreflimit="0.02 -1"')
+    with pytest.raises(ValueError, match="tendon #2 'fx': solreflimit \\(0.02, -1\\) mixes"):
+        engine.compile_model(mujoco.MjModel.from_xml_string(xml))
