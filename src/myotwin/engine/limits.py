@@ -41,8 +41,8 @@ that holds at the evaluation point (exact away from a switch of the active set, 
 instantiation r = m, or of the impedance's kinks). When every row is a hinge/slide side
 (J = -side e_dof, static) H = J M^-1 J^T is formed from the columns of L^-1 at the limited
 dofs only (`_hinge_rows_delassus`).
-The QP has one row per limited hinge/slide side and per limited ball (static shape); rows
-that are not instantiated are masked.
+The QP has one row per limited hinge/slide side, per limited ball and per limited tendon side
+(static shape); rows that are not instantiated are masked.
 """
 
 from __future__ import annotations
@@ -71,8 +71,8 @@ class LimitRows(NamedTuple):
 
     Row order: joints in order; a hinge/slide gives (lower, upper), a ball one row (joint ids
     and sides from `limit_layout`); then the limited tendons (lower, upper) in order
-    (`tendons.tendon_limit_layout`; MuJoCo's mjCNSTR_LIMIT_TENDON rows). Rows with `instantiated` False (r >= margin) are not
-    MuJoCo constraints and carry no force.
+    (`tendons.tendon_limit_layout`; MuJoCo's mjCNSTR_LIMIT_TENDON rows). Rows with
+    `instantiated` False (r >= margin) are not MuJoCo constraints and carry no force.
       dist (n_rows,): r (efc_pos); margin (n_rows,) (efc_margin).
       jac (n_rows, n_v): efc_J.   vel (n_rows,): J qd (efc_vel).
       aref (n_rows,): reference acceleration (efc_aref).
