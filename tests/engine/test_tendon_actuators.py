@@ -1,5 +1,5 @@
-"""Actuators with a spatial-tendon transmission vs MuJoCo 4.0: actuator_length, the dense
-actuator_moment, actuator_force, qfrc_actuator and qacc.
+"""Actuators with a spatial- or fixed-tendon transmission vs MuJoCo 4.0: actuator_length, the
+dense actuator_moment, actuator_force, qfrc_actuator and qacc.
 
 MuJoCo (mj_transmission): actuator_length = gear * ten_length, actuator_moment = gear * ten_J,
 velocity = moment . qvel, qfrc_actuator = moment^T force. Models: the in vitro-VR frog
@@ -168,9 +168,50 @@ def test_myosuite_elbow_tendon_actuators_match_mujoco():
         _check_against_mujoco(m, fns, d, f"elbow state {k}")
 
 
+def test_fixed_tendon_actuators_match_mujoco():
+    """Actuators on fixed (joint) tendons: a motor (gear 2) and a position servo (kp, kv) on
+    tendons coupling three hinges and a slide, next to a spatial-tendon motor and a joint
+    motor, a ball joint in the chain (its dofs outside the fixed tendons). MuJoCo: length
+    g sum_i c_i qpos_i, moment g c, velocity moment . qvel; 8 random states."""
+    xml = """<mujoco><option><flag contact="disable"/></option><compiler angle="radian"/>
+      <worldbody><site name="s0" pos="0.1 0.05 1.1"/>
+      <body pos="0 0 1"><joint name="h1" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+        <body pos="0.3 0 0"><joint name="b" type="ball"/>
+          <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02"/>
+          <body pos="0.2 0 0"><joint name="h2" type="hinge" axis="1 0 0"/>
+            <geom type="box" size="0.05 0.03 0.02"/><site name="s1" pos="0.05 0 0.02"/>
+            <body pos="0.1 0 0"><joint name="sl" type="slide" axis="1 0 0"/>
+              <geom type="sphere" size="0.03"/></body></body></body></body></worldbody>
+      <tendon><fixed name="fx"><joint joint="h1" coef="0.5"/><joint joint="h2" coef="-1.5"/>
+          <joint joint="sl" coef="2"/></fixed>
+        <fixed name="fy"><joint joint="h2" coef="1"/><joint joint="h1" coef="0.25"/></fixed>
+        <spatial name="sp"><site site="s0"/><site site="s1"/></spatial></tendon>
+      <actuator><motor name="m_fx" tendon="fx" gear="2"/>
+        <position name="p_fy" tendon="fy" kp="30" kv="2"/>
+        <motor name="m_sp" tendon="sp" gear="-1"/><motor name="m_h1" joint="h1"/></actuator>
+      </mujoco>"""
+    m = mujoco.MjModel.from_xml_string(xml)
+    model = engine.compile_model(m)
+    assert model.dynamics_unsupported == ()
+    assert model.actuator_fixed_tendon == (0, 1, -1, -1) and model.actuator_tendon[2] == 2
+    fns = _outputs(model)
+    rng = np.random.default_rng(3)
+    for k in range(8):
+        d = mujoco.MjData(m)
+        d.qpos[:] = m.qpos0
+        d.qpos[[0, 5, 6]] = rng.uniform(-1, 1, 3)
+        quat = rng.normal(size=4)
+        d.qpos[1:5] = quat / np.linalg.norm(quat)
+        d.qvel[:] = rng.normal(size=m.nv)
+        d.ctrl[:] = rng.uniform(-1, 1, size=m.nu)
+        _check_against_mujoco(m, fns, d, f"fixed-tendon state {k}")
+        assert np.abs(d.actuator_force[:2]).min() > 1e-3
+
+
 def test_unsupported_tendon_transmissions_named():
-    """Fixed tendons, tendon-level actuatorfrcrange and MuJoCo muscles stay unsupported, each
-    with a message naming the actuator and the reason."""
+    """Tendon-level actuatorfrcrange and MuJoCo muscles stay unsupported, each with a message
+    naming the actuator and the reason; a fixed-tendon motor is supported."""
     xml = """<mujoco><worldbody>
       <site name="s0" pos="0.2 0.1 1.1"/>
       <body pos="0 0 1"><joint name="h" type="hinge" axis="0 1 0"/><geom size="0.1"/>
@@ -183,10 +224,10 @@ def test_unsupported_tendon_transmissions_named():
         <muscle name="mus" tendon="sp2"/></actuator></mujoco>"""
     model = engine.compile_model(mujoco.MjModel.from_xml_string(xml))
     msgs = "\n".join(model.dynamics_unsupported)
-    assert "'on_fixed': transmission on fixed (joint) tendon" in msgs
+    assert "'on_fixed'" not in msgs
     assert "'on_limited'" in msgs and "actuatorfrcrange" in msgs
     assert "'mus': MuJoCo muscle actuator" in msgs
-    with pytest.raises(ValueError, match="on_fixed"):
+    with pytest.raises(ValueError, match="on_limited"):
         engine.actuator_forces(model, jnp.zeros(1), jnp.zeros(1), jnp.zeros(3))
     # an external actuator (the muscle package's) is not listed; an id beyond n_u is refused
     external = engine.compile_model(mujoco.MjModel.from_xml_string(xml), external_actuators=[2])

@@ -1,6 +1,6 @@
 """Actuator forces (n_v,): MuJoCo's qfrc_actuator (mj_transmission, mj_fwdActuation) for
 actuators with a joint transmission on a hinge/slide or a tendon transmission on a spatial
-tendon, no activation dynamics, fixed gain and none/affine bias -- MJCF `<motor>` (gain 1),
+or fixed tendon, no activation dynamics, fixed gain and none/affine bias -- MJCF `<motor>` (gain 1),
 `<position>` (gain kp, bias (0, -kp, -kv)), `<velocity>` and equivalent `<general>`.
 
 Transmission (mj_transmission), gear g (gear[0]; the other five entries are not used by these
@@ -10,14 +10,15 @@ transmissions), actuator length l and moment row m (n_v,):
                          ten_length) and J_L,t = dL_t/dqd (ten_J = -r^T, r the moment arms) of
                          the model's paths (myotwin.paths: path_geometry,
                          length_jacobian_from_geometry);
+  fixed tendon t:        l = g sum_i c_i q_(j_i) (absolute qpos), m = g c on their dofs;
 then velocity = m . qd and
   u = clamp(ctrl, ctrlrange)                         if ctrllimited,
   force = gain u + b0 + b1 l + b2 velocity,          clamped to forcerange if forcelimited,
   qfrc_actuator = sum_a m_a force_a,  then clamped per joint to actuatorfrcrange if limited
 (MuJoCo's compiler clears actuatorfrcrange on ball/free joints). A tendon motor with gear -1
 and ctrl = F >= 0 thus pulls the tendon with tension F: qfrc = -J_L^T F = r F.
-Actuators on fixed (joint) tendons, tendon-level actuatorfrcrange, site/body/slider-crank transmissions and
-MuJoCo muscles (dyntype/gaintype/biastype muscle) are listed in `Model.dynamics_unsupported`.
+Tendon-level actuatorfrcrange, site/body/slider-crank transmissions and MuJoCo muscles
+(dyntype/gaintype/biastype muscle) are listed in `Model.dynamics_unsupported`.
 """
 
 from __future__ import annotations
@@ -40,14 +41,19 @@ def _clamp(x: jax.Array, limited: tuple[bool, ...], lohi: jax.Array) -> jax.Arra
     return jnp.where(mask, jnp.clip(x, lohi[:, 0], lohi[:, 1]), x)
 
 
-def _tendon_actuators(model: Model) -> np.ndarray:
-    """(n_u,) bool: the actuators with a (spatial) tendon transmission."""
+def _spatial_actuators(model: Model) -> np.ndarray:
+    """(n_u,) bool: the actuators with a spatial-tendon transmission."""
     return np.asarray(model.actuator_tendon, dtype=int).reshape(-1) >= 0
 
 
+def _fixed_actuators(model: Model) -> np.ndarray:
+    """(n_u,) bool: the actuators with a fixed-tendon transmission."""
+    return np.asarray(model.actuator_fixed_tendon, dtype=int).reshape(-1) >= 0
+
+
 def _tendon_rows(model: Model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """(ten_length (n_u,), ten_J (n_u, n_v)) of each actuator's tendon (rows of actuators
-    without a tendon transmission are those of path 0 and must be masked by the caller)."""
+    """(ten_length (n_u,), ten_J (n_u, n_v)) of each actuator's spatial tendon (rows of
+    actuators without one are those of path 0 and must be masked by the caller)."""
     return spatial_tendon_rows(model, q, model.actuator_tendon, "tendon-transmission actuators")
 
 
@@ -57,18 +63,24 @@ def _transmission(model: Model, q: jax.Array):
     gear = model.actuator_gear
     dof = np.array(model.actuator_dof, dtype=int)
     qadr = np.asarray(model.joint_qpos_adr, dtype=int)[dof_plan(model).joint[dof]]
-    length = gear * take(q, qadr)  # rows of non-joint actuators are masked below
-    tendon = _tendon_actuators(model)
-    if not tendon.any():
-        return length, None
-    ten_length, ten_jac = _tendon_rows(model, q)
-    length = jnp.where(tendon, gear * ten_length, jnp.where(dof >= 0, length, 0.0))
-    return length, jnp.where(tendon[:, None], gear[:, None] * ten_jac, 0.0)
+    length = jnp.where(dof >= 0, gear * take(q, qadr), 0.0)  # joint rows; others below
+    spatial, fixed = _spatial_actuators(model), _fixed_actuators(model)
+    moment = None
+    if spatial.any():
+        ten_length, ten_jac = _tendon_rows(model, q)
+        length = jnp.where(spatial, gear * ten_length, length)
+        moment = jnp.where(spatial[:, None], gear[:, None] * ten_jac, 0.0)
+    if fixed.any():  # L = c . q on the joints' qpos, J = c on their dofs (zero rows elsewhere)
+        length = jnp.where(fixed, gear * jnp.sum(model.actuator_fixed_coef_q * q, axis=1),
+                           length)
+        rows = gear[:, None] * model.actuator_fixed_coef_v
+        moment = rows if moment is None else moment + rows
+    return length, moment
 
 
 def actuator_length(model: Model, q: jax.Array) -> jax.Array:
     """(n_u,) actuator lengths (MuJoCo actuator_length) at configuration q (n_q,): g q_d for a
-    joint transmission, g L_t(q) for a spatial tendon (m or rad times the gear)."""
+    joint transmission, g L_t(q) for a spatial or fixed tendon (m or rad times the gear)."""
     if model.n_u == 0:
         return jnp.zeros(0, dtype=q.dtype)
     return _transmission(model, q)[0]
@@ -76,7 +88,7 @@ def actuator_length(model: Model, q: jax.Array) -> jax.Array:
 
 def actuator_moment(model: Model, q: jax.Array) -> jax.Array:
     """(n_u, n_v) actuator moment arms, dense (MuJoCo actuator_moment): d length / d qd, i.e.
-    g e_d for a joint transmission on dof d and g J_L,t(q) for a spatial tendon t."""
+    g e_d for a joint transmission on dof d and g J_L,t(q) for a spatial or fixed tendon t."""
     if model.n_u == 0:
         return jnp.zeros((0, model.n_v), dtype=q.dtype)
     dof = np.array(model.actuator_dof, dtype=int)
@@ -98,7 +110,8 @@ def _actuator_force(model: Model, q, qd, ctrl, length, tendon_moment) -> jax.Arr
     # rows of non-joint actuators (dof -1) read dof 0 and are replaced below
     velocity = model.actuator_gear * (take(qd, np.maximum(dof, 0)) if model.n_v else 0.0)
     if tendon_moment is not None:  # g J_L qd on tendon rows (zero rows elsewhere)
-        velocity = jnp.where(_tendon_actuators(model), jnp.sum(tendon_moment * qd, axis=1),
+        velocity = jnp.where(_spatial_actuators(model) | _fixed_actuators(model),
+                             jnp.sum(tendon_moment * qd, axis=1),
                              velocity)
     u = _clamp(ctrl, model.actuator_ctrl_limited, model.actuator_ctrl_range)
     b = model.actuator_bias

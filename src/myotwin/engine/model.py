@@ -100,6 +100,7 @@ class Model:
       n_u: number of actuators (= controls). actuator_dof (n_u,): dof driven by each joint
         actuator (-1 for other or unsupported transmissions). actuator_tendon (n_u,): MuJoCo
         tendon id of each supported tendon actuator (a spatial tendon, one of `paths`), else
+        -1. actuator_fixed_tendon (n_u,): MuJoCo tendon id of each fixed-tendon actuator, else
         -1. actuator_ctrl_limited, actuator_force_limited (n_u,) bools.
       joint_limited, joint_actfrc_limited (n_joint,) bools.
       limits_enabled: False when MuJoCo's limit or constraint flag is disabled.
@@ -110,6 +111,10 @@ class Model:
 
     Tendon springs, dampers and limits (a sub-pytree): tendons: `tendons.TendonModel` of the
       spatial and fixed tendons with a stiffness, a damping or an enforced limit, or None.
+
+    Fixed-tendon transmissions: actuator_fixed_coef_q (n_u, n_q), actuator_fixed_coef_v
+      (n_u, n_v): each such actuator's tendon coefficients at its joints' qpos and dof
+      addresses (zero rows elsewhere), or None when no actuator is on a fixed tendon.
 
     Musculotendon paths (a sub-pytree): paths: `myotwin.paths.PathSet` of every spatial tendon
       in file order (MuJoCo semantics, see docs/paths.md), or None when the MJCF has none.
@@ -166,6 +171,7 @@ class Model:
     n_u: int = dataclasses.field(default=0, metadata=_STATIC)
     actuator_dof: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
     actuator_tendon: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
+    actuator_fixed_tendon: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
     actuator_ctrl_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
     actuator_force_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
     joint_limited: tuple[bool, ...] = dataclasses.field(default=(), metadata=_STATIC)
@@ -176,6 +182,8 @@ class Model:
     tendons: TendonModel | None = None
     paths: PathSet | None = None
     muscle_mass: MuscleMass | None = None
+    actuator_fixed_coef_q: jax.Array | None = None
+    actuator_fixed_coef_v: jax.Array | None = None
 
     def dof_ancestor_mask(self) -> np.ndarray:
         """(n_body, n_v) bool: True where the dof moves the body (a dof of it or an ancestor)."""
@@ -248,10 +256,7 @@ def _actuator_problems(m, a: int) -> list[str]:
     if trn == _TRN_TENDON:
         t = int(m.actuator_trnid[a, 0])
         tendon = f"tendon {_name(m, 'mjOBJ_TENDON', t)}"
-        if not _is_spatial_tendon(m, t):
-            out.append(f"{what}: transmission on fixed (joint) {tendon}; only spatial tendons "
-                       "are supported")
-        elif hasattr(m, "tendon_actfrclimited") and m.tendon_actfrclimited[t]:
+        if hasattr(m, "tendon_actfrclimited") and m.tendon_actfrclimited[t]:
             out.append(f"{what}: {tendon} has actuatorfrcrange (tendon-level actuator force "
                        "limits are not supported)")
     elif trn != _TRN_JOINT:
@@ -353,9 +358,11 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
     act_dof = tuple(int(m.jnt_dofadr[m.actuator_trnid[a, 0]])
                     if supported[a] and m.actuator_trntype[a] == _TRN_JOINT else -1
                     for a in range(m.nu))
-    act_tendon = tuple(int(m.actuator_trnid[a, 0])
-                       if supported[a] and m.actuator_trntype[a] == _TRN_TENDON else -1
-                       for a in range(m.nu))
+    on_tendon = [int(m.actuator_trnid[a, 0])
+                 if supported[a] and m.actuator_trntype[a] == _TRN_TENDON else -1
+                 for a in range(m.nu)]
+    act_tendon = tuple(t if t >= 0 and _is_spatial_tendon(m, t) else -1 for t in on_tendon)
+    act_fixed = tuple(t if t >= 0 and not _is_spatial_tendon(m, t) else -1 for t in on_tendon)
     gain = np.array(m.actuator_gainprm[:, 0], dtype=np.float64)
     bias = np.array(m.actuator_biasprm[:, :3], dtype=np.float64).reshape(m.nu, 3)
     if dsbl & mujoco.mjtDisableBit.mjDSBL_ACTUATION:
@@ -414,6 +421,8 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
         n_u=int(m.nu),
         actuator_dof=act_dof,
         actuator_tendon=act_tendon,
+        actuator_fixed_tendon=act_fixed,
+        **_fixed_tendon_coefficients(m, act_fixed),
         actuator_ctrl_limited=bools(ctrl_limited),
         actuator_force_limited=bools(m.actuator_forcelimited),
         joint_limited=bools(m.jnt_limited),
@@ -425,6 +434,18 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
         muscle_mass=_compile_muscle_mass(m, paths),
     )
     return with_point_masses(model, m, point_masses)
+
+
+def _fixed_tendon_coefficients(m, act_fixed: tuple[int, ...]) -> dict:
+    """actuator_fixed_coef_q (n_u, n_q) and actuator_fixed_coef_v (n_u, n_v): the coefficients
+    of each fixed-tendon actuator's tendon at its joints' qpos and dof addresses (zero rows for
+    other actuators); none of them (the fields stay None) without fixed-tendon actuators."""
+    if all(t < 0 for t in act_fixed):
+        return {}
+    from myotwin.engine.tendons import fixed_tendon_coefficients
+
+    coef_q, coef_v = fixed_tendon_coefficients(m, act_fixed)
+    return dict(actuator_fixed_coef_q=_f64(coef_q), actuator_fixed_coef_v=_f64(coef_v))
 
 
 def _compile_muscle_mass(m, paths: PathSet | None) -> MuscleMass | None:

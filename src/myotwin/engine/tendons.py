@@ -94,6 +94,23 @@ def tendon_problems(m) -> list[str]:
     return out
 
 
+def fixed_tendon_coefficients(m, tendon_ids) -> tuple[np.ndarray, np.ndarray]:
+    """(coef_q (k, n_q), coef_v (k, n_v)): the coefficients of each fixed tendon of
+    `tendon_ids` (k MuJoCo ids) at its joints' qpos and dof addresses; zero rows for spatial
+    tendons and ids -1."""
+    import mujoco
+
+    coef_q, coef_v = np.zeros((len(tendon_ids), m.nq)), np.zeros((len(tendon_ids), m.nv))
+    for row, t in enumerate(tendon_ids):
+        if t < 0 or int(m.wrap_type[m.tendon_adr[t]]) != mujoco.mjtWrap.mjWRAP_JOINT:
+            continue
+        for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
+            j = int(m.wrap_objid[w])   # MuJoCo's compiler allows hinge/slide joints only
+            coef_q[row, m.jnt_qposadr[j]] += m.wrap_prm[w]
+            coef_v[row, m.jnt_dofadr[j]] += m.wrap_prm[w]
+    return coef_q, coef_v
+
+
 def compile_tendons(m, limits_enabled: bool) -> TendonModel | None:
     """The `TendonModel` of a compiled MjModel `m` (only read), or None if no tendon has a
     spring, a damper or an enforced limit. Raises ValueError for a limited tendon whose
@@ -120,15 +137,7 @@ def compile_tendons(m, limits_enabled: bool) -> TendonModel | None:
                 "formats; use two positive or two non-positive values (MuJoCo would warn and "
                 "use its default (0.02, 1))")
     spatial = [int(m.wrap_type[m.tendon_adr[t]]) != mujoco.mjtWrap.mjWRAP_JOINT for t in keep]
-    coef_q = np.zeros((len(keep), m.nq))
-    coef_v = np.zeros((len(keep), m.nv))
-    for row, t in enumerate(keep):
-        if spatial[row]:
-            continue
-        for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
-            j = int(m.wrap_objid[w])   # MuJoCo's compiler allows hinge/slide joints only
-            coef_q[row, m.jnt_qposadr[j]] += m.wrap_prm[w]
-            coef_v[row, m.jnt_dofadr[j]] += m.wrap_prm[w]
+    coef_q, coef_v = fixed_tendon_coefficients(m, keep)
     f64 = lambda x: jnp.asarray(np.array(x, dtype=np.float64), dtype=jnp.float64)  # noqa: E731
     rows = np.array(keep, dtype=int)
     return TendonModel(
