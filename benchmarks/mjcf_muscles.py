@@ -3,11 +3,13 @@ the same model (not a test; numbers go to benchmarks/RESULTS.md, "MuJoCo muscles
 
 Model: MyoSuite's myoelbow_2dof6muscles_nomesh.xml (shared/reference/mujoco/myosuite; 2
 hinges, 6 muscles on spatial tendons with via sites and wrapping cylinders). Measured, best of
---repeats, --steps RK4 steps of 1 ms from q = (0.6, 0.6) with constant controls 0.5:
+--repeats, --steps steps of 1 ms of --integrator (rk4, the default, or euler: MuJoCo's
+default, which MyoSuite's files use, dof damping implicit) from q = (0.6, 0.6) with constant
+controls 0.5:
   * ours: the jitted `musculoskeletal.rollout` of one trajectory, per step (compile excluded,
     reported separately);
   * MuJoCo: `mujoco.rollout` (C loop, one thread) of the same trajectory with opt.integrator
-    RK4, per step;
+    RK4 or Euler, per step;
   * batch: --batch trajectories from random initial angles, ours `jax.jit(jax.vmap(rollout))`
     against `mujoco.rollout` on 2 threads, steps per second;
   * --muscle-mass KG: our step with every muscle carrying KG in --points mass points
@@ -17,7 +19,7 @@ hinges, 6 muscles on spatial tendons with via sites and wrapping cylinders). Mea
     positions, their Jacobians, their bias forces (J and Jdot qd) and the massive `rates`.
 
     .venv/bin/python benchmarks/mjcf_muscles.py [--steps 1000] [--repeats 5] [--batch 256]
-        [--muscle-mass 0.2 [--points 10]]
+        [--muscle-mass 0.2 [--points 10]] [--integrator rk4|euler]
 """
 
 from __future__ import annotations
@@ -82,18 +84,23 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--muscle-mass", type=float, default=0.0)
     parser.add_argument("--points", type=int, default=10)
+    parser.add_argument("--integrator", choices=("rk4", "euler"), default="rk4")
     args = parser.parse_args()
     if not MODEL.exists():
         raise SystemExit(f"{MODEL} is absent")
     m = mujoco.MjModel.from_xml_path(str(MODEL))
-    m.opt.integrator, m.opt.timestep = mujoco.mjtIntegrator.mjINT_RK4, DT_S
+    m.opt.integrator = {"rk4": mujoco.mjtIntegrator.mjINT_RK4,
+                        "euler": mujoco.mjtIntegrator.mjINT_EULER}[args.integrator]
+    m.opt.timestep = DT_S
+    label = {"rk4": "RK4", "euler": "Euler"}[args.integrator]
     msm = ms.load_mjcf(m)
     n, u = args.steps, jnp.full(6, 0.5)
     state0 = ms.MusculoskeletalState(jnp.array([0.6, 0.6]), jnp.zeros(2), jnp.full(6, 0.05),
                                      jnp.zeros(6))
 
     def ours(model):
-        run = jax.jit(lambda s: ms.rollout(model, s, u, DT_S, n, ctrl=jnp.full(m.nu, 0.5)).q)
+        run = jax.jit(lambda s: ms.rollout(model, s, u, DT_S, n, args.integrator,
+                                           ctrl=jnp.full(m.nu, 0.5)).q)
         t = time.perf_counter()
         jax.block_until_ready(run(state0))
         return run, time.perf_counter() - t
@@ -110,13 +117,14 @@ def main() -> None:
     with mj_rollout.Rollout(nthread=0) as runner:
         mj_s = best_of(lambda: runner.rollout(m, [d], x0[None], control=control, nstep=n),
                        args.repeats) / n
-    print(f"one trajectory, {n} RK4 steps: ours {ours_s * 1e6:.1f} us/step, MuJoCo "
+    print(f"one trajectory, {n} {label} steps: ours {ours_s * 1e6:.1f} us/step, MuJoCo "
           f"{mj_s * 1e6:.1f} us/step, ratio {ours_s / mj_s:.2f}x (compile {compile_s:.1f} s)")
 
     rng = np.random.default_rng(0)
     q0s = jnp.asarray(rng.uniform(0.2, 1.5, (args.batch, 2)))
     batch = jax.jit(jax.vmap(lambda q: ms.rollout(
-        msm, state0._replace(q=q), u, DT_S, n, ctrl=jnp.full(m.nu, 0.5)).q[-1]))
+        msm, state0._replace(q=q), u, DT_S, n, args.integrator,
+        ctrl=jnp.full(m.nu, 0.5)).q[-1]))
     jax.block_until_ready(batch(q0s))
     ours_rate = args.batch * n / best_of(lambda: batch(q0s), args.repeats)
     x0s = np.repeat(x0[None], args.batch, axis=0)

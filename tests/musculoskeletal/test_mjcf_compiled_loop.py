@@ -5,7 +5,9 @@ limits) compiles into XLA's whole-loop calls.
 compiled call (jax_setup.py); a scatter or a library call (LAPACK custom call, YNNPACK dot) in
 the loop prevents it, and the elbow's RK4 step took 2.5x longer (benchmarks/RESULTS.md,
 "MuJoCo muscles", session 32). The wrapped paths' code (paths/obstacle.py, length.py,
-moment_arms.py) is written without them. Checked on the compiled HLO, not on wall time."""
+moment_arms.py) is written without them. Checked on the compiled HLO, not on wall time, for
+RK4 and for MuJoCo's Euler (the files' own integrator: the implicit damping's extra Cholesky
+factor of M + h D must stay on scalars, engine/cholesky.py)."""
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +21,8 @@ from shared_reference import SHARED
 ELBOW = SHARED / "reference" / "mujoco" / "myosuite" / "myoelbow_2dof6muscles_nomesh.xml"
 
 
-def test_a_myosuite_rollout_loop_is_compiled_whole():
+@pytest.mark.parametrize("integrator", [Integrator.RK4, Integrator.EULER])
+def test_a_myosuite_rollout_loop_is_compiled_whole(integrator):
     if not small_loop_option_set():
         pytest.skip("XLA's small-loop option is not in XLA_FLAGS (MYOTWIN_SMALL_LOOP_BYTES=0 "
                     "or the caller's own backend extra options): loops are not hoisted")
@@ -29,7 +32,7 @@ def test_a_myosuite_rollout_loop_is_compiled_whole():
     assert msm.skeleton.paths.n_wraps > 0   # the wrapped paths are what this checks
     state = MusculoskeletalState(jnp.array([0.6, 0.6]), jnp.zeros(2), jnp.zeros(6),
                                  jnp.zeros(6))
-    text = jax.jit(lambda s: rollout(msm, s, jnp.full(6, 0.5), 1e-3, 20, Integrator.RK4)
+    text = jax.jit(lambda s: rollout(msm, s, jnp.full(6, 0.5), 1e-3, 20, integrator)
                    ).lower(state).compile().as_text()
     loops = text.count(" while(")
     assert loops > 0
