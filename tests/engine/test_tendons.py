@@ -1,7 +1,8 @@
 """Tendon springs, dampers and limits (engine/tendons.py) vs MuJoCo 4.0: qfrc_passive, the
 spring energy (energy[0]), the limit rows (efc_*) after the joints' rows, qacc and
 qfrc_inverse, and rollouts with tendon limits struck (MuJoCo's Euler, tendon damping explicit
-and dof damping implicit; RK4); the unsupported tendon properties named.
+and dof damping implicit; RK4); a rollout's gradient through them vs central differences; the
+unsupported tendon properties named.
 
 The model: a chain of three hinges, a slide and a ball, with a straight spatial tendon (spring
 with a dead band, damper, limit with a margin), a cylinder-wrapped one with a side site and a
@@ -13,6 +14,8 @@ MuJoCo runs with solver="Newton", tolerance=1e-15, iterations=200 and contact di
 solver stops at the optimum of the same convex problem we solve exactly (test_limits.py)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -182,3 +185,50 @@ def test_unsupported_tendon_properties_are_named():
         '<fixed name="fx"', '<fixed name="fx" solreflimit="0.02 -1"')
     with pytest.raises(ValueError, match="tendon #2 'fx': solreflimit \\(0.02, -1\\) mixes"):
         engine.compile_model(mujoco.MjModel.from_xml_string(xml))
+
+
+def test_rollout_gradient_through_tendon_springs_dampers_and_limits():
+    """d loss / d (qd0, tendon stiffness, tendon damping) through 30 semi-implicit Euler steps
+    (2 ms) from a state where tendon limits push, vs central differences (steps eps max(1,
+    |x|), eps 1e-6: the stiffnesses are 50-200 N/m). The
+    dynamics are piecewise smooth (limit rows switching on or off, the wrap touching, a
+    spring leaving its dead band); each derivative is checked at two step sizes (1e-6, 2e-6),
+    which a switch inside the difference window would set apart. Residual: FD truncation
+    O(eps^2) and roundoff O(1e-16 |loss| / eps): tolerance 1e-6 relative (observed 3e-9 to
+    1e-7)."""
+    m = _model("Euler")
+    model0 = engine.compile_model(m)
+    rng = np.random.default_rng(5)
+    q0, qd0 = _random_state(m, rng)
+    d = mujoco.MjData(m)
+    d.qpos[:], d.qvel[:] = q0, qd0
+    mujoco.mj_forward(m, d)
+    assert np.sum(d.efc_type == mujoco.mjtConstraint.mjCNSTR_LIMIT_TENDON) >= 1
+    q0 = jnp.array(q0)
+
+    def loss(qd0, stiffness, damping):
+        tendons = model0.tendons
+        model = dataclasses.replace(model0, tendons=dataclasses.replace(
+            tendons, stiffness=stiffness, damping=damping))
+        q, qd = engine.rollout(model, q0, qd0, jnp.zeros(0), 2e-3, 30,
+                               engine.Integrator.SEMI_IMPLICIT_EULER)
+        return jnp.sum(q[-1] ** 2) + 0.1 * jnp.sum(qd[-1] ** 2)
+
+    args = (jnp.array(qd0), model0.tendons.stiffness, model0.tendons.damping)
+    grads = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))(*args)
+    f = jax.jit(loss)
+    for i, name in enumerate(("qd0", "stiffness", "damping")):
+        x = np.asarray(args[i])
+        g = np.asarray(grads[i])
+        assert np.all(np.isfinite(g)), f"d loss / d {name} is not finite"
+        for eps in (1e-6, 2e-6):
+            fd = []
+            for k in range(x.size):
+                dx = np.zeros_like(x)
+                dx[k] = eps * max(1.0, abs(x[k]))   # relative steps for the stiffnesses
+                plus, minus = list(args), list(args)
+                plus[i], minus[i] = jnp.asarray(x + dx), jnp.asarray(x - dx)
+                fd.append((f(*plus) - f(*minus)) / (2 * dx[k]))
+            fd = np.array(fd)
+            err = np.abs(g - fd).max() / np.abs(fd).max()
+            assert err <= 1e-6, f"d loss / d {name} (eps {eps:g}): relative error {err:.2e}"
