@@ -20,10 +20,14 @@ cylinders; 1 and 2 dofs, limited joints, ctrlrange [0.001, 1]).
   piecewise quadratic, so the stencil is checked to stay on one piece by comparing h and h/2:
   1e-7 relative).
 * A geared muscle (gear 2.5) over a via site: tension and qfrc_actuator against mj_forward.
+* An actlimited muscle: act clamped to actrange after each step, as MuJoCo (Euler and RK4,
+  bounds inside [0, 1], a step where forward Euler overshoots 1), q and act against mj_step.
 * Bad input is refused naming the file or actuator, the field and the value.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -123,6 +127,17 @@ def test_myofinger_muscles_match_mujoco_with_a_negative_slack_offset():
     assert err_f <= TOL_FORCE_N and err_q <= TOL_FORCE_N
 
 
+def _mujoco_steps(m, d, ctrl):
+    """(qpos, act) after each mj_step from d with ctrl (n_steps, n_u), each (n_steps, ...)."""
+    q_ref, act_ref = [], []
+    for row in ctrl:
+        d.ctrl[:] = row
+        mujoco.mj_step(m, d)
+        q_ref.append(d.qpos.copy())
+        act_ref.append(d.act.copy())
+    return np.array(q_ref), np.array(act_ref)
+
+
 def _controls(m, n_steps, rng):
     hold = 50
     return np.repeat(rng.uniform(0, 1, (n_steps // hold, m.nu)), hold, axis=0)
@@ -137,15 +152,10 @@ def test_rk4_rollout_matches_mujoco(name):
     d.act[:] = 0.05
     state0 = _state(d)
     ctrl = _controls(m, 400, np.random.default_rng(1))
-    q_ref, act_ref = [], []
-    for row in ctrl:
-        d.ctrl[:] = row
-        mujoco.mj_step(m, d)
-        q_ref.append(d.qpos.copy())
-        act_ref.append(d.act.copy())
+    q_ref, act_ref = _mujoco_steps(m, d, ctrl)
     states = rollout(msm, state0, jnp.asarray(ctrl), 1e-3, len(ctrl), ctrl=jnp.asarray(ctrl))
-    err_q = np.abs(np.asarray(states.q[1:]) - np.array(q_ref)).max()
-    err_a = np.abs(np.asarray(states.activation[1:]) - np.array(act_ref)).max()
+    err_q = np.abs(np.asarray(states.q[1:]) - q_ref).max()
+    err_a = np.abs(np.asarray(states.activation[1:]) - act_ref).max()
     travel = np.ptp(np.array(q_ref), axis=0).max()
     print(f"{name}: q {err_q:.1e} rad, act {err_a:.1e} over 0.4 s (travel {travel:.2f} rad)")
     assert travel > 0.3          # the muscles moved the arm
@@ -204,8 +214,6 @@ def _model(actuator=_MUSCLE.format(extra=""), limited="true", frc=""):
      "actuator 'mus': forcelimited is set"),
     (lambda: _model(f'<general name="mus" tendon="t" {_MUSCLE_TYPES} actearly="true"/>'),
      "actuator 'mus': actearly"),
-    (lambda: _model(f'<general name="mus" tendon="t" {_MUSCLE_TYPES} actlimited="true" '
-                    'actrange="0 0.5"/>'), "actrange [0.0, 0.5] does not contain [0, 1]"),
     (lambda: _model(f'<general name="mus" tendon="t" {_MUSCLE_TYPES.replace("-1 200", "10 200", 1)}'
                     '/>'), "gainprm[2] = 10.0 but biasprm[2] = -1.0"),
     (lambda: _model('<muscle name="mus" tendon="f" lengthrange="-1 1"/>'),
@@ -222,6 +230,47 @@ def test_bad_models_are_refused(make, message):
         load_mjcf(make())
     assert message in str(err.value)
     assert "MJCF model" in str(err.value)
+
+
+@pytest.mark.parametrize("integrator, dt_s, actrange", [
+    (mujoco.mjtIntegrator.mjINT_EULER, 2e-3, "0 0.6"),
+    (mujoco.mjtIntegrator.mjINT_RK4, 2e-3, "0.1 0.6"),
+    (mujoco.mjtIntegrator.mjINT_EULER, 8e-3, "0 1")])
+def test_actrange_clamps_act_after_each_step_as_mujoco(integrator, dt_s, actrange):
+    """An actlimited muscle: MuJoCo clamps act to actrange after every step
+    (mj_nextActivation), not inside RK4's stages. Full excitation for 0.4 s, then none:
+    act saturates at the upper bound and, with a lower bound above 0, stops there on the way
+    down; at 8 ms forward Euler overshoots 1 (the step exceeds 0.5 tau_act = 5 ms) and the
+    clamp holds it. q and act against mj_step at every step: 1e-9 rad and 1e-10 (roundoff,
+    as the RK4 rollout test above)."""
+    xml = _BASE.format(actuator=f'<general name="mus" tendon="t" {_MUSCLE_TYPES} '
+                                f'actlimited="true" actrange="{actrange}"/>',
+                       limited="true", frc="")
+    m = mujoco.MjModel.from_xml_string(xml)
+    m.opt.integrator, m.opt.timestep = integrator, dt_s
+    m.opt.solver, m.opt.tolerance, m.opt.iterations = mujoco.mjtSolver.mjSOL_NEWTON, 1e-12, 200
+    lo, hi = m.actuator_actrange[0]
+    msm = load_mjcf(m)
+    np.testing.assert_array_equal(np.asarray(msm.activation_range), [[lo, hi]])
+    n = int(round(0.8 / dt_s))
+    ctrl = np.where(np.arange(n)[:, None] < n // 2, 1.0, 0.0)
+    d = mujoco.MjData(m)
+    d.act[:] = lo
+    state0 = _state(d)
+    q_ref, act_ref = _mujoco_steps(m, d, ctrl)
+    assert act_ref.max() == hi                 # MuJoCo's clamp holds act at the top
+    if lo > 0:
+        assert act_ref[-1, 0] == lo            # and at the bottom
+    integrator = {mujoco.mjtIntegrator.mjINT_EULER: "euler",
+                  mujoco.mjtIntegrator.mjINT_RK4: "rk4"}[integrator]
+    states = rollout(msm, state0, jnp.asarray(ctrl), dt_s, n, integrator)
+    err_q = np.abs(np.asarray(states.q[1:]) - q_ref).max()
+    err_a = np.abs(np.asarray(states.activation[1:]) - act_ref).max()
+    assert err_q <= TOL_ROLLOUT_Q_RAD, f"q: {err_q:.1e} rad vs mj_step"
+    assert err_a <= TOL_ROLLOUT_ACT, f"act: {err_a:.1e} vs mj_step"
+    unclamped = rollout(dataclasses.replace(msm, activation_range=None), state0,
+                        jnp.asarray(ctrl), dt_s, n, integrator)
+    assert np.abs(np.asarray(unclamped.activation[1:]) - act_ref).max() > 1e-3
 
 
 def test_a_missing_file_is_named(tmp_path):

@@ -25,13 +25,13 @@ tendons (MJCF numerics `muscle_mass:<tendon>`, docs/inertia.md) come with the sk
 
 Refused, with a ValueError naming the file, the actuator, the field and the value: a muscle
 actuator that is not muscle in all three types, or not on a spatial tendon, or with gear <= 0,
-forcelimited, actearly, actlimited with an actrange not containing [0, 1], gain and bias
-parameters that differ (range, force, scale, lmax, fpmax: the `<muscle>` shortcut sets them
-equal), an empty lengthrange or range; and a model with actuation disabled, or with a joint's
-actuatorfrcrange limited (MuJoCo clamps the sum of all actuator forces on the joint, muscles
-included). Not reproduced: MuJoCo's clamp of act to an actrange (which contains [0, 1]; the
-activation stays in [0, 1] from a start inside it while the step is below the smallest time
-constant 0.5 tau_act).
+forcelimited, actearly, gain and bias parameters that differ (range, force, scale, lmax,
+fpmax: the `<muscle>` shortcut sets them equal), an empty lengthrange or range; and a model
+with actuation disabled, or with a joint's actuatorfrcrange limited (MuJoCo clamps the sum of
+all actuator forces on the joint, muscles included). An actlimited muscle's actrange becomes
+the model's `activation_range`: the fixed-step rollouts clamp act to it after every step, as
+MuJoCo's mj_nextActivation does (not inside RK4's stages, nor in the adaptive rollout, which
+has no steps of MuJoCo's).
 """
 
 from __future__ import annotations
@@ -94,10 +94,6 @@ def _check_actuator(m, a: int, where: str) -> None:
                          ("actearly", m.actuator_actearly[a])):
         if value:
             raise ValueError(f"{what}: {field} is set; not supported for muscles")
-    lo, hi = (float(v) for v in m.actuator_actrange[a])
-    if m.actuator_actlimited[a] and not (lo <= 0.0 and hi >= 1.0):
-        raise ValueError(f"{what}: actrange [{lo}, {hi}] does not contain [0, 1] (MuJoCo's "
-                         "clamp of act is not reproduced)")
     gain, bias = m.actuator_gainprm[a], m.actuator_biasprm[a]
     for k in _SHARED_PRM:
         if gain[k] != bias[k]:
@@ -192,5 +188,9 @@ def load_mjcf(source, name: str | None = None) -> MusculoskeletalModel:
     skeleton = compile_model(m, external_actuators=muscle_actuators(m))
     tendons = [int(m.actuator_trnid[a, 0]) for a in muscle_actuators(m)]
     paths = skeleton.paths
+    limited = np.asarray(m.actuator_actlimited, dtype=bool)[list(muscle_actuators(m))]
+    bounds = np.asarray(m.actuator_actrange, dtype=np.float64)[list(muscle_actuators(m))]
+    bounds = np.where(limited[:, None], bounds, [-np.inf, np.inf])
     return musculoskeletal_model(skeleton, muscles,
-                                 paths=[paths.path_tendon.index(t) for t in tendons])
+                                 paths=[paths.path_tendon.index(t) for t in tendons],
+                                 activation_range=bounds if limited.any() else None)

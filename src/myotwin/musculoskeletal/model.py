@@ -52,11 +52,15 @@ class MusculoskeletalModel:
     """skeleton: engine `Model` with paths; muscles: `Muscle` (n_muscles); static
     muscle_path (n_muscles,): index into `skeleton.paths` of each muscle's path; coupling:
     "length_gradient" or "opensim" (module docstring); coordinates: None, or the
-    `engine.CoordinateCoupling` whose coordinates are the state's q (module docstring)."""
+    `engine.CoordinateCoupling` whose coordinates are the state's q (module docstring);
+    activation_range: None, or (n_muscles, 2) bounds [lo, hi] to which the fixed-step
+    rollouts clamp each activation after every step (MuJoCo's actlimited/actrange,
+    mj_nextActivation; +-inf where a muscle has none)."""
 
     skeleton: object
     muscles: Muscle
     coordinates: object = None
+    activation_range: object = None
     muscle_path: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
     coupling: str = dataclasses.field(default="length_gradient", metadata=_STATIC)
 
@@ -66,7 +70,8 @@ class MusculoskeletalModel:
 
 
 jax.tree_util.register_dataclass(MusculoskeletalModel,
-                                 data_fields=["skeleton", "muscles", "coordinates"],
+                                 data_fields=["skeleton", "muscles", "coordinates",
+                                              "activation_range"],
                                  meta_fields=["muscle_path", "coupling"])
 #: The couplings of path and skeleton (module docstring).
 COUPLINGS = ("length_gradient", "opensim")
@@ -88,12 +93,13 @@ def _path_index(paths, name_or_index, muscle: str) -> int:
 
 def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] | None = None,
                           coupling: str = "length_gradient",
-                          coordinates=None) -> MusculoskeletalModel:
+                          coordinates=None, activation_range=None) -> MusculoskeletalModel:
     """Pair `skeleton` (an engine Model with paths) with `muscles`: muscle i pulls along
     paths[i] (a path name or index), by default the path named like the muscle; coupling
     "length_gradient" (default) or "opensim"; coordinates: an `engine.CoordinateCoupling`
     (e.g. `OsimModel.coupling`) when the skeleton's dofs follow fewer coordinates (module
-    docstring)."""
+    docstring); activation_range: None or (n_muscles, 2) [lo, hi] per muscle (class
+    docstring; ValueError for another shape, lo > hi or a NaN)."""
     if getattr(skeleton, "paths", None) is None:
         raise ValueError("musculoskeletal_model: the skeleton has no musculotendon paths (no "
                          "spatial <tendon> in its MJCF), so no muscle can act on it")
@@ -125,7 +131,24 @@ def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] 
 
         check_coupled_model(skeleton, coordinates)
         check_coupled_forward(skeleton)
-    return MusculoskeletalModel(skeleton, muscles, coordinates, index, coupling)
+    return MusculoskeletalModel(skeleton, muscles, coordinates,
+                                _activation_range(activation_range, names), index, coupling)
+
+
+def _activation_range(bounds, names):
+    if bounds is None:
+        return None
+    import jax.numpy as jnp
+    import numpy as np
+
+    b = np.asarray(bounds, dtype=np.float64)
+    if b.shape != (len(names), 2):
+        raise ValueError(f"activation_range has shape {b.shape}, expected ({len(names)}, 2): "
+                         "[lo, hi] per muscle")
+    for name, (lo, hi) in zip(names, b.tolist()):
+        if not lo <= hi:   # also False for a NaN
+            raise ValueError(f"activation_range of {name!r}: [{lo}, {hi}] is not an interval")
+    return jnp.asarray(b)
 
 
 def with_muscle_masses(msm: MusculoskeletalModel, mass_kg, n_points: int
@@ -151,7 +174,9 @@ def with_muscle_masses(msm: MusculoskeletalModel, mass_kg, n_points: int
     for path, kg in zip(msm.muscle_path, masses.tolist()):
         if kg > 0.0:
             skeleton = inertia.with_muscle_mass(skeleton, int(path), kg, int(n_points))
-    return musculoskeletal_model(skeleton, msm.muscles, paths=list(msm.muscle_path))
+    return musculoskeletal_model(skeleton, msm.muscles, paths=list(msm.muscle_path),
+                                 coupling=msm.coupling, coordinates=msm.coordinates,
+                                 activation_range=msm.activation_range)
 
 
 def _gives_point_force_arms(paths) -> bool:

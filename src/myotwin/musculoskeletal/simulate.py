@@ -83,6 +83,8 @@ def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation,
         q, qd, (a, s) = step(None if msm.coordinates is not None else model, state.q,
                              state.qd, (state.activation, state.tendon_state), step_rates,
                              dt_s)
+        if msm.activation_range is not None:   # MuJoCo's actrange (mj_nextActivation)
+            a = jnp.clip(a, msm.activation_range[:, 0], msm.activation_range[:, 1])
         new = MusculoskeletalState(q, qd, a, s)
         return new, new
 
