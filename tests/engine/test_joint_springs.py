@@ -180,20 +180,24 @@ def _ball_spring_start():
     return m, q0, rng.normal(size=m.nv)
 
 
+def _one_rk4_step_against_mj_step(m, q0, qd0, tol):
+    """One step of m's timestep from (q0, qd0): ours (RK4) and mj_step within tol, absolute."""
+    d = mujoco.MjData(m)
+    d.qpos[:], d.qvel[:] = q0, qd0
+    mujoco.mj_step(m, d)
+    q, qd, _ = engine.simulate(engine.compile_model(m), q0, qd0, np.zeros(0), m.opt.timestep,
+                               m.opt.timestep, "rk4")
+    assert np.max(np.abs(q[-1] - d.qpos)) <= tol, np.max(np.abs(q[-1] - d.qpos))
+    assert np.max(np.abs(qd[-1] - d.qvel)) <= tol, np.max(np.abs(qd[-1] - d.qvel))
+
+
 def test_one_rk4_step_matches_mj_step_to_roundoff():
     """One RK4 step of the ball-spring model from a random state: MuJoCo 4.0.0's mj_step and
     ours evaluate the same Runge-Kutta-Munthe-Kaas expressions (integrators.rk4_step), so they
     agree to a few ulps (observed 1.1e-16 in q, 1.8e-15 in qd). Tolerance 1e-14 absolute on
     O(1) values, under the h^5 per-step difference of a qpos-coordinate RK4 (1e-13 on the free
     body of rk4_step's docstring)."""
-    m, q0, qd0 = _ball_spring_start()
-    d = mujoco.MjData(m)
-    d.qpos[:], d.qvel[:] = q0, qd0
-    mujoco.mj_step(m, d)
-    q, qd, _ = engine.simulate(engine.compile_model(m), q0, qd0, np.zeros(0), m.opt.timestep,
-                               m.opt.timestep, "rk4")
-    assert np.max(np.abs(q[-1] - d.qpos)) <= 1e-14
-    assert np.max(np.abs(qd[-1] - d.qvel)) <= 1e-14
+    _one_rk4_step_against_mj_step(*_ball_spring_start(), tol=1e-14)
 
 
 @pytest.mark.parametrize("spin_rad_s", [1.0, 100.0])
@@ -214,13 +218,7 @@ def test_one_rk4_step_of_a_fast_rotation_matches_mj_step(spin_rad_s):
     q0 /= np.linalg.norm(q0)
     qd0 = rng.normal(size=3)
     qd0 *= spin_rad_s / np.linalg.norm(qd0)
-    d = mujoco.MjData(m)
-    d.qpos[:], d.qvel[:] = q0, qd0
-    mujoco.mj_step(m, d)
-    q, qd, _ = engine.simulate(engine.compile_model(m), q0, qd0, np.zeros(0), m.opt.timestep,
-                               m.opt.timestep, "rk4")
-    assert np.max(np.abs(q[-1] - d.qpos)) <= 1e-12
-    assert np.max(np.abs(qd[-1] - d.qvel)) <= 1e-12
+    _one_rk4_step_against_mj_step(m, q0, qd0, tol=1e-12)
 
 
 def test_ball_spring_pendulum_rk4_rollout_matches_mujoco():

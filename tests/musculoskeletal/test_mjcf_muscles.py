@@ -35,7 +35,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from myotwin.musculoskeletal import MusculoskeletalState, muscle_drive, rates, rollout
+from myotwin.musculoskeletal import (MusculoskeletalState, muscle_drive, rates, rollout,
+                                     with_muscle_masses)
 from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators
 from shared_reference import SHARED
 
@@ -268,6 +269,8 @@ def test_actrange_clamps_act_after_each_step_as_mujoco(integrator, dt_s, actrang
     err_a = np.abs(np.asarray(states.activation[1:]) - act_ref).max()
     assert err_q <= TOL_ROLLOUT_Q_RAD, f"q: {err_q:.1e} rad vs mj_step"
     assert err_a <= TOL_ROLLOUT_ACT, f"act: {err_a:.1e} vs mj_step"
+    kept = with_muscle_masses(msm, 0.1, 3).activation_range   # the bounds survive mass
+    np.testing.assert_array_equal(np.asarray(kept), np.asarray(msm.activation_range))
     unclamped = rollout(dataclasses.replace(msm, activation_range=None), state0,
                         jnp.asarray(ctrl), dt_s, n, integrator)
     assert np.abs(np.asarray(unclamped.activation[1:]) - act_ref).max() > 1e-3

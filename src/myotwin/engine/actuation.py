@@ -1,7 +1,8 @@
 """Actuator forces (n_v,): MuJoCo's qfrc_actuator (mj_transmission, mj_fwdActuation) for
 actuators with a joint transmission on a hinge/slide or a tendon transmission on a spatial
-or fixed tendon, no activation dynamics, fixed gain and none/affine bias -- MJCF `<motor>` (gain 1),
-`<position>` (gain kp, bias (0, -kp, -kv)), `<velocity>` and equivalent `<general>`.
+or fixed tendon, no activation dynamics, fixed gain and none/affine bias -- MJCF `<motor>`
+(gain 1), `<position>` (gain kp, bias (0, -kp, -kv)), `<velocity>` and equivalent
+`<general>`.
 
 Transmission (mj_transmission), gear g (gear[0]; the other five entries are not used by these
 transmissions), actuator length l and moment row m (n_v,):
@@ -28,7 +29,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.jacobian import dof_plan
-from myotwin.engine.kinematics import kinematics
 from myotwin.engine.model import Model, require_dynamics_support
 from myotwin.engine.rows import masked_sum, take
 from myotwin.engine.tendons import spatial_tendon_rows

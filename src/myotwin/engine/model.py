@@ -238,7 +238,8 @@ _TRN_JOINT, _TRN_TENDON, _DYN_NONE, _GAIN_FIXED, _BIAS_NONE, _BIAS_AFFINE = 0, 3
 _DYN_MUSCLE, _GAIN_MUSCLE, _BIAS_MUSCLE, _WRAP_JOINT = 4, 2, 2, 1
 
 
-def _is_spatial_tendon(m, t: int) -> bool:
+def is_spatial_tendon(m, t: int) -> bool:
+    """Whether tendon t of the compiled MjModel m is spatial (not fixed: joint coefficients)."""
     return m.tendon_num[t] > 0 and int(m.wrap_type[m.tendon_adr[t]]) != _WRAP_JOINT
 
 
@@ -361,8 +362,8 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
     on_tendon = [int(m.actuator_trnid[a, 0])
                  if supported[a] and m.actuator_trntype[a] == _TRN_TENDON else -1
                  for a in range(m.nu)]
-    act_tendon = tuple(t if t >= 0 and _is_spatial_tendon(m, t) else -1 for t in on_tendon)
-    act_fixed = tuple(t if t >= 0 and not _is_spatial_tendon(m, t) else -1 for t in on_tendon)
+    act_tendon = tuple(t if t >= 0 and is_spatial_tendon(m, t) else -1 for t in on_tendon)
+    act_fixed = tuple(t if t >= 0 and not is_spatial_tendon(m, t) else -1 for t in on_tendon)
     gain = np.array(m.actuator_gainprm[:, 0], dtype=np.float64)
     bias = np.array(m.actuator_biasprm[:, :3], dtype=np.float64).reshape(m.nu, 3)
     if dsbl & mujoco.mjtDisableBit.mjDSBL_ACTUATION:
@@ -457,12 +458,9 @@ def _compile_muscle_mass(m, paths: PathSet | None) -> MuscleMass | None:
 
 def _compile_spatial_paths(m) -> PathSet | None:
     """The spatial tendons of `m` as a PathSet (None if there are none)."""
-    import mujoco
-
     from myotwin.paths.pathset import compile_paths  # myotwin.paths imports the engine
 
-    spatial = [t for t in range(m.ntendon)
-               if int(m.wrap_type[m.tendon_adr[t]]) != mujoco.mjtWrap.mjWRAP_JOINT]
+    spatial = [t for t in range(m.ntendon) if is_spatial_tendon(m, t)]
     return compile_paths(m, spatial) if spatial else None
 
 

@@ -32,6 +32,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.model import is_spatial_tendon
+
 _STATIC = {"static": True}
 
 
@@ -98,11 +100,9 @@ def fixed_tendon_coefficients(m, tendon_ids) -> tuple[np.ndarray, np.ndarray]:
     """(coef_q (k, n_q), coef_v (k, n_v)): the coefficients of each fixed tendon of
     `tendon_ids` (k MuJoCo ids) at its joints' qpos and dof addresses; zero rows for spatial
     tendons and ids -1."""
-    import mujoco
-
     coef_q, coef_v = np.zeros((len(tendon_ids), m.nq)), np.zeros((len(tendon_ids), m.nv))
     for row, t in enumerate(tendon_ids):
-        if t < 0 or int(m.wrap_type[m.tendon_adr[t]]) != mujoco.mjtWrap.mjWRAP_JOINT:
+        if t < 0 or is_spatial_tendon(m, t):
             continue
         for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
             j = int(m.wrap_objid[w])   # MuJoCo's compiler allows hinge/slide joints only
@@ -136,7 +136,7 @@ def compile_tendons(m, limits_enabled: bool) -> TendonModel | None:
                 "standard (timeconst, dampratio > 0) and direct (-stiffness, -damping <= 0) "
                 "formats; use two positive or two non-positive values (MuJoCo would warn and "
                 "use its default (0.02, 1))")
-    spatial = [int(m.wrap_type[m.tendon_adr[t]]) != mujoco.mjtWrap.mjWRAP_JOINT for t in keep]
+    spatial = [is_spatial_tendon(m, t) for t in keep]
     coef_q, coef_v = fixed_tendon_coefficients(m, keep)
     f64 = lambda x: jnp.asarray(np.array(x, dtype=np.float64), dtype=jnp.float64)  # noqa: E731
     rows = np.array(keep, dtype=int)

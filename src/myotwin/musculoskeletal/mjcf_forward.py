@@ -11,9 +11,9 @@ What a MuJoCo user runs with mj_step, on the model `load_mjcf` makes of the file
   given; clamped to their ctrlrange by the engine where ctrllimited).
 * Muscle mass (`muscle_mass_kg`: one value for every muscle or by name; seed Eq. 7): that mass
   in `mass_points` points spread uniformly along the muscle's tendon path
-  (`musculoskeletal.with_muscle_masses`), which MuJoCo cannot simulate. 0 (default) is MuJoCo's massless
-  muscle; masses given in the file (numeric `muscle_mass:<tendon>`, docs/inertia.md) are kept
-  unless replaced here.
+  (`musculoskeletal.with_muscle_masses`), which MuJoCo cannot simulate. 0 (default) is
+  MuJoCo's massless muscle; masses given in the file (numeric `muscle_mass:<tendon>`,
+  docs/inertia.md) are kept unless replaced here.
 * Integration at `dt_s` (default: the file's timestep) with the file's integrator unless
   `integrator` names another: MuJoCo's Euler ("euler": dof damping implicit, its `eulerdamp`
   default; "semi_implicit_euler" where the file disables eulerdamp) or RK4 ("rk4"); the states
