@@ -232,7 +232,8 @@ def test_rollout_gradients_match_finite_differences():
     def loss(q0, ctrl, mass1):
         model = model0.__class__(**{**model0.__dict__,
                                     "body_mass": model0.body_mass.at[1].set(mass1)})
-        q, qd, _ = engine.simulate(model, q0, jnp.array([0.5, -1.0]), ctrl, 0.05, 0.001, "explicit_euler")
+        q, qd, _ = engine.simulate(model, q0, jnp.array([0.5, -1.0]), ctrl, 0.05, 0.001,
+                                   "explicit_euler")
         return jnp.sum(q[-1] ** 2) + 0.1 * jnp.sum(qd[-1] ** 2)
 
     args = (jnp.array([0.4, -0.3]), jnp.array([0.3, 0.5]), model0.body_mass[1])
@@ -257,3 +258,14 @@ def test_divergence_raises_naming_step():
     model, q0, qd0 = _double_pendulum()
     with pytest.raises(FloatingPointError, match="non-finite state at step"):
         engine.simulate(model, q0, qd0 * 1e200, jnp.zeros(0), 0.05, 0.01, "explicit_euler")
+
+
+@pytest.mark.parametrize("run", ["rollout", "simulate"])
+def test_unknown_integrator_name_is_rejected_listing_the_choices(run):
+    model, q0, qd0 = _double_pendulum()
+    choices = r"\['explicit_euler', 'semi_implicit_euler', 'euler', 'rk4', 'bdf1', 'sdirk2'\]"
+    with pytest.raises(ValueError, match=f"integrator 'rk45': expected one of {choices}"):
+        if run == "rollout":
+            engine.rollout(model, q0, qd0, jnp.zeros((5, 0)), 0.01, 5, "rk45")
+        else:
+            engine.simulate(model, q0, qd0, jnp.zeros(0), 0.05, 0.01, "rk45")
