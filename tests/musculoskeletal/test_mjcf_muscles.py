@@ -21,7 +21,8 @@ cylinders; 1 and 2 dofs, limited joints, ctrlrange [0.001, 1]).
   1e-7 relative).
 * A geared muscle (gear 2.5) over a via site: tension and qfrc_actuator against mj_forward.
 * An actlimited muscle: act clamped to actrange after each step, as MuJoCo (Euler and RK4,
-  bounds inside [0, 1], a step where forward Euler overshoots 1), q and act against mj_step.
+  bounds inside [0, 1], a step where forward Euler overshoots 1), q and act against mj_step;
+  the adaptive rollout as the limit of MuJoCo's clamped Euler when its step goes to zero.
 * Bad input is refused naming the file or actuator, the field and the value.
 """
 
@@ -35,8 +36,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from myotwin.musculoskeletal import (MusculoskeletalState, muscle_drive, rates, rollout,
-                                     with_muscle_masses)
+from myotwin.musculoskeletal import (MusculoskeletalState, adaptive_rollout, input_table,
+                                     muscle_drive, rates, rollout, with_muscle_masses)
 from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators
 from shared_reference import SHARED
 
@@ -274,6 +275,49 @@ def test_actrange_clamps_act_after_each_step_as_mujoco(integrator, dt_s, actrang
     unclamped = rollout(dataclasses.replace(msm, activation_range=None), state0,
                         jnp.asarray(ctrl), dt_s, n, integrator)
     assert np.abs(np.asarray(unclamped.activation[1:]) - act_ref).max() > 1e-3
+
+
+def test_adaptive_rollout_is_the_small_step_limit_of_mujocos_clamped_euler():
+    """The adaptive rollout integrates the projected activation dynamics (no rate out of
+    actrange at a bound; an initial act outside starts clamped), the limit of MuJoCo's clamped
+    Euler as dt -> 0. Full excitation for 0.2 s, then none, from act 0 below actrange
+    [0.1, 0.6]; q and act at four times against mj_step (Euler) at 1e-4 s and 5e-5 s.
+    MuJoCo's error halves with its step (first order towards our solution: ratio 0.45-0.55,
+    observed 0.500), and its Richardson extrapolation 2 x(dt/2) - x(dt) lands within 2e-6
+    (observed 3e-7: its O(dt^2) rest; ours runs at tolerances 1e-10). Without
+    the projection act climbs to 1 and q ends 0.28 rad off."""
+    xml = _BASE.format(actuator=f'<general name="mus" tendon="t" {_MUSCLE_TYPES} '
+                                'actlimited="true" actrange="0.1 0.6"/>', limited="true",
+                       frc="")
+    m = mujoco.MjModel.from_xml_string(xml)
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    m.opt.solver, m.opt.tolerance, m.opt.iterations = mujoco.mjtSolver.mjSOL_NEWTON, 1e-12, 200
+    t_out = np.array([0.1, 0.2, 0.3, 0.4])
+
+    def mujoco_states(dt_s):
+        m.opt.timestep = dt_s
+        d = mujoco.MjData(m)
+        steps = np.rint(t_out / dt_s).astype(int)
+        ctrl = np.where(np.arange(steps[-1])[:, None] < steps[1], 1.0, 0.0)
+        q, act = _mujoco_steps(m, d, ctrl)
+        return q[steps - 1], act[steps - 1]
+
+    msm = load_mjcf(m)
+    table = input_table(np.array([0.0, 0.2, 0.2 + 1e-12, 0.4]),
+                        np.array([[1.0], [1.0], [0.0], [0.0]]), np.zeros((4, 1)))
+    result = adaptive_rollout(msm, _state(mujoco.MjData(m)), 0.0, jnp.asarray(t_out), table,
+                              rtol=1e-10, atol=1e-10)
+    ours = np.hstack([np.asarray(result.ys.q), np.asarray(result.ys.activation)])
+    assert np.asarray(result.ys.activation).max() == 0.6
+    coarse, fine = (np.hstack(mujoco_states(dt)) for dt in (1e-4, 5e-5))
+    err_coarse, err_fine = np.abs(coarse - ours).max(), np.abs(fine - ours).max()
+    assert 0.45 <= err_fine / err_coarse <= 0.55, (err_coarse, err_fine)
+    richardson = np.abs(2.0 * fine - coarse - ours).max()
+    assert richardson <= 2e-6, richardson
+    free = adaptive_rollout(dataclasses.replace(msm, activation_range=None),
+                            _state(mujoco.MjData(m)), 0.0, jnp.asarray(t_out), table,
+                            rtol=1e-10, atol=1e-10)
+    assert np.abs(np.asarray(free.ys.q) - fine[:, :1]).max() > 0.1
 
 
 def test_a_missing_file_is_named(tmp_path):

@@ -21,6 +21,12 @@ vector space (qdot = qd). Ball and free quaternions are integrated in their qpos
 side reads them and at every output; the error control keeps their norm drift to the
 tolerance (unlike `rollout`, this is not the manifold Runge-Kutta-Munthe-Kaas of MuJoCo's RK4).
 
+Activation bounds (`msm.activation_range`, MuJoCo's actrange): MuJoCo clamps act after each
+fixed step; as the step goes to zero that clamped Euler tends to the projected dynamics
+da/dt = 0 while act is at a bound and its rate points out, which is what this rollout
+integrates (and an initial activation outside its range starts clamped, as MuJoCo's first step
+ends). Within a step act may pass a bound by the local error; the output states are clamped.
+
 Tolerances: Hairer's mixed norm on every state, |err_i| <= atol + rtol |y_i| in RMS, with
 SI states (rad, m, rad/s, m/s, activation, m of fiber or normalized tendon force). Forward-mode
 differentiable; not reverse mode (a while loop; use `rollout` for gradients).
@@ -38,7 +44,7 @@ import numpy as np
 from myotwin.engine.adaptive import AdaptiveResult, dormand_prince
 from myotwin.engine.integrators import normalize_quaternions, qpos_derivative
 from myotwin.musculoskeletal.dynamics import rates
-from myotwin.musculoskeletal.model import MusculoskeletalModel
+from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
 from myotwin.musculoskeletal.state import MusculoskeletalState
 
 
@@ -98,7 +104,17 @@ def state_rate(t, state: MusculoskeletalState, args) -> MusculoskeletalState:
                                                   state.tendon_state), u, c)
     q_rate = state.qd if msm.coordinates is not None else qpos_derivative(msm.skeleton, q,
                                                                           state.qd)
-    return MusculoskeletalState(q_rate, qdd, da, ds)
+    return MusculoskeletalState(q_rate, qdd, _activation_rate_in_range(msm, state.activation,
+                                                                       da), ds)
+
+
+def _activation_rate_in_range(msm: MusculoskeletalModel, a, da):
+    """da, zero where act is at or past a bound of `msm.activation_range` and da points out
+    (module docstring)."""
+    if msm.activation_range is None:
+        return da
+    lo, hi = msm.activation_range[:, 0], msm.activation_range[:, 1]
+    return jnp.where(((a >= hi) & (da > 0)) | ((a <= lo) & (da < 0)), 0.0, da)
 
 
 @functools.partial(jax.jit, static_argnames=("max_steps",))
@@ -115,9 +131,12 @@ def adaptive_rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, t0
     if widths != (msm.n_muscles, msm.skeleton.n_u):
         raise ValueError(f"input table: {widths[0]} excitation and {widths[1]} ctrl columns "
                          f"for {msm.n_muscles} muscles and {msm.skeleton.n_u} actuators")
+    state0 = state0._replace(activation=clamped_activation(msm, state0.activation))
     result = dormand_prince(state_rate, state0, t0_s, t_out_s, rtol=rtol, atol=atol,
                             args=(msm, table), h0_s=h0_s, max_steps=max_steps,
                             n_used=n_used, breakpoints_s=table.times_s)
-    ys = result.ys._replace(q=jax.vmap(functools.partial(_normalized, msm))(result.ys.q))
-    last = result.y_last._replace(q=_normalized(msm, result.y_last.q))
+    ys = result.ys._replace(q=jax.vmap(functools.partial(_normalized, msm))(result.ys.q),
+                            activation=clamped_activation(msm, result.ys.activation))
+    last = result.y_last._replace(q=_normalized(msm, result.y_last.q),
+                                  activation=clamped_activation(msm, result.y_last.activation))
     return result._replace(ys=ys, y_last=last)

@@ -30,8 +30,8 @@ fpmax: the `<muscle>` shortcut sets them equal), an empty lengthrange or range; 
 with actuation disabled, or with a joint's actuatorfrcrange limited (MuJoCo clamps the sum of
 all actuator forces on the joint, muscles included). An actlimited muscle's actrange becomes
 the model's `activation_range`: the fixed-step rollouts clamp act to it after every step, as
-MuJoCo's mj_nextActivation does (not inside RK4's stages, nor in the adaptive rollout, which
-has no steps of MuJoCo's).
+MuJoCo's mj_nextActivation does (not inside RK4's stages); the adaptive rollout integrates
+that clamp's small-step limit (adaptive.py).
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ import dataclasses
 from collections.abc import Sequence
 
 import jax
+import jax.numpy as jnp
 
 from myotwin.muscle.model import Muscle
 
@@ -55,7 +56,8 @@ class MusculoskeletalModel:
     `engine.CoordinateCoupling` whose coordinates are the state's q (module docstring);
     activation_range: None, or (n_muscles, 2) bounds [lo, hi] to which the fixed-step
     rollouts clamp each activation after every step (MuJoCo's actlimited/actrange,
-    mj_nextActivation; +-inf where a muscle has none)."""
+    mj_nextActivation; +-inf where a muscle has none); the adaptive rollout keeps act in them
+    by the clamp's small-step limit (adaptive.py)."""
 
     skeleton: object
     muscles: Muscle
@@ -75,6 +77,14 @@ jax.tree_util.register_dataclass(MusculoskeletalModel,
                                  meta_fields=["muscle_path", "coupling"])
 #: The couplings of path and skeleton (module docstring).
 COUPLINGS = ("length_gradient", "opensim")
+
+
+def clamped_activation(msm: MusculoskeletalModel, a):
+    """Activations a (..., n_muscles) clamped to `msm.activation_range` (a itself without
+    one)."""
+    if msm.activation_range is None:
+        return a
+    return jnp.clip(a, msm.activation_range[:, 0], msm.activation_range[:, 1])
 
 
 def _path_index(paths, name_or_index, muscle: str) -> int:

@@ -25,7 +25,7 @@ from myotwin.engine.integrators import (Integrator, euler_step_with, explicit_eu
                                         rk4_step_with, semi_implicit_euler_step_with)
 from myotwin.engine.simulate import n_steps_for
 from myotwin.musculoskeletal.dynamics import rates
-from myotwin.musculoskeletal.model import MusculoskeletalModel
+from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
 from myotwin.musculoskeletal.state import MusculoskeletalState
 
 _STEPS = {
@@ -83,8 +83,7 @@ def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation,
         q, qd, (a, s) = step(None if msm.coordinates is not None else model, state.q,
                              state.qd, (state.activation, state.tendon_state), step_rates,
                              dt_s)
-        if msm.activation_range is not None:   # MuJoCo's actrange (mj_nextActivation)
-            a = jnp.clip(a, msm.activation_range[:, 0], msm.activation_range[:, 1])
+        a = clamped_activation(msm, a)   # MuJoCo's actrange (mj_nextActivation)
         new = MusculoskeletalState(q, qd, a, s)
         return new, new
 
