@@ -33,6 +33,7 @@ from myotwin.cli.main import main
 from myotwin.engine.integrators import Integrator
 from myotwin.musculoskeletal import (MusculoskeletalState, load_mjcf, musculoskeletal_model,
                                      rollout, with_muscle_masses)
+from myotwin.musculoskeletal.mjcf_forward import file_integrator
 from shared_reference import SHARED
 
 MYOSUITE = SHARED / "reference" / "mujoco" / "myosuite"
@@ -223,3 +224,13 @@ def test_with_muscle_masses_puts_each_mass_on_its_muscles_path():
                          ([0.1, -0.2, 0, 0, 0, 0], "muscle mass of 'TRIlat' must be >= 0 kg")):
         with pytest.raises(ValueError, match=re.escape(message)):
             with_muscle_masses(msm, bad, 4)
+
+
+@pytest.mark.parametrize("keyword", ["implicit", "implicitfast", "discrete"])
+def test_the_refused_integrators_are_named_as_the_file_spells_them(keyword):
+    """Every integrator of MuJoCo 4.0 but Euler and RK4, in its MJCF spelling."""
+    m = mujoco.MjModel.from_xml_string(f'<mujoco><option integrator="{keyword}"/>'
+                                       '<worldbody/></mujoco>')
+    with pytest.raises(ValueError, match=f'model.xml: <option integrator="{keyword}"> is not '
+                                         "offered; choose the integrator"):
+        file_integrator(m, "model.xml")
