@@ -195,7 +195,37 @@ def test_euler_step_keeps_tendon_damping_explicit_as_mujoco():
         mujoco.mjtIntegrator.mjINT_IMPLICITFAST]
     gap = np.abs(implicit - euler).max() / np.abs(euler).max()
     assert gap >= 1e-3, f"implicit tendon damping moves qvel only {gap:.1e}: not a test"
-    _close("qvel after one Euler step", qd[1], euler, SOLVE_TOL)
+    err = _close("qvel after one Euler step", qd[1], euler, SOLVE_TOL)
+    print(f"qvel vs Euler {err:.1e}, Euler vs implicitfast {gap:.1e} (relative)")
+
+
+def test_forward_dynamics_evaluates_each_tendon_path_once():
+    """Passive forces, limit rows and tendon-transmission actuators each ask for the spatial
+    tendons' lengths and Jacobians; XLA's common-subexpression pass must merge them. Counted
+    on the optimised HLO by the cylinder wrap's atan2 ops: the forward dynamics with springs,
+    dampers, limits and a motor on each spatial tendon has those of one
+    `tendon_lengths_and_jacobians` plus those of the same skeleton with no tendon properties
+    (the ball joint's spring term), not three times as many."""
+    motors = '<actuator><motor tendon="straight"/><motor tendon="wrapped"/></actuator>'
+    xml = _XML.format(integrator="Euler").replace("</tendon></mujoco>",
+                                                  f"</tendon>{motors}</mujoco>")
+    full = engine.compile_model(mujoco.MjModel.from_xml_string(xml))
+    bare_m = mujoco.MjModel.from_xml_string(_XML.format(integrator="Euler"))
+    bare_m.tendon_stiffness[:] = bare_m.tendon_damping[:] = 0.0
+    bare_m.tendon_limited[:] = 0
+    bare = engine.compile_model(bare_m)
+    assert full.tendons is not None and bare.tendons is None
+
+    def atan2_ops(fn, *args):
+        return jax.jit(fn).lower(*args).compile().as_text().count(" atan2(")
+
+    q, qd = jnp.array(bare_m.qpos0), jnp.zeros(bare_m.nv)
+    path = atan2_ops(lambda q: engine.tendon_lengths_and_jacobians(full, q), q)
+    skeleton = atan2_ops(lambda q, qd: engine.forward_dynamics(bare, q, qd, jnp.zeros(0)), q,
+                         qd)
+    whole = atan2_ops(lambda q, qd: engine.forward_dynamics(full, q, qd, jnp.ones(2)), q, qd)
+    assert path > 0
+    assert whole == path + skeleton, (whole, path, skeleton)
 
 
 def test_unsupported_tendon_properties_are_named():

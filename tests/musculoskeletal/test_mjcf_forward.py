@@ -226,11 +226,25 @@ def test_with_muscle_masses_puts_each_mass_on_its_muscles_path():
             with_muscle_masses(msm, bad, 4)
 
 
-@pytest.mark.parametrize("keyword", ["implicit", "implicitfast", "discrete"])
+#: MJCF keywords of MuJoCo's integrators other than Euler and RK4 (mjtIntegrator).
+_REFUSED_INTEGRATORS = ("implicit", "implicitfast", "discrete")
+
+
+def _integrator_model(keyword):
+    return mujoco.MjModel.from_xml_string(f'<mujoco><option integrator="{keyword}"/>'
+                                          '<worldbody/></mujoco>')
+
+
+def test_the_refused_integrators_are_all_of_mujocos_others():
+    parsed = {int(_integrator_model(k).opt.integrator) for k in _REFUSED_INTEGRATORS}
+    kept = {int(mujoco.mjtIntegrator.mjINT_EULER), int(mujoco.mjtIntegrator.mjINT_RK4)}
+    assert parsed | kept == {int(v) for v in mujoco.mjtIntegrator.__members__.values()}
+
+
+@pytest.mark.parametrize("keyword", _REFUSED_INTEGRATORS)
 def test_the_refused_integrators_are_named_as_the_file_spells_them(keyword):
-    """Every integrator of MuJoCo 4.0 but Euler and RK4, in its MJCF spelling."""
-    m = mujoco.MjModel.from_xml_string(f'<mujoco><option integrator="{keyword}"/>'
-                                       '<worldbody/></mujoco>')
+    """Each integrator of MuJoCo but Euler and RK4, in its MJCF spelling."""
+    m = _integrator_model(keyword)
     with pytest.raises(ValueError, match=f'model.xml: <option integrator="{keyword}"> is not '
                                          "offered; choose the integrator"):
         file_integrator(m, "model.xml")

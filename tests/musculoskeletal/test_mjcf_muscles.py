@@ -314,6 +314,7 @@ def test_adaptive_rollout_is_the_small_step_limit_of_mujocos_clamped_euler():
     assert 0.45 <= err_fine / err_coarse <= 0.55, (err_coarse, err_fine)
     richardson = np.abs(2.0 * fine - coarse - ours).max()
     assert richardson <= 2e-6, richardson
+    print(f"MuJoCo Euler error ratio {err_fine / err_coarse:.4f}, Richardson {richardson:.1e}")
     free = adaptive_rollout(dataclasses.replace(msm, activation_range=None),
                             _state(mujoco.MjData(m)), 0.0, jnp.asarray(t_out), table,
                             rtol=1e-10, atol=1e-10)
