@@ -13,6 +13,7 @@ the last sum taken as c_d = S_d . (sum of f_b over the subtree of dof d's body).
 Every sum over dofs or bodies is a masked sum with static (NumPy) masks.
 v_b and Jdot_mr qd are the velocity stage of twists.py (`body_motion_from_kinematics`, public
 as `body_velocities` / `body_bias_accelerations`), which also defines "the frame before d".
+Tendon armature adds sum_t a_t J_t^T Jdot_t qd (MuJoCo qfrc_bias; tendon_armature.py).
 """
 
 from __future__ import annotations
@@ -46,7 +47,12 @@ def bias_forces_from_kinematics(model: Model, kin: Kinematics, qd: jax.Array,
     )
     # c_d = S_d . (sum of f_b over the subtree of d's body): J^T f without forming J
     subtree_force = take(subtree_sum(model, force), dof_plan(model).body)
-    return dot_last(s, subtree_force)
+    bias = dot_last(s, subtree_force)
+    if model.tendon_armature is not None:  # a_t J_t^T Jdot_t qd (tendon_armature.py)
+        from myotwin.engine.tendon_armature import tendon_armature_bias
+
+        bias = bias + tendon_armature_bias(model, kin, bodies)
+    return bias
 
 
 def bias_forces(model: Model, q: jax.Array, qd: jax.Array) -> jax.Array:

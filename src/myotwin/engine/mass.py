@@ -8,6 +8,7 @@ b's subtree (one masked sum over a static subtree table, all bodies at once),
   M[d, e] = S_d . (I^c_{body(d)} S_e)   when dof e moves body(d) and e <= d,
 and M[e, d] = M[d, e]; other entries are 0. Since every spatial quantity is in world axes about
 the tree's reference point, no frame transforms are needed between bodies.
+Tendon armature adds sum_t a_t J_t^T J_t (MuJoCo qM; tendon_armature.py).
 """
 
 from __future__ import annotations
@@ -75,7 +76,12 @@ def mass_matrix_from_kinematics(model: Model, kin: Kinematics) -> jax.Array:
     p = dot_last(force[:, None, :], s[None, :, :])  # [d, e] = S_e . I^c_{body(d)} S_d
     lower = _lower_mask(model.body_parent, model.dof_body)
     m = jnp.where(lower, p, jnp.where(lower.T, p.T, 0.0))
-    return m + jnp.eye(model.n_v, dtype=m.dtype) * model.dof_armature
+    m = m + jnp.eye(model.n_v, dtype=m.dtype) * model.dof_armature
+    if model.tendon_armature is not None:  # a_t J_t^T J_t (tendon_armature.py)
+        from myotwin.engine.tendon_armature import tendon_armature_mass
+
+        m = m + tendon_armature_mass(model, kin)
+    return m
 
 
 def mass_matrix(model: Model, q: jax.Array) -> jax.Array:

@@ -41,6 +41,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # contact.py and myotwin.paths import this module
     from myotwin.engine.contact import ContactModel
+    from myotwin.engine.tendon_armature import TendonArmature
     from myotwin.engine.tendons import TendonModel
     from myotwin.inertia.muscle_mass import MuscleMass
     from myotwin.paths.pathset import PathSet
@@ -111,6 +112,9 @@ class Model:
 
     Tendon springs, dampers and limits (a sub-pytree): tendons: `tendons.TendonModel` of the
       spatial and fixed tendons with a stiffness, a damping or an enforced limit, or None.
+    Tendon armature (a sub-pytree): tendon_armature: `tendon_armature.TendonArmature` of the
+      tendons with armature (MuJoCo tendon_armature; in the mass matrix and the bias force),
+      or None.
 
     Fixed-tendon transmissions: actuator_fixed_coef_q (n_u, n_q), actuator_fixed_coef_v
       (n_u, n_v): each such actuator's tendon coefficients at its joints' qpos and dof
@@ -180,6 +184,7 @@ class Model:
     dynamics_unsupported: tuple[str, ...] = dataclasses.field(default=(), metadata=_STATIC)
     contact: ContactModel | None = None
     tendons: TendonModel | None = None
+    tendon_armature: TendonArmature | None = None
     paths: PathSet | None = None
     muscle_mass: MuscleMass | None = None
     actuator_fixed_coef_q: jax.Array | None = None
@@ -375,6 +380,7 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
         ctrl_limited = np.zeros_like(ctrl_limited)
     from myotwin.engine.point_mass import point_mass_bodies, with_point_masses
 
+    from myotwin.engine.tendon_armature import compile_tendon_armature
     from myotwin.engine.tendons import compile_tendons
 
     point_masses = point_mass_bodies(m)
@@ -431,6 +437,7 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
         dynamics_unsupported=tuple(problems),
         contact=contact,
         tendons=compile_tendons(m, limits["limits_enabled"]),
+        tendon_armature=compile_tendon_armature(m),
         paths=(paths := _compile_spatial_paths(m)),
         muscle_mass=_compile_muscle_mass(m, paths),
     )
