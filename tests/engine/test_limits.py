@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import re
 
 import jax
 import jax.numpy as jnp
@@ -360,30 +359,40 @@ def test_rollout_gradient_through_limit_matches_central_differences():
         assert err <= 1e-6, f"d loss / d {name}: relative error {err:.2e} vs central FD"
 
 
-def _brute_force_qp(h, g, eligible):
-    """Reference solution of min 1/2 f'Hf + g'f, f >= 0 (f = 0 off eligible) by enumerating
-    active sets and keeping the one that satisfies the KKT conditions."""
-    idx = np.nonzero(eligible)[0]
-    for size in range(idx.size + 1):
-        for free in itertools.combinations(idx, size):
-            f = np.zeros(g.size)
-            free = list(free)
-            if free:
-                f[free] = np.linalg.solve(h[np.ix_(free, free)], -g[free])
-            mu = h @ f + g
-            if np.all(f >= -1e-12) and np.all(mu[idx] >= -1e-9 * np.abs(g).max()):
-                return f
+def _brute_force_qp(h, g, lower, upper):
+    """Reference solution of min 1/2 f'Hf + g'f, lower <= f <= upper (upper may be inf,
+    lower = upper holds a row) by enumerating which rows sit at which bound and keeping the
+    choice that satisfies the KKT conditions."""
+    n = g.size
+    choices = [("lo",) if lower[i] == upper[i] else
+               ("free", "lo") if np.isinf(upper[i]) else ("free", "lo", "hi") for i in range(n)]
+    tol = 1e-9 * np.abs(g).max()
+    for pick in sorted(itertools.product(*choices), key=lambda c: -c.count("free")):
+        f = np.where(np.array(pick) == "hi", upper, lower).astype(float)
+        free = [i for i in range(n) if pick[i] == "free"]
+        if free:
+            held = [i for i in range(n) if i not in free]
+            f[free] = np.linalg.solve(h[np.ix_(free, free)],
+                                      -g[free] - h[np.ix_(free, held)] @ f[held])
+        mu = h @ f + g
+        ok = all((pick[i] == "free" and lower[i] - 1e-12 <= f[i] <= upper[i] + 1e-12)
+                 or (pick[i] == "lo" and (lower[i] == upper[i] or mu[i] >= -tol))
+                 or (pick[i] == "hi" and mu[i] <= tol) for i in range(n))
+        if ok:
+            return f
     raise AssertionError("no KKT point found")
 
 
 def test_active_set_qp_matches_brute_force_kkt():
-    """The QP solver on 200 random strictly convex instances (8 rows, some ineligible, H from
-    random Jacobians: strongly coupled as ball and hinge rows on one chain; every 5th g with
-    a zero: degenerate) vs enumeration of active sets; roundoff only (1e-9). One vmapped
-    call, so the while_loop also runs batched."""
+    """The QP solver on 200 random strictly convex instances (8 rows: up to 3 boxes -mu <= f
+    <= mu as friction rows, the others f >= 0 as limit rows, some held at 0 as rows not
+    instantiated; H from random Jacobians: strongly coupled as ball and hinge rows on one
+    chain; every 5th g with a zero: degenerate) vs enumeration of the bounds held; roundoff
+    only (1e-9). One vmapped call, so the while_loop also runs batched. Both kinds of bound
+    and interior box rows occur (asserted)."""
     rng = np.random.default_rng(5)
     n, n_trials = 8, 200
-    hs, gs, eligibles = [], [], []
+    hs, gs, lowers, uppers = [], [], [], []
     for trial in range(n_trials):
         jac = rng.normal(size=(n, n + int(rng.integers(-3, 3))))
         hs.append(jac @ jac.T + np.diag(rng.uniform(1e-3, 1.0, size=n)))
@@ -391,36 +400,42 @@ def test_active_set_qp_matches_brute_force_kkt():
         if trial % 5 == 0:
             g[rng.integers(n)] = 0.0
         gs.append(g)
-        eligibles.append(rng.random(n) < 0.85)
-    hs, gs, eligibles = np.array(hs), np.array(gs), np.array(eligibles)
+        eligible = rng.random(n) < 0.85
+        n_box = int(rng.integers(0, 4))
+        mu = rng.uniform(0.1, 5.0, size=n)
+        box = np.arange(n) < n_box
+        lowers.append(np.where(box & eligible, -mu, 0.0))
+        uppers.append(np.where(box & eligible, mu, np.where(eligible, np.inf, 0.0)))
+    hs, gs, lowers, uppers = (np.array(x) for x in (hs, gs, lowers, uppers))
 
     @jax.jit
     @jax.vmap
-    def solve(h, g, eligible):
-        free, converged, n_iter, f = limits._active_set(h, g, eligible)
+    def solve(h, g, lower, upper):
+        free, converged, n_iter, f = limits._active_set(h, g, lower, upper)
         # the minimiser the solver returns is the force (limits._qp_force): it must be the
         # solution of the equality-constrained problem on its free set, to roundoff
-        residual = jnp.max(jnp.abs(f - limits._masked_solve(h, g, free)))
+        residual = jnp.max(jnp.abs(f - limits._solve_free(h, g, free, f)))
         return f, converged, n_iter, residual
 
-    f, converged, n_iter, off = solve(jnp.array(hs), jnp.array(gs), jnp.array(eligibles))
+    f, converged, n_iter, off = solve(*(jnp.array(x) for x in (hs, gs, lowers, uppers)))
     assert bool(jnp.all(converged)), "active set did not converge"
     assert float(jnp.max(off)) <= 1e-9 * max(float(jnp.max(jnp.abs(f))), 1.0), \
-        "returned minimiser is not -H_FF^-1 g_F on its free set"
-    worst = 0.0
+        "returned minimiser is not the free set's solution"
+    worst, kinds = 0.0, set()
     for k in range(n_trials):
-        ref = _brute_force_qp(hs[k], gs[k], eligibles[k])
+        ref = _brute_force_qp(hs[k], gs[k], lowers[k], uppers[k])
         worst = max(worst, np.abs(np.asarray(f[k]) - ref).max() / max(np.abs(ref).max(), 1.0))
+        box = np.isfinite(uppers[k]) & (lowers[k] < uppers[k])
+        kinds |= {"box " + ("upper" if r == u else "lower" if r == lo else "inside")
+                  for r, lo, u in zip(ref[box], lowers[k][box], uppers[k][box])}
+        kinds |= {"limit held" for r, lo, u in zip(ref, lowers[k], uppers[k])
+                  if np.isinf(u) and r == 0}
+    assert kinds == {"box upper", "box lower", "box inside", "limit held"}, kinds
     assert worst <= 1e-9, f"QP force relative error {worst:.2e} vs brute-force KKT"
     assert int(jnp.max(n_iter)) < 3 * n + 10
 
 
-def test_limited_joint_names_in_error_are_gone_and_frictionloss_still_rejected():
-    """Limited joints are now supported by dynamics; joint friction loss (another MuJoCo
-    constraint) is still listed and rejected naming the dof."""
+def test_limited_joints_are_supported_by_dynamics():
+    """Limited joints compile without any `dynamics_unsupported` entry."""
     xml = _pendulum()
     assert not engine.compile_model(mujoco.MjModel.from_xml_string(xml)).dynamics_unsupported
-    xml = re.sub(r'(name="h0" type="hinge")', r'\1 frictionloss="0.1"', xml)
-    model = engine.compile_model(mujoco.MjModel.from_xml_string(xml))
-    with pytest.raises(ValueError, match="dof 0 of joint #0 'h0': frictionloss"):
-        engine.forward_dynamics(model, jnp.zeros(2), jnp.zeros(2), jnp.zeros(0))

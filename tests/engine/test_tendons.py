@@ -230,10 +230,10 @@ def test_forward_dynamics_evaluates_each_tendon_path_once():
 
 def test_unsupported_tendon_properties_are_named():
     xml = _XML.format(integrator="Euler").replace(
-        '<spatial name="plain">', '<spatial name="plain" frictionloss="0.2">')
+        '<spatial name="plain">', '<spatial name="plain" stiffness="5" springyield="0.2">')
     model = engine.compile_model(mujoco.MjModel.from_xml_string(xml))
-    assert "tendon #3 'plain': nonzero tendon_frictionloss" in model.dynamics_unsupported
-    with pytest.raises(ValueError, match="tendon #3 'plain': nonzero tendon_frictionloss"):
+    assert "tendon #3 'plain': nonzero tendon_springyield" in model.dynamics_unsupported
+    with pytest.raises(ValueError, match="tendon #3 'plain': nonzero tendon_springyield"):
         engine.forward_dynamics(model, jnp.array(model.qpos0), jnp.zeros(6), jnp.zeros(0))
     xml = _XML.format(integrator="Euler").replace(
         '<fixed name="fx"', '<fixed name="fx" solreflimit="0.02 -1"')

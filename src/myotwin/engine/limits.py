@@ -25,24 +25,28 @@ Soft-constraint law per row (solref = (s0, s1), solimp = (d0, dwidth, width, mid
              B = 2/(dmax tc);   s0 <= 0 ("direct"): K = -s0/dmax^2, B = -s1/dmax.
   reference acceleration  aref = -B J qd - K d (r - m)
   regulariser             R = max(mjMINVAL, (1 - d)/d * dof_invweight0[joint's first dof])
+Dry friction (dof and tendon `frictionloss`, `friction.py`) adds rows before these, always
+instantiated, with r = 0 and the force bounded to [-mu, mu] instead of f >= 0.
 With no other constraint MuJoCo's Newton/CG/PGS solvers minimise one convex problem; its
 dual over the instantiated rows is the box QP (A = J M^-1 J^T, a0 = M^-1 (smooth force))
-  f = argmin_{f >= 0} 1/2 f^T (A + diag R) f + f^T (J a0 - aref),
-  qacc = a0 + M^-1 J^T f,   qfrc_constraint = J^T f.
+  f = argmin_{lower <= f <= upper} 1/2 f^T (A + diag R) f + f^T (J a0 - aref),
+  qacc = a0 + M^-1 J^T f,   qfrc_constraint = J^T f,
+with bounds [0, inf) for a limit row and [-mu, mu] for a friction row.
 We solve that QP exactly (primal active-set method, Nocedal & Wright 2006, Alg. 16.3, on the
-bound f >= 0: finite termination for a strictly convex QP), so our qacc is MuJoCo's optimum
+bounds: finite termination for a strictly convex QP), so our qacc is MuJoCo's optimum
 (MuJoCo itself stops at opt.tolerance). Inverse dynamics (mj_inverse) does not solve: the
-given qacc fixes jar = J qacc - aref and f = max(0, -jar / R) per instantiated row.
+given qacc fixes jar = J qacc - aref and f = clip(-jar / R, lower, upper) per instantiated
+row (max(0, -jar / R) for a limit row).
 
 Gradients: the active-set iterations run on stop_gradient'ed data inside a lax.while_loop;
 the force is their minimiser, made differentiable by the implicit-function rule of the final
-active set F (f_F = -H_FF^-1 g_F, `_qp_force`), so jax.grad gives the derivative of the piece
-that holds at the evaluation point (exact away from a switch of the active set, of row
-instantiation r = m, or of the impedance's kinks). When every row is a hinge/slide side
-(J = -side e_dof, static) H = J M^-1 J^T is formed from the columns of L^-1 at the limited
-dofs only (`_hinge_rows_delassus`).
-The QP has one row per limited hinge/slide side, per limited ball and per limited tendon side
-(static shape); rows that are not instantiated are masked.
+active set F (f_F = -H_FF^-1 (g + H f_B)_F with f_B the bounds held, `_qp_force`), so
+jax.grad gives the derivative of the piece that holds at the evaluation point (exact away from
+a switch of the active set, of row instantiation r = m, or of the impedance's kinks). When
+every row is a hinge/slide side (J = -side e_dof, static) H = J M^-1 J^T is formed from the
+columns of L^-1 at the limited dofs only (`_hinge_rows_delassus`).
+The QP has one row per friction row, limited hinge/slide side, limited ball and limited
+tendon side (static shape); rows that are not instantiated are masked.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine import cholesky
+from myotwin.engine.friction import friction_jacobian
 from myotwin.engine.kinematics import kinematics
 from myotwin.engine.mass import mass_matrix_from_kinematics
 from myotwin.engine.model import JointType, Model
@@ -67,16 +72,20 @@ _MINIMP, _MAXIMP = 1e-4, 0.9999
 
 
 class LimitRows(NamedTuple):
-    """Constraint rows of every limited joint side (MuJoCo's efc_* for mjCNSTR_LIMIT_JOINT).
+    """Constraint rows of the friction and limit constraints (MuJoCo's efc_* for
+    mjCNSTR_FRICTION_DOF, mjCNSTR_FRICTION_TENDON, mjCNSTR_LIMIT_JOINT, mjCNSTR_LIMIT_TENDON).
 
-    Row order: joints in order; a hinge/slide gives (lower, upper), a ball one row (joint ids
-    and sides from `limit_layout`); then the limited tendons (lower, upper) in order
-    (`tendons.tendon_limit_layout`; MuJoCo's mjCNSTR_LIMIT_TENDON rows). Rows with
-    `instantiated` False (r >= margin) are not MuJoCo constraints and carry no force.
-      dist (n_rows,): r (efc_pos); margin (n_rows,) (efc_margin).
+    Row order (MuJoCo's): the friction rows (`friction.py`: dofs, then tendons), if any; the
+    joints in order, a hinge/slide giving (lower, upper), a ball one row (joint ids and sides
+    from `limit_layout`); then the limited tendons (lower, upper) in order
+    (`tendons.tendon_limit_layout`). Limit rows with `instantiated` False (r >= margin) are
+    not MuJoCo constraints and carry no force; friction rows are always instantiated.
+      dist (n_rows,): r (efc_pos; 0 for friction); margin (n_rows,) (efc_margin).
       jac (n_rows, n_v): efc_J.   vel (n_rows,): J qd (efc_vel).
       aref (n_rows,): reference acceleration (efc_aref).
-      regularizer (n_rows,): R (efc_R).   instantiated (n_rows,) bool: r < margin.
+      regularizer (n_rows,): R (efc_R).   instantiated (n_rows,) bool.
+      lower, upper (n_rows,): bounds of the row's force: (0, inf) for a limit row,
+        (-mu, mu) for a friction row with frictionloss mu (efc_frictionloss).
     """
 
     dist: jax.Array
@@ -86,11 +95,13 @@ class LimitRows(NamedTuple):
     aref: jax.Array
     regularizer: jax.Array
     instantiated: jax.Array
+    lower: jax.Array
+    upper: jax.Array
 
 
 class LimitSolution(NamedTuple):
-    """Forward-dynamics solution of the limit QP.
-      efc_force (n_rows,): f >= 0 per row (zero on rows not instantiated).
+    """Forward-dynamics solution of the limit and friction QP.
+      efc_force (n_rows,): f per row, within [lower, upper] (zero on rows not instantiated).
       qfrc_constraint (n_v,): J^T f.   qacc (n_v,): a0 + M^-1 J^T f.
       converged () bool: the active-set method met its KKT test within its iteration cap
         (3 n_rows + 10); if not, efc_force, qfrc_constraint and qacc are NaN.
@@ -203,11 +214,22 @@ def _joint_limit_geometry(model: Model, q: jax.Array):
             model.joint_solimp[joint], model.dof_invweight0[dadr])
 
 
+def _friction_geometry(model: Model, q: jax.Array):
+    """(dist, jac, margin, solref, solimp, invweight) of the friction rows (`friction.py`):
+    distance and margin 0."""
+    fr = model.friction
+    zero = jnp.zeros(len(fr.dof), dtype=q.dtype)
+    return (zero, friction_jacobian(model, q), zero, fr.solref, fr.solimp, fr.invweight0)
+
+
 def limit_rows(model: Model, q: jax.Array, qd: jax.Array) -> LimitRows:
     """Constraint rows (see `LimitRows`) at configuration q (n_q,) and velocity qd (n_v,):
-    the joints' (`limit_layout`), then the tendons' (`tendons.tendon_limit_layout`)."""
+    the friction rows (`friction.py`), the joints' limit rows (`limit_layout`), then the
+    tendons' (`tendons.tendon_limit_layout`)."""
     q = q.astype(jnp.result_type(q, qd))
-    parts = [_joint_limit_geometry(model, q)]
+    n_fric = 0 if model.friction is None else len(model.friction.dof)
+    parts = [_friction_geometry(model, q)] if n_fric else []
+    parts.append(_joint_limit_geometry(model, q))
     if tendon_limit_layout(model)[0].size:
         parts.append(tendon_limit_geometry(model, q))
     dist, jac, margin, solref, solimp, invweight = (
@@ -217,7 +239,15 @@ def limit_rows(model: Model, q: jax.Array, qd: jax.Array) -> LimitRows:
     k, b = stiffness_damping(solref, solimp, model.limit_min_timeconst_s)
     aref = -b * vel - k * imp * (dist - margin)
     reg = jnp.maximum(_MINVAL, (1.0 - imp) * invweight / imp)
-    return LimitRows(dist, margin, jac, vel, aref, reg, dist < margin)
+    is_fric = np.arange(dist.shape[0]) < n_fric          # static
+    instantiated = is_fric | (dist < margin)
+    if n_fric:
+        pad = jnp.zeros(dist.shape[0] - n_fric, dtype=dist.dtype)
+        mu = jnp.concatenate([model.friction.frictionloss.astype(dist.dtype), pad])
+        lower, upper = jnp.where(is_fric, -mu, 0.0), jnp.where(is_fric, mu, jnp.inf)
+    else:
+        lower, upper = jnp.zeros_like(dist), jnp.full_like(dist, jnp.inf)
+    return LimitRows(dist, margin, jac, vel, aref, reg, instantiated, lower, upper)
 
 
 def _masked_solve(h: jax.Array, g: jax.Array, free: jax.Array) -> jax.Array:
@@ -237,43 +267,59 @@ def _max_abs(x: jax.Array) -> jax.Array:
     return out
 
 
-def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
-    """Free set of argmin_{f >= 0, f = 0 off `eligible`} 1/2 f^T H f + g^T f by the primal
-    active-set method (Nocedal & Wright Alg. 16.3 for bounds), started from the clipped
-    solution on {g < 0}. Returns (free (n,) bool, converged, n_iter, f (n,) the minimiser,
-    -H_FF^-1 g_F on the free set F up to roundoff); no gradient (`_qp_force` adds it)."""
+def _solve_free(h: jax.Array, g: jax.Array, free: jax.Array, f: jax.Array) -> jax.Array:
+    """(n,) the minimiser over the free set with the other rows held at their values in f:
+    f_F = -H_FF^-1 (g + H f_B)_F, f elsewhere."""
+    held = jnp.where(free, 0.0, f)
+    return jnp.where(free, _masked_solve(h, g + mat_vec(h, held), free), f)
+
+
+def _active_set(h: jax.Array, g: jax.Array, lower: jax.Array, upper: jax.Array):
+    """Free set of argmin_{lower <= f <= upper} 1/2 f^T H f + g^T f (H SPD; upper may be
+    +inf; lower = upper holds a row at that value) by the primal active-set method
+    (Nocedal & Wright Alg. 16.3 for bounds), started from the solution on the rows whose
+    one-row minimiser -g_i / H_ii lies inside their bounds, clipped. Rows off the free set sit
+    at a bound. Returns (free (n,) bool, converged, n_iter, f (n,) the minimiser,
+    `_solve_free` of its free set up to roundoff); no gradient (`_qp_force` adds it)."""
     h, g = jax.lax.stop_gradient(h), jax.lax.stop_gradient(g)
+    lower, upper = jax.lax.stop_gradient(lower), jax.lax.stop_gradient(upper)
     n = g.shape[0]
     max_iter = 3 * n + 10
     index = jnp.arange(n)
-    free0 = eligible & (g < 0)
-    f_try = _masked_solve(h, g, free0)
-    f0 = jnp.where(free0, jnp.maximum(f_try, 0.0), 0.0)
-    at_opt0 = jnp.all(jnp.where(free0, f_try >= 0, True))
+    eligible = lower < upper
+    one_row = -g / jnp.diagonal(h)
+    free0 = eligible & (one_row > lower) & (one_row < upper)
+    f_try = _solve_free(h, g, free0, jnp.where(one_row >= upper, upper, lower))
+    f0 = jnp.clip(f_try, lower, upper)
+    at_opt0 = jnp.all(jnp.where(free0, (f_try >= lower) & (f_try <= upper), True))
 
     g_max, h_max = _max_abs(g), _max_abs(h)
 
     def check_multipliers(state):
         f, free, _, _ = state
-        mu = h @ f + g
+        mu = mat_vec(h, f) + g
         tol = 1e-12 * (g_max + h_max * _max_abs(f))
-        mu = jnp.where(eligible & ~free, mu, jnp.inf)
-        j = jnp.argmin(mu)
-        done = mu[j] >= -tol
+        # a row held at its lower bound may leave it if mu < 0, one at its upper if mu > 0
+        held = eligible & ~free
+        violation = jnp.where(held & (f <= lower), -mu,
+                              jnp.where(held & (f >= upper), mu, -jnp.inf))
+        j = jnp.argmax(violation)
+        done = violation[j] <= tol
         return f, free | (~done & (index == j)), done, done
 
     def step(state):
         f, free, _, _ = state
-        p = _masked_solve(h, g, free) - f
-        block = free & (p < 0)
-        ratio = jnp.where(block, f / jnp.where(block, -p, 1.0), jnp.inf)
+        p = _solve_free(h, g, free, f) - f
+        down, up = free & (p < 0), free & (p > 0)
+        ratio = jnp.where(down, (f - lower) / jnp.where(down, -p, 1.0),
+                          jnp.where(up, (upper - f) / jnp.where(up, p, 1.0), jnp.inf))
         k = jnp.argmin(ratio)
         full = ratio[k] >= 1.0
         f = f + jnp.minimum(ratio[k], 1.0) * p
         # selects, not .at[k].set: a scatter keeps the loop off XLA's whole-loop compilation
         # (jax_setup.py)
         leaves = ~full & (index == k)
-        f = jnp.where(leaves, 0.0, f)
+        f = jnp.where(leaves, jnp.where(p < 0, lower, upper), f)
         return f, free & ~leaves, full, jnp.array(False)
 
     def body(carry):
@@ -284,7 +330,7 @@ def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
         (_, _, _, done), it = carry
         return ~done & (it < max_iter)
 
-    start = (f0, free0 & (f0 > 0), at_opt0, jnp.array(False))
+    start = (f0, free0 & (f0 > lower) & (f0 < upper), at_opt0, jnp.array(False))
     # The first iteration from an optimal start (the common case: the clipped solution is
     # already optimal on its free set) only checks the multipliers: done here, branch-free,
     # so that the loop usually runs no iteration at all (and under vmap, where the loop runs
@@ -298,21 +344,26 @@ def _active_set(h: jax.Array, g: jax.Array, eligible: jax.Array):
 
 
 @jax.custom_jvp
-def _qp_force(h: jax.Array, g: jax.Array, free: jax.Array, f: jax.Array) -> jax.Array:
+def _qp_force(h: jax.Array, g: jax.Array, lower: jax.Array, upper: jax.Array,
+              free: jax.Array, f: jax.Array) -> jax.Array:
     """The active-set minimiser f (`_active_set`, computed without gradient) as a
-    differentiable function of (h, g) on its free set F: f_F = -H_FF^-1 g_F, so
-    df_F = -H_FF^-1 (dH_FF f_F + dg_F) (the implicit-function derivative; f is 0 off F).
-    The value is f itself: no factorisation beyond the active set's, only a derivative
-    factors H_FF (it is linear in the tangents, so reverse mode transposes it)."""
-    del h, g, free
+    differentiable function of (h, g, lower, upper) on its free set F: f_F = -H_FF^-1 (g +
+    H f_B)_F with f_B the bounds the other rows sit at, so df_B = d(bound) and
+    df_F = -H_FF^-1 (dH f + dg + H df_B)_F (the implicit-function derivative). The value is f
+    itself: no factorisation beyond the active set's, only a derivative factors H_FF (it is
+    linear in the tangents, so reverse mode transposes it)."""
+    del h, g, lower, upper, free
     return f
 
 
 @_qp_force.defjvp
 def _qp_force_jvp(primals, tangents):
-    h, g, free, f = primals
-    dh, dg, _, _ = tangents
-    return f, _masked_solve(h, mat_vec(dh, f) + dg, free)
+    h, g, lower, upper, free, f = primals
+    dh, dg, dlower, dupper, _, _ = tangents
+    d_held = jnp.where(free, 0.0, jnp.where(f >= upper, dupper, jnp.where(f <= lower, dlower,
+                                                                          0.0)))
+    rhs = mat_vec(dh, f) + dg + mat_vec(h, d_held)
+    return f, _masked_solve(h, rhs, free) + d_held
 
 
 def _hinge_rows_only(model: Model) -> bool:
@@ -320,7 +371,7 @@ def _hinge_rows_only(model: Model) -> bool:
     factored by cholesky's unrolled loops (n_v <= SMALL_N), so `_hinge_rows_delassus` applies."""
     _, side = limit_layout(model)
     return (bool(np.all(side != 0)) and model.n_v <= cholesky.SMALL_N
-            and not tendon_limit_layout(model)[0].size)
+            and not tendon_limit_layout(model)[0].size and model.friction is None)
 
 
 def _hinge_rows_delassus(model: Model, mass_factor) -> jax.Array:
@@ -370,8 +421,10 @@ def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Arr
             y = cholesky.solve_lower(mass_factor, rows.jac.T)  # (n_v, n_rows)
             h = mat_mat(y.T, y) + jnp.diag(rows.regularizer)
         g = rows.jac @ qacc_smooth - rows.aref
-        free, converged, n_iter, f_star = _active_set(h, g, rows.instantiated)
-        force = _qp_force(h, g, free, f_star)
+        lower = jnp.where(rows.instantiated, rows.lower, 0.0)
+        upper = jnp.where(rows.instantiated, rows.upper, 0.0)
+        free, converged, n_iter, f_star = _active_set(h, g, lower, upper)
+        force = _qp_force(h, g, lower, upper, free, f_star)
         force = jnp.where(converged, force, jnp.nan)
         qfrc = rows.jac.T @ force
         return LimitSolution(force, qfrc, qacc_smooth + cholesky.solve(mass_factor, qfrc),
@@ -399,14 +452,16 @@ def limit_forces(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Arr
 
 def inverse_limit_forces(model: Model, q: jax.Array, qd: jax.Array,
                          qacc: jax.Array) -> jax.Array:
-    """(n_v,) joint-limit generalized force that mj_inverse assigns to the given qacc (n_v,):
-    J^T f with f = max(0, -(J qacc - aref) / R) on instantiated rows (MuJoCo's
-    mj_constraintUpdate; its qfrc_constraint after mj_inverse)."""
+    """(n_v,) limit and friction generalized force that mj_inverse assigns to the given qacc
+    (n_v,): J^T f with f = clip(-(J qacc - aref) / R, lower, upper) on instantiated rows
+    (max(0, .) for a limit row; MuJoCo's mj_constraintUpdate; its qfrc_constraint after
+    mj_inverse)."""
     rows = limit_rows(model, q, qd)
     if rows.dist.shape[0] == 0:
         return jnp.zeros(model.n_v, dtype=qacc.dtype)
     jar = rows.jac @ qacc - rows.aref
-    force = jnp.where(rows.instantiated & (jar < 0), -jar / rows.regularizer, 0.0)
+    force = jnp.clip(-jar / rows.regularizer, rows.lower, rows.upper)
+    force = jnp.where(rows.instantiated, force, 0.0)
     return rows.jac.T @ force
 
 

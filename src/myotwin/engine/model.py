@@ -41,6 +41,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # contact.py and myotwin.paths import this module
     from myotwin.engine.contact import ContactModel
+    from myotwin.engine.friction import FrictionModel
     from myotwin.engine.tendon_armature import TendonArmature
     from myotwin.engine.tendons import TendonModel
     from myotwin.inertia.muscle_mass import MuscleMass
@@ -115,6 +116,8 @@ class Model:
     Tendon armature (a sub-pytree): tendon_armature: `tendon_armature.TendonArmature` of the
       tendons with armature (MuJoCo tendon_armature; in the mass matrix and the bias force),
       or None.
+    Dry friction (a sub-pytree): friction: `friction.FrictionModel` of the dofs and tendons
+      with frictionloss (constraint rows solved with the limits, limits.py), or None.
 
     Fixed-tendon transmissions: actuator_fixed_coef_q (n_u, n_q), actuator_fixed_coef_v
       (n_u, n_v): each such actuator's tendon coefficients at its joints' qpos and dof
@@ -185,6 +188,7 @@ class Model:
     contact: ContactModel | None = None
     tendons: TendonModel | None = None
     tendon_armature: TendonArmature | None = None
+    friction: FrictionModel | None = None
     paths: PathSet | None = None
     muscle_mass: MuscleMass | None = None
     actuator_fixed_coef_q: jax.Array | None = None
@@ -301,8 +305,6 @@ def _dynamics_problems(m, external=frozenset()) -> list[str]:
             out.append(f"{what}: actuatorgravcomp")
     for d in range(m.nv):
         what = f"dof {d} of joint {_name(m, 'mjOBJ_JOINT', int(m.dof_jntid[d]))}"
-        if m.dof_frictionloss[d] != 0 and not dsbl & mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS:
-            out.append(f"{what}: frictionloss (a MuJoCo constraint, not supported)")
         if np.any(m.dof_dampingpoly[d] != 0):
             out.append(f"{what}: nonzero dampingpoly (nonlinear damping)")
     from myotwin.engine.tendons import tendon_problems
@@ -378,8 +380,8 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
     ctrl_limited = np.asarray(m.actuator_ctrllimited, dtype=bool)
     if dsbl & mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL:
         ctrl_limited = np.zeros_like(ctrl_limited)
+    from myotwin.engine.friction import compile_friction
     from myotwin.engine.point_mass import point_mass_bodies, with_point_masses
-
     from myotwin.engine.tendon_armature import compile_tendon_armature
     from myotwin.engine.tendons import compile_tendons
 
@@ -438,6 +440,7 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
         contact=contact,
         tendons=compile_tendons(m, limits["limits_enabled"]),
         tendon_armature=compile_tendon_armature(m),
+        friction=compile_friction(m),
         paths=(paths := _compile_spatial_paths(m)),
         muscle_mass=_compile_muscle_mass(m, paths),
     )

@@ -21,8 +21,9 @@ scaled by tendon_invweight0.
 
 Only tendons with a spring, a damper or a limit are kept here (`TendonModel`); the others
 cost nothing. Listed in `Model.dynamics_unsupported` instead: nonlinear (poly) springs and
-dampers, elasto-plastic springs (springyield) and frictionloss of a tendon. A tendon's
-armature is `tendon_armature.py` (the mass matrix and the bias force).
+dampers and elasto-plastic springs (springyield) of a tendon. A tendon's armature is
+`tendon_armature.py` (the mass matrix and the bias force), its frictionloss `friction.py` (a
+constraint row solved with the limits).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def tendon_problems(m) -> list[str]:
     out = []
     for t in range(m.ntendon):
         what = _label(m, t)
-        for field in ("tendon_frictionloss", "tendon_springyield"):
+        for field in ("tendon_springyield",):
             if hasattr(m, field) and np.any(np.asarray(getattr(m, field)[t]) != 0):
                 out.append(f"{what}: nonzero {field}")
         for field in ("tendon_stiffnesspoly", "tendon_dampingpoly"):
