@@ -20,6 +20,9 @@ cylinders; 1 and 2 dofs, limited joints, ctrlrange [0.001, 1]).
   piecewise quadratic, so the stencil is checked to stay on one piece by comparing h and h/2:
   1e-7 relative).
 * A geared muscle (gear 2.5) over a via site: tension and qfrc_actuator against mj_forward.
+* Muscles on a hinge, on a slide and on a fixed tendon (lengths linear in q) beside one on a
+  spatial tendon: forces, da/dt and qacc against mj_forward, and an RK4 rollout against
+  mj_step.
 * An actlimited muscle: act clamped to actrange after each step, as MuJoCo (Euler and RK4,
   bounds inside [0, 1], a step where forward Euler overshoots 1), q and act against mj_step;
   the adaptive rollout as the limit of MuJoCo's clamped Euler when its step goes to zero.
@@ -218,10 +221,12 @@ def _model(actuator=_MUSCLE.format(extra=""), limited="true", frc=""):
      "actuator 'mus': actearly"),
     (lambda: _model(f'<general name="mus" tendon="t" {_MUSCLE_TYPES.replace("-1 200", "10 200", 1)}'
                     '/>'), "gainprm[2] = 10.0 but biasprm[2] = -1.0"),
-    (lambda: _model('<muscle name="mus" tendon="f" lengthrange="-1 1"/>'),
-     "its tendon 'f' is a fixed (joint) tendon"),
-    (lambda: _model('<muscle name="mus" joint="j" lengthrange="-1 1"/>'),
-     "actuator 'mus': transmission type 0"),
+    (lambda: mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><body><joint name="j" type="ball"/><geom size="0.05"/></body>'
+        '</worldbody><actuator><muscle name="mus" joint="j" lengthrange="0 1"/></actuator>'
+        '</mujoco>'), "actuator 'mus': its joint 'j' is a ball or free joint (type 1)"),
+    (lambda: _model(f'<general name="mus" site="i" {_MUSCLE_TYPES}/>'),
+     "actuator 'mus': transmission type 4"),
     (lambda: _model('<general name="mus" tendon="t" dyntype="muscle" gainprm="1" '
                     'dynprm="0.01 0.04"/>'), "dyntype/gaintype/biastype are 4/0/0"),
     (lambda: _model(frc='actuatorfrcrange="-1 1"'), "joint 'j' has a limited actuatorfrcrange"),
@@ -370,3 +375,88 @@ def test_a_geared_muscle_is_mujocos():
           f"{min(lengths):.3f}-{max(lengths):.3f} m (range 0.75-1.05)")
     assert min(lengths) < 0.9 < max(lengths)        # the normalized length sweeps its range
     assert err_t <= TOL_FORCE_N and err_q <= TOL_FORCE_N
+
+
+_LINEAR = """<mujoco><compiler angle="radian"/><option timestep="1e-3" integrator="RK4"
+    solver="Newton" tolerance="1e-12" iterations="200"/>
+  <worldbody><site name="o" pos="0 0 0.3"/>
+    <body name="b"><joint name="hinge" type="hinge" axis="0 1 0" range="-1 1" damping="0.05"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/><site name="i" pos="0.2 0 0.02"/>
+      <body name="c" pos="0.3 0 0"><joint name="slide" type="slide" axis="1 0 0"
+                                          range="-0.05 0.1" damping="1"/>
+        <geom type="box" size="0.03 0.03 0.03"/></body></body></worldbody>
+  <tendon><spatial name="t"><site site="o"/><site site="i"/></spatial>
+    <fixed name="f"><joint joint="hinge" coef="0.5"/><joint joint="slide" coef="-3"/></fixed>
+  </tendon>
+  <actuator><muscle name="spatial" tendon="t"/><muscle name="on_hinge" joint="hinge" gear="0.05"
+      force="20"/><muscle name="on_slide" jointinparent="slide" force="30"/>
+    <muscle name="on_fixed" tendon="f" gear="0.2" force="40"/></actuator></mujoco>"""
+
+
+def test_muscles_on_joints_and_fixed_tendons_match_mujoco():
+    """MuJoCo muscles whose length is linear in q (linear_paths.py): on a hinge (gear 0.05),
+    on a slide (jointinparent) and on a fixed tendon over both (gear 0.2), beside one on a
+    spatial tendon; MuJoCo's compiler gives their lengthranges from the joint ranges. At 12
+    random states (joint limits struck in some): tendon tension, qfrc_actuator, da/dt and
+    qacc against mj_forward (the tolerances above); then 0.4 s of RK4 at 1 ms with
+    piecewise-constant random controls against mj_step (q 1e-9, act 1e-10)."""
+    m = mujoco.MjModel.from_xml_string(_LINEAR)
+    msm = load_mjcf(m)
+    assert msm.muscle_path == (0, -1, -1, -1) and msm.muscle_linear == (-1, 0, 1, 2)
+    evaluate = jax.jit(lambda s, u: (muscle_drive(msm, s, u), rates(msm, s, u, ctrl=u)))
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(8)
+    errs, limited = np.zeros(4), 0
+    gear = m.actuator_gear[:, 0]
+    for _ in range(12):
+        d.qpos[:] = rng.uniform(m.jnt_range[:, 0] - 0.02, m.jnt_range[:, 1] + 0.02)
+        d.qvel[:] = rng.uniform(-2, 2, m.nv)
+        d.act[:] = rng.uniform(0, 1, m.na)
+        d.ctrl[:] = rng.uniform(0, 1, m.nu)
+        mujoco.mj_forward(m, d)
+        limited += int(d.nefc > 0)
+        (dyn, qfrc), (qdd, act_rate, _) = evaluate(_state(d), jnp.array(d.ctrl))
+        errs = np.maximum(errs, [
+            np.abs(-np.asarray(dyn.outputs.tendon_force_N) - gear * d.actuator_force).max(),
+            np.abs(np.asarray(qfrc) - d.qfrc_actuator).max(),
+            np.abs(np.asarray(act_rate) - d.act_dot).max(),
+            np.abs(np.asarray(qdd) - d.qacc).max()])
+    assert limited >= 2
+    assert errs[0] <= TOL_FORCE_N and errs[1] <= TOL_FORCE_N
+    assert errs[2] <= TOL_ACT_RATE and errs[3] <= TOL_QACC
+    d = mujoco.MjData(m)
+    d.act[:] = 0.05
+    state0 = _state(d)
+    ctrl = _controls(m, 400, np.random.default_rng(9))
+    q_ref, act_ref = _mujoco_steps(m, d, ctrl)
+    states = rollout(msm, state0, jnp.asarray(ctrl), 1e-3, len(ctrl), ctrl=jnp.asarray(ctrl))
+    err_q = np.abs(np.asarray(states.q[1:]) - q_ref).max()
+    err_a = np.abs(np.asarray(states.activation[1:]) - act_ref).max()
+    travel = np.ptp(q_ref, axis=0)
+    print(f"linear muscles: force {errs[0]:.1e} N, qfrc {errs[1]:.1e}, da/dt {errs[2]:.1e}, "
+          f"qacc {errs[3]:.1e}; rollout q {err_q:.1e}, act {err_a:.1e} (travel {travel})")
+    assert travel.min() > 0.01           # the muscles moved both joints
+    assert err_q <= TOL_ROLLOUT_Q_RAD and err_a <= TOL_ROLLOUT_ACT
+
+
+def test_linear_paths_are_validated_and_carry_no_mass_points():
+    """A joint muscle refuses mass points; two muscles on one linear path, an unknown path
+    and the "opensim" coupling with linear paths are refused naming them."""
+    from myotwin.musculoskeletal import musculoskeletal_model
+
+    msm = load_mjcf(mujoco.MjModel.from_xml_string(_LINEAR))
+    with pytest.raises(ValueError, match="muscle 'on_hinge' acts on a joint or a fixed tendon"):
+        with_muscle_masses(msm, [0.1, 0.1, 0.0, 0.0], 5)
+    heavy = with_muscle_masses(msm, [0.1, 0.0, 0.0, 0.0], 5)
+    assert heavy.muscle_linear == msm.muscle_linear and heavy.skeleton.muscle_mass is not None
+    build = lambda paths, **kw: musculoskeletal_model(  # noqa: E731
+        msm.skeleton, msm.muscles, paths=paths, linear_paths=msm.linear_paths, **kw)
+    names = ["t", "actuator 'on_hinge'", "actuator 'on_slide'", "actuator 'on_fixed'"]
+    assert build(names).muscle_linear == (-1, 0, 1, 2)
+    with pytest.raises(ValueError, match="muscles 'on_slide' and 'on_fixed' both pull on path "
+                                         "'actuator 'on_slide''"):
+        build(names[:3] + [names[2]])
+    with pytest.raises(ValueError, match="muscle 'on_fixed': unknown path 'nope'"):
+        build(names[:3] + ["nope"])
+    with pytest.raises(ValueError, match="linear paths present"):
+        build(names, coupling="opensim")

@@ -1,8 +1,10 @@
 """An MJCF model with MuJoCo `<muscle>` actuators (MyoSuite's) as a `MusculoskeletalModel`.
 
-MuJoCo's muscle (dyntype, gaintype and biastype muscle on a spatial tendon) is a rigid-tendon
-Hill muscle without pennation (`muscle.mujoco_muscle`); each becomes one muscle of a
-`muscle.Muscle` group with the MuJoCo curves and activation law, pulling on its tendon's path:
+MuJoCo's muscle (dyntype, gaintype and biastype muscle) is a rigid-tendon Hill muscle
+without pennation (`muscle.mujoco_muscle`); each becomes one muscle of a `muscle.Muscle` group
+with the MuJoCo curves and activation law, pulling on its tendon's path (a spatial tendon),
+or on a length linear in q (`linear_paths.py`: a fixed tendon, or a joint transmission on a
+hinge or slide joint, L = qpos):
 
   g = gear[0] (> 0), [l_lo, l_hi] = lengthrange, [r0, r1] = gainprm[0:2] (range),
   F0 = gainprm[2] (force), or scale / acc0 (gainprm[3] / actuator_acc0) where it is negative,
@@ -24,7 +26,8 @@ excitation their ctrl (`muscle_actuators` gives the actuator of each muscle). Ma
 tendons (MJCF numerics `muscle_mass:<tendon>`, docs/inertia.md) come with the skeleton.
 
 Refused, with a ValueError naming the file, the actuator, the field and the value: a muscle
-actuator that is not muscle in all three types, or not on a spatial tendon, or with gear <= 0,
+actuator that is not muscle in all three types, or whose transmission is not a tendon or a
+hinge/slide joint (site, body, slider-crank, ball or free joints), or with gear <= 0,
 forcelimited, actearly, gain and bias parameters that differ (range, force, scale, lmax,
 fpmax: the `<muscle>` shortcut sets them equal), an empty lengthrange or range; and a model
 with actuation disabled, or with a joint's actuatorfrcrange limited (MuJoCo clamps the sum of
@@ -79,14 +82,18 @@ def _check_actuator(m, a: int, where: str) -> None:
                          f"{int(m.actuator_dyntype[a])}/{int(m.actuator_gaintype[a])}/"
                          f"{int(m.actuator_biastype[a])}; a MuJoCo muscle needs all three "
                          "'muscle' (the <muscle> element)")
-    if m.actuator_trntype[a] != mujoco.mjtTrn.mjTRN_TENDON:
-        raise ValueError(f"{what}: transmission type {int(m.actuator_trntype[a])}; only a "
-                         "muscle on a spatial tendon (tendon=...) is supported")
-    tendon = int(m.actuator_trnid[a, 0])
-    if int(m.wrap_type[m.tendon_adr[tendon]]) == mujoco.mjtWrap.mjWRAP_JOINT:
-        name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_TENDON, tendon)
-        raise ValueError(f"{what}: its tendon '{name}' is a fixed (joint) tendon; only "
-                         "spatial tendons are muscle paths")
+    trn = int(m.actuator_trntype[a])
+    if trn in (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT):
+        j = int(m.actuator_trnid[a, 0])
+        hinge_or_slide = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+        if int(m.jnt_type[j]) not in hinge_or_slide:
+            name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
+            raise ValueError(f"{what}: its joint '{name}' is a ball or free joint (type "
+                             f"{int(m.jnt_type[j])}); a muscle's joint transmission must be "
+                             "on a hinge or slide joint")
+    elif trn != mujoco.mjtTrn.mjTRN_TENDON:
+        raise ValueError(f"{what}: transmission type {trn}; a muscle needs a tendon (spatial "
+                         "or fixed) or a hinge/slide joint transmission")
     gear = float(m.actuator_gear[a, 0])
     if not gear > 0:
         raise ValueError(f"{what}: gear {gear}; a muscle needs gear > 0")
@@ -185,12 +192,56 @@ def load_mjcf(source, name: str | None = None) -> MusculoskeletalModel:
     m, where = read_mjcf(source)
     where = name or where
     muscles = mujoco_muscles(m, where)
-    skeleton = compile_model(m, external_actuators=muscle_actuators(m))
-    tendons = [int(m.actuator_trnid[a, 0]) for a in muscle_actuators(m)]
-    paths = skeleton.paths
-    limited = np.asarray(m.actuator_actlimited, dtype=bool)[list(muscle_actuators(m))]
-    bounds = np.asarray(m.actuator_actrange, dtype=np.float64)[list(muscle_actuators(m))]
+    ids = muscle_actuators(m)
+    skeleton = compile_model(m, external_actuators=ids)
+    linear = _linear_paths(m, ids)
+    paths = []
+    for a in ids:
+        if _is_spatial(m, a):
+            paths.append(skeleton.paths.path_tendon.index(int(m.actuator_trnid[a, 0])))
+        else:
+            paths.append(_linear_name(m, a))
+    limited = np.asarray(m.actuator_actlimited, dtype=bool)[list(ids)]
+    bounds = np.asarray(m.actuator_actrange, dtype=np.float64)[list(ids)]
     bounds = np.where(limited[:, None], bounds, [-np.inf, np.inf])
-    return musculoskeletal_model(skeleton, muscles,
-                                 paths=[paths.path_tendon.index(t) for t in tendons],
-                                 activation_range=bounds if limited.any() else None)
+    return musculoskeletal_model(skeleton, muscles, paths=paths,
+                                 activation_range=bounds if limited.any() else None,
+                                 linear_paths=linear)
+
+
+def _is_spatial(m, a: int) -> bool:
+    """Whether actuator a pulls on a spatial tendon (else a joint or a fixed tendon)."""
+    import mujoco
+
+    from myotwin.engine.model import is_spatial_tendon
+
+    return (m.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_TENDON
+            and is_spatial_tendon(m, int(m.actuator_trnid[a, 0])))
+
+
+def _linear_name(m, a: int) -> str:
+    """The linear path's name of a muscle on a joint or a fixed tendon: its actuator's."""
+    return f"actuator '{_name(m, a)}'"
+
+
+def _linear_paths(m, ids):
+    """The `LinearPaths` of the muscles `ids` on a hinge/slide joint or a fixed tendon
+    (linear_paths.py), or None if there are none: a joint's coefficient 1 at its qpos and dof,
+    a fixed tendon's coefficients at its joints'."""
+    import mujoco
+
+    from myotwin.engine.tendons import fixed_tendon_coefficients
+    from myotwin.musculoskeletal.linear_paths import linear_paths
+
+    rows = [a for a in ids if not _is_spatial(m, a)]
+    if not rows:
+        return None
+    coef_q, coef_v = np.zeros((len(rows), m.nq)), np.zeros((len(rows), m.nv))
+    for k, a in enumerate(rows):
+        target = int(m.actuator_trnid[a, 0])
+        if m.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_TENDON:
+            cq, cv = fixed_tendon_coefficients(m, [target])
+            coef_q[k], coef_v[k] = cq[0], cv[0]
+        else:
+            coef_q[k, m.jnt_qposadr[target]] = coef_v[k, m.jnt_dofadr[target]] = 1.0
+    return linear_paths(coef_q, coef_v, [_linear_name(m, a) for a in rows])

@@ -30,6 +30,9 @@ state's q and qd are then the coupling's coordinates (n_reduced,), not the skele
 the paths are evaluated at q_f = f(q), their moment arms w.r.t. the coordinates are
 J^T r_f, and the skeleton's accelerations come from `engine.coupled_dynamics` (the dofs'
 dynamics projected by J; no joint limits, no muscle mass points).
+Linear paths (`linear_paths.py`): a muscle may instead pull on a length linear in q, as a
+MuJoCo muscle with a joint transmission or on a fixed tendon (`mjcf.load_mjcf`); r = -dL/dq is
+then constant.
 Validation at build time (ValueError naming the muscle, the path and the value): the model
 has no paths, a muscle's path is unknown, two muscles share a path, the number of paths given
 differs from the number of muscles, an unknown coupling or one the paths cannot give.
@@ -57,14 +60,20 @@ class MusculoskeletalModel:
     activation_range: None, or (n_muscles, 2) bounds [lo, hi] to which the fixed-step
     rollouts clamp each activation after every step (MuJoCo's actlimited/actrange,
     mj_nextActivation; +-inf where a muscle has none); the adaptive rollout keeps act in them
-    by the clamp's small-step limit (adaptive.py)."""
+    by the clamp's small-step limit (adaptive.py); linear_paths: None, or the
+    `linear_paths.LinearPaths` (lengths linear in q: MuJoCo muscles on a joint or a fixed
+    tendon) of the muscles that have no spatial path; static muscle_linear (n_muscles,):
+    index into `linear_paths` of each such muscle, -1 for the others (whose muscle_path is
+    then >= 0; a linear muscle's muscle_path is -1)."""
 
     skeleton: object
     muscles: Muscle
     coordinates: object = None
     activation_range: object = None
+    linear_paths: object = None
     muscle_path: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
     coupling: str = dataclasses.field(default="length_gradient", metadata=_STATIC)
+    muscle_linear: tuple[int, ...] = dataclasses.field(default=(), metadata=_STATIC)
 
     @property
     def n_muscles(self) -> int:
@@ -73,8 +82,8 @@ class MusculoskeletalModel:
 
 jax.tree_util.register_dataclass(MusculoskeletalModel,
                                  data_fields=["skeleton", "muscles", "coordinates",
-                                              "activation_range"],
-                                 meta_fields=["muscle_path", "coupling"])
+                                              "activation_range", "linear_paths"],
+                                 meta_fields=["muscle_path", "coupling", "muscle_linear"])
 #: The couplings of path and skeleton (module docstring).
 COUPLINGS = ("length_gradient", "opensim")
 
@@ -87,53 +96,71 @@ def clamped_activation(msm: MusculoskeletalModel, a):
     return jnp.clip(a, msm.activation_range[:, 0], msm.activation_range[:, 1])
 
 
-def _path_index(paths, name_or_index, muscle: str) -> int:
-    names = tuple(paths.path_names)
+def _path_index(paths, linear, name_or_index, muscle: str) -> tuple[int, int]:
+    """(index into the spatial paths or -1, index into the linear paths or -1) of the path
+    that `name_or_index` (a name, or an index into the spatial paths) names."""
+    names = () if paths is None else tuple(paths.path_names)
+    linear_names = () if linear is None else tuple(linear.names)
     if isinstance(name_or_index, str):
-        if name_or_index not in names:
-            raise ValueError(f"muscle '{muscle}': unknown path '{name_or_index}'; the model's "
-                             f"paths are {list(names)}")
-        return names.index(name_or_index)
+        if name_or_index in names and name_or_index in linear_names:
+            raise ValueError(f"muscle '{muscle}': '{name_or_index}' names both a spatial path "
+                             "and a linear path (a joint or fixed-tendon transmission)")
+        if name_or_index in names:
+            return names.index(name_or_index), -1
+        if name_or_index in linear_names:
+            return -1, linear_names.index(name_or_index)
+        raise ValueError(f"muscle '{muscle}': unknown path '{name_or_index}'; the model's "
+                         f"paths are {list(names + linear_names)}")
     p = int(name_or_index)
     if not 0 <= p < len(names):
         raise ValueError(f"muscle '{muscle}': path index {name_or_index!r} outside "
                          f"[0, {len(names) - 1}]")
-    return p
+    return p, -1
 
 
 def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] | None = None,
                           coupling: str = "length_gradient",
-                          coordinates=None, activation_range=None) -> MusculoskeletalModel:
+                          coordinates=None, activation_range=None,
+                          linear_paths=None) -> MusculoskeletalModel:
     """Pair `skeleton` (an engine Model with paths) with `muscles`: muscle i pulls along
     paths[i] (a path name or index), by default the path named like the muscle; coupling
     "length_gradient" (default) or "opensim"; coordinates: an `engine.CoordinateCoupling`
     (e.g. `OsimModel.coupling`) when the skeleton's dofs follow fewer coordinates (module
     docstring); activation_range: None or (n_muscles, 2) [lo, hi] per muscle (class
-    docstring; ValueError for another shape, lo > hi or a NaN)."""
-    if getattr(skeleton, "paths", None) is None:
+    docstring; ValueError for another shape, lo > hi or a NaN); linear_paths: None or a
+    `linear_paths.LinearPaths` whose names `paths` may name too (muscles on a joint or a
+    fixed tendon; not with "opensim" coupling or coordinates)."""
+    spatial = getattr(skeleton, "paths", None)
+    if spatial is None and linear_paths is None:
         raise ValueError("musculoskeletal_model: the skeleton has no musculotendon paths (no "
                          "spatial <tendon> in its MJCF), so no muscle can act on it")
     if coupling not in COUPLINGS:
         raise ValueError(f"musculoskeletal_model: coupling must be one of {list(COUPLINGS)}, "
                          f"got {coupling!r}")
-    if coupling == "opensim" and (not _gives_point_force_arms(skeleton.paths)
-                                  or getattr(skeleton, "muscle_mass", None) is not None):
+    if coupling == "opensim" and (not _gives_point_force_arms(spatial)
+                                  or getattr(skeleton, "muscle_mass", None) is not None
+                                  or linear_paths is not None):
         raise ValueError("musculoskeletal_model: coupling 'opensim' needs paths that give "
                          "OpenSim's point-force moment arms (built with paths.builder or "
-                         "osim.load) and a skeleton without muscle mass points; these are "
-                         f"{type(skeleton.paths).__name__}, muscle mass "
-                         f"{'present' if getattr(skeleton, 'muscle_mass', None) else 'absent'}")
+                         "osim.load), a skeleton without muscle mass points and no linear "
+                         f"paths; these are {type(spatial).__name__}, muscle mass "
+                         f"{'present' if getattr(skeleton, 'muscle_mass', None) else 'absent'}"
+                         f", linear paths {'present' if linear_paths is not None else 'absent'}")
+    if coordinates is not None and linear_paths is not None:
+        raise ValueError("musculoskeletal_model: linear paths (joint or fixed-tendon muscles) "
+                         "with coordinates are not supported")
     names = tuple(muscles.names)
     given = names if paths is None else tuple(paths)
     if len(given) != len(names):
         raise ValueError(f"musculoskeletal_model: {len(given)} paths for {len(names)} muscles "
                          f"{list(names)}")
-    index = tuple(_path_index(skeleton.paths, p, m) for p, m in zip(given, names))
-    seen: dict[int, str] = {}
+    index = [_path_index(spatial, linear_paths, p, m) for p, m in zip(given, names)]
+    seen: dict[tuple[int, int], str] = {}
     for m, p in zip(names, index):
         if p in seen:
+            what = spatial.path_names[p[0]] if p[0] >= 0 else linear_paths.names[p[1]]
             raise ValueError(f"muscles '{seen[p]}' and '{m}' both pull on path "
-                             f"'{skeleton.paths.path_names[p]}': one muscle per path")
+                             f"'{what}': one muscle per path")
         seen[p] = m
     if coordinates is not None:
         from myotwin.engine.coupled_dynamics import check_coupled_forward
@@ -142,7 +169,9 @@ def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] 
         check_coupled_model(skeleton, coordinates)
         check_coupled_forward(skeleton)
     return MusculoskeletalModel(skeleton, muscles, coordinates,
-                                _activation_range(activation_range, names), index, coupling)
+                                _activation_range(activation_range, names), linear_paths,
+                                tuple(p for p, _ in index), coupling,
+                                tuple(k for _, k in index))
 
 
 def _activation_range(bounds, names):
@@ -181,12 +210,23 @@ def with_muscle_masses(msm: MusculoskeletalModel, mass_kg, n_points: int
         if not (np.isfinite(kg) and kg >= 0.0):
             raise ValueError(f"muscle mass of {name!r} must be >= 0 kg, got {kg!r}")
     skeleton = msm.skeleton
-    for path, kg in zip(msm.muscle_path, masses.tolist()):
+    for name, path, kg in zip(msm.muscles.names, msm.muscle_path, masses.tolist()):
+        if kg > 0.0 and path < 0:
+            raise ValueError(f"muscle {name!r} acts on a joint or a fixed tendon (no spatial "
+                             f"path to carry mass points): its mass must be 0 kg, got {kg!r}")
         if kg > 0.0:
             skeleton = inertia.with_muscle_mass(skeleton, int(path), kg, int(n_points))
-    return musculoskeletal_model(skeleton, msm.muscles, paths=list(msm.muscle_path),
+    paths = [p if p >= 0 else msm.linear_paths.names[k]
+             for p, k in zip(msm.muscle_path, linear_index(msm))]
+    return musculoskeletal_model(skeleton, msm.muscles, paths=paths,
                                  coupling=msm.coupling, coordinates=msm.coordinates,
-                                 activation_range=msm.activation_range)
+                                 activation_range=msm.activation_range,
+                                 linear_paths=msm.linear_paths)
+
+
+def linear_index(msm: MusculoskeletalModel) -> tuple[int, ...]:
+    """`msm.muscle_linear`, or all -1 for a model built before it existed (the default ())."""
+    return msm.muscle_linear or (-1,) * msm.n_muscles
 
 
 def _gives_point_force_arms(paths) -> bool:

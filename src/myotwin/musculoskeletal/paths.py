@@ -2,7 +2,8 @@
 
   l_MT = L_p(q),   r = -dL_p/dq (n_v, n_muscles) in velocity coordinates,   v_MT = -r^T qd,
 
-for the path p of each muscle (`myotwin.paths`: MuJoCo ten_length, -ten_J^T, ten_velocity).
+for the path p of each muscle (`myotwin.paths`: MuJoCo ten_length, -ten_J^T, ten_velocity),
+or L = c . q for a muscle on a joint or a fixed tendon (`linear_paths.py`).
 The muscles act on the skeleton as qfrc = r F (`myotwin.muscle.generalized_forces`). With
 the "opensim" coupling (`model.py`) the force acts through OpenSim's point-force moment arm
 instead (`generalized_force_moment_arms`: the path points held on their bodies), and v_MT is
@@ -19,11 +20,13 @@ l_MT, r and v_MT come from one solve of the current paths (`lengths_force_arms_a
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.coupling import full_jacobian, full_positions
 from myotwin.engine.rows import take
-from myotwin.musculoskeletal.model import MusculoskeletalModel
+from myotwin.musculoskeletal.linear_paths import linear_path_state
+from myotwin.musculoskeletal.model import MusculoskeletalModel, linear_index
 from myotwin.paths.on_model import lengths_and_moment_arms
 from myotwin.paths.pathset import PathSet
 
@@ -55,7 +58,21 @@ def path_state(msm: MusculoskeletalModel, q: jax.Array,
     """(l_MT (n_muscles,) m, v_MT (n_muscles,) m/s, r (n_v, n_muscles) m or m/rad: the moment
     arms through which the muscle forces act, -dL/dq (and v_MT = dL/dt = -r^T qd) unless the
     coupling is "opensim" (module docstring)."""
-    index = np.asarray(msm.muscle_path, dtype=np.int64)
-    lengths, speeds, arms = skeleton_path_state(msm.skeleton, msm.coordinates, q, qd,
-                                                msm.coupling == "opensim")
-    return take(lengths, index), take(speeds, index), take(arms, index, axis=1)
+    spatial = np.asarray(msm.muscle_path, dtype=np.int64)
+    linear = np.asarray(linear_index(msm), dtype=np.int64)
+    parts = []
+    if np.any(spatial >= 0):
+        lengths, speeds, arms = skeleton_path_state(msm.skeleton, msm.coordinates, q, qd,
+                                                    msm.coupling == "opensim")
+        parts.append((spatial, (lengths, speeds, arms)))
+    if np.any(linear >= 0):   # muscles on a joint or a fixed tendon (linear_paths.py)
+        parts.append((linear, linear_path_state(msm.linear_paths, q, qd)))
+    if len(parts) == 1:
+        index, (lengths, speeds, arms) = parts[0]
+        return take(lengths, index), take(speeds, index), take(arms, index, axis=1)
+    (i_s, (l_s, v_s, r_s)), (i_l, (l_l, v_l, r_l)) = parts
+    is_lin = i_l >= 0                                                # static
+    pick = lambda a, b, axis=0: jnp.where(  # noqa: E731
+        is_lin if axis == 0 else is_lin[None, :], take(b, np.maximum(i_l, 0), axis=axis),
+        take(a, np.maximum(i_s, 0), axis=axis))
+    return pick(l_s, l_l), pick(v_s, v_l), pick(r_s, r_l, axis=1)
