@@ -148,20 +148,29 @@ def _controls(m, n_steps, rng):
     return np.repeat(rng.uniform(0, 1, (n_steps // hold, m.nu)), hold, axis=0)
 
 
-@pytest.mark.parametrize("name", ELBOWS)
-def test_rk4_rollout_matches_mujoco(name):
-    m = _mujoco(name, mujoco.mjtIntegrator.mjINT_RK4, 1e-3)
-    msm = load_mjcf(m)
+def _rollout_errors(m, msm, q0, seed):
+    """(max |q - MuJoCo|, max |act - MuJoCo|, travel (n_q,)) of 0.4 s of `msm.rollout` at 1 ms
+    from q0 at rest (act 0.05) under piecewise-constant random controls, against mj_step with
+    the model's integrator (RK4 in these tests)."""
     d = mujoco.MjData(m)
-    d.qpos[:] = np.clip(0.6, m.jnt_range[:, 0], m.jnt_range[:, 1])
+    d.qpos[:] = q0
     d.act[:] = 0.05
     state0 = _state(d)
-    ctrl = _controls(m, 400, np.random.default_rng(1))
+    ctrl = _controls(m, 400, np.random.default_rng(seed))
     q_ref, act_ref = _mujoco_steps(m, d, ctrl)
     states = rollout(msm, state0, jnp.asarray(ctrl), 1e-3, len(ctrl), ctrl=jnp.asarray(ctrl))
     err_q = np.abs(np.asarray(states.q[1:]) - q_ref).max()
     err_a = np.abs(np.asarray(states.activation[1:]) - act_ref).max()
-    travel = np.ptp(np.array(q_ref), axis=0).max()
+    return err_q, err_a, np.ptp(q_ref, axis=0)
+
+
+@pytest.mark.parametrize("name", ELBOWS)
+def test_rk4_rollout_matches_mujoco(name):
+    m = _mujoco(name, mujoco.mjtIntegrator.mjINT_RK4, 1e-3)
+    msm = load_mjcf(m)
+    err_q, err_a, travel = _rollout_errors(m, msm, np.clip(0.6, m.jnt_range[:, 0],
+                                                           m.jnt_range[:, 1]), seed=1)
+    travel = travel.max()
     print(f"{name}: q {err_q:.1e} rad, act {err_a:.1e} over 0.4 s (travel {travel:.2f} rad)")
     assert travel > 0.3          # the muscles moved the arm
     assert err_q <= TOL_ROLLOUT_Q_RAD and err_a <= TOL_ROLLOUT_ACT
@@ -424,15 +433,7 @@ def test_muscles_on_joints_and_fixed_tendons_match_mujoco():
     assert limited >= 2
     assert errs[0] <= TOL_FORCE_N and errs[1] <= TOL_FORCE_N
     assert errs[2] <= TOL_ACT_RATE and errs[3] <= TOL_QACC
-    d = mujoco.MjData(m)
-    d.act[:] = 0.05
-    state0 = _state(d)
-    ctrl = _controls(m, 400, np.random.default_rng(9))
-    q_ref, act_ref = _mujoco_steps(m, d, ctrl)
-    states = rollout(msm, state0, jnp.asarray(ctrl), 1e-3, len(ctrl), ctrl=jnp.asarray(ctrl))
-    err_q = np.abs(np.asarray(states.q[1:]) - q_ref).max()
-    err_a = np.abs(np.asarray(states.activation[1:]) - act_ref).max()
-    travel = np.ptp(q_ref, axis=0)
+    err_q, err_a, travel = _rollout_errors(m, msm, m.qpos0, seed=9)
     print(f"linear muscles: force {errs[0]:.1e} N, qfrc {errs[1]:.1e}, da/dt {errs[2]:.1e}, "
           f"qacc {errs[3]:.1e}; rollout q {err_q:.1e}, act {err_a:.1e} (travel {travel})")
     assert travel.min() > 0.01           # the muscles moved both joints
