@@ -14,8 +14,10 @@ Tolerance 1e-12 relative: both sides are a few float64 operations on O(1) number
 import jax
 import jax.numpy as jnp
 import numpy as np
+import mujoco
 import pytest
 
+from myotwin import engine
 from myotwin.engine import ModelBuilder
 from myotwin.engine import coupling as C
 from myotwin.engine.coupled_dynamics import coupled_inverse_dynamics, coupled_mass_matrix
@@ -169,3 +171,24 @@ def test_inner_functions_compose_by_the_chain_rule():
                                coupled_inverse_dynamics(model, plain, q, qd, qdd), rtol=1e-14)
     with pytest.raises(ValueError, match="2 dofs but 1 inner functions"):
         C.coordinate_coupling(1, [0, 0], [C.identity_polynomial()] * 2, [None])
+
+
+@pytest.mark.parametrize("attrs, tendon, equality, message", [
+    ('range="-1 1"', "", "", "joints \\[0\\] are limited"),
+    ('frictionloss="0.1"', "", "", "dry friction"),
+    ("", "", '<equality><joint joint1="a" joint2="b"/></equality>', "equality constraints"),
+    ("", '<tendon><fixed limited="true" range="-1 1"><joint joint="a" coef="1"/></fixed>'
+     '</tendon>', "", "tendon limits"),
+])
+def test_coupled_forward_refuses_acceleration_dependent_constraints(attrs, tendon, equality,
+                                                                    message):
+    """Soft constraints whose force depends on the acceleration (limits, dry friction,
+    equalities, tendon limits) cannot enter the projected forward dynamics; each is named."""
+    from myotwin.engine.coupled_dynamics import check_coupled_forward
+
+    xml = (f'<mujoco><worldbody><body><joint name="a" type="hinge" {attrs}/>'
+           '<geom size="0.1"/><body pos="0 0 -0.3"><joint name="b" type="hinge"/>'
+           f'<geom size="0.1"/></body></body></worldbody>{tendon}{equality}</mujoco>')
+    model = engine.compile_model(mujoco.MjModel.from_xml_string(xml))
+    with pytest.raises(ValueError, match=message):
+        check_coupled_forward(model)

@@ -26,6 +26,8 @@ import pytest
 from myotwin import engine
 from myotwin.engine import limits
 
+from mujoco_compare import close_to_mujoco
+
 #: Rows (dist, J, vel, aref, R): closed forms, roundoff only (test_limits.py ROW_TOL).
 ROW_TOL = 1e-12
 #: Outputs of the QP solve with A + R (test_limits.py SOLVE_TOL).
@@ -71,14 +73,6 @@ def _random_state(m, rng, speed):
     quat = rng.normal(size=4)
     q[2:6] = quat / np.linalg.norm(quat)
     return q, rng.normal(size=m.nv) * speed
-
-
-def _close(name, ours, ref, tol):
-    ours, ref = np.asarray(ours), np.asarray(ref)
-    assert ours.shape == ref.shape, f"{name}: shape {ours.shape} vs MuJoCo {ref.shape}"
-    err = np.abs(ours - ref).max(initial=0.0) / max(np.abs(ref).max(initial=0.0), 1e-300)
-    assert err <= tol, f"{name}: relative error {err:.3e} > {tol:g} vs MuJoCo"
-    return err
 
 
 def test_model_keeps_the_friction_rows():
@@ -132,8 +126,8 @@ def test_rows_forward_and_inverse_match_mujoco():
                                 ("efc_R", rows.regularizer, d.efc_R),
                                 ("efc_frictionloss", rows.upper[:, :7], d.efc_frictionloss[:7])):
             ours = ours[s][on] if name != "efc_frictionloss" else ours[s]
-            _close(f"{tag} {name}", ours, ref, ROW_TOL)
-        _close(f"{tag} qacc", qacc[s], d.qacc, SOLVE_TOL)
+            close_to_mujoco(f"{tag} {name}", ours, ref, ROW_TOL)
+        close_to_mujoco(f"{tag} qacc", qacc[s], d.qacc, SOLVE_TOL)
         force, mu = d.efc_force[:7], d.efc_frictionloss[:7]
         held["at a bound"] += int(np.sum(np.isclose(np.abs(force), mu, rtol=1e-9)))
         held["inside"] += int(np.sum(np.abs(force) < mu * (1 - 1e-6)))

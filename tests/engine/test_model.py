@@ -62,7 +62,8 @@ def test_compile_neither_modifies_nor_aliases_the_mujoco_model():
 @pytest.mark.parametrize(
     ("a_attrs", "extra", "element"),
     [
-        ("", '<equality><connect body1="a" body2="b" anchor="0 0 0"/></equality>', "equality"),
+        ("", '<equality><weld name="w" body1="a" body2="b"/></equality>',
+         "equality #0 'w': type mjEQ_WELD"),
         ('mocap="true"', "", "mocap body #1 'a'"),
         ('gravcomp="1"', "", "body #1 'a' has gravcomp"),
     ],

@@ -25,6 +25,8 @@ import pytest
 from myotwin import engine
 from myotwin.engine import limits
 
+from mujoco_compare import close_to_mujoco
+
 #: Closed-form quantities (qM, qfrc_bias, energy): roundoff through a few products (observed
 #: worst ~1e-15 relative).
 ROW_TOL = 1e-12
@@ -73,14 +75,6 @@ def _random_state(m, rng):
         q[adr:adr + 4] = quat / np.linalg.norm(quat)
     q[7], q[8] = rng.uniform(-1.0, 1.0), rng.uniform(-0.05, 0.05)
     return q, rng.normal(size=m.nv) * 2.0
-
-
-def _close(name, ours, ref, tol):
-    ours, ref = np.asarray(ours), np.asarray(ref)
-    assert ours.shape == ref.shape, f"{name}: shape {ours.shape} vs MuJoCo {ref.shape}"
-    err = np.abs(ours - ref).max() / max(np.abs(ref).max(), 1e-300)
-    assert err <= tol, f"{name}: relative error {err:.3e} > {tol:g} vs MuJoCo"
-    return err
 
 
 def _mujoco(m, q, qd, ctrl, qdd=None):
@@ -138,14 +132,15 @@ def test_mass_bias_dynamics_and_energy_match_mujoco():
         for key, ours, tol in (("qM", mass[s], ROW_TOL), ("qfrc_bias", bias[s], ROW_TOL),
                                ("energy1", kinetic[s], ROW_TOL), ("qacc", qacc[s], SOLVE_TOL),
                                ("qfrc_inverse", inverse[s], SOLVE_TOL)):
-            worst[key] = max(worst.get(key, 0.0), _close(f"{tag} {key}", ours, ref[key], tol))
+            err = close_to_mujoco(f"{tag} {key}", ours, ref[key], tol)
+            worst[key] = max(worst.get(key, 0.0), err)
         share_m.append(np.abs(ref["qM"] - without["qM"]).max() / np.abs(ref["qM"]).max())
         share_c.append(np.abs(ref["qfrc_bias"] - without["qfrc_bias"]).max()
                        / np.abs(ref["qfrc_bias"]).max())
     # the armature terms are not negligible, so the comparison discriminates
     assert min(share_m) > 0.1 and min(share_c) > 0.01, (min(share_m), min(share_c))
     assert 0 < struck < 12, f"the tendon limit is struck in {struck} of 12 states"
-    _close("dof_invweight0", jax.jit(lambda: limits.invweight0(model))(), m.dof_invweight0,
+    close_to_mujoco("dof_invweight0", jax.jit(lambda: limits.invweight0(model))(), m.dof_invweight0,
            ROW_TOL)
     print("worst relative errors", {k: f"{v:.1e}" for k, v in worst.items()},
           f"armature share of qM >= {min(share_m):.2f}, of qfrc_bias >= {min(share_c):.3f}")

@@ -38,6 +38,16 @@ def check_coupled_forward(model: Model) -> None:
                          f"force depends on the acceleration); joints {limited} are limited")
     if getattr(model, "muscle_mass", None) is not None:
         raise ValueError("coupled forward dynamics does not include muscle mass points")
+    tendons = getattr(model, "tendons", None)
+    # constraint rows whose force depends on the acceleration (as the limits' above)
+    for present, what in ((getattr(model, "friction", None) is not None,
+                           "dry friction (frictionloss)"),
+                          (getattr(model, "equality", None) is not None, "equality constraints"),
+                          (tendons is not None and any(tendons.limited), "tendon limits")):
+        if present:
+            raise ValueError(f"coupled forward dynamics does not include {what} (a soft "
+                             "constraint's force depends on the acceleration); the model has "
+                             "some")
 
 
 def coupled_forward_dynamics(model: Model, c: CoordinateCoupling, q: jax.Array,

@@ -58,6 +58,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine import cholesky
+from myotwin.engine.equality import equality_rows
 from myotwin.engine.friction import friction_jacobian
 from myotwin.engine.kinematics import kinematics
 from myotwin.engine.mass import mass_matrix_from_kinematics
@@ -227,26 +228,37 @@ def limit_rows(model: Model, q: jax.Array, qd: jax.Array) -> LimitRows:
     the friction rows (`friction.py`), the joints' limit rows (`limit_layout`), then the
     tendons' (`tendons.tendon_limit_layout`)."""
     q = q.astype(jnp.result_type(q, qd))
+    n_eq = 0 if model.equality is None else model.equality.n_rows
     n_fric = 0 if model.friction is None else len(model.friction.dof)
     parts = [_friction_geometry(model, q)] if n_fric else []
     parts.append(_joint_limit_geometry(model, q))
     if tendon_limit_layout(model)[0].size:
         parts.append(tendon_limit_geometry(model, q))
-    dist, jac, margin, solref, solimp, invweight = (
+    # the impedance's distance: the row's own r, but a connect's |r| (equality.py)
+    # and a connect's acceleration bias in aref (equality.py); zero for the other rows
+    parts = [p + (p[0], jnp.zeros_like(p[0])) for p in parts]
+    if n_eq:
+        e_dist, e_jac, e_imp, e_bias, e_solref, e_solimp, e_weight = equality_rows(model, q,
+                                                                                   qd)
+        zero = jnp.zeros(n_eq, dtype=q.dtype)
+        parts.insert(0, (e_dist, e_jac, zero, e_solref, e_solimp, e_weight, e_imp, e_bias))
+    dist, jac, margin, solref, solimp, invweight, imp_dist, acc_bias = (
         p[0] if len(parts) == 1 else jnp.concatenate(p) for p in zip(*parts))
     vel = jac @ qd
-    imp = impedance(solimp, dist, margin)
+    imp = impedance(solimp, imp_dist, margin)
     k, b = stiffness_damping(solref, solimp, model.limit_min_timeconst_s)
-    aref = -b * vel - k * imp * (dist - margin)
+    aref = -b * vel - k * imp * (dist - margin) - acc_bias
     reg = jnp.maximum(_MINVAL, (1.0 - imp) * invweight / imp)
-    is_fric = np.arange(dist.shape[0]) < n_fric          # static
-    instantiated = is_fric | (dist < margin)
+    row = np.arange(dist.shape[0])                       # static
+    is_eq, is_fric = row < n_eq, (row >= n_eq) & (row < n_eq + n_fric)
+    instantiated = is_eq | is_fric | (dist < margin)
+    lower = jnp.where(is_eq, -jnp.inf, 0.0)
+    upper = jnp.full_like(dist, jnp.inf)
     if n_fric:
-        pad = jnp.zeros(dist.shape[0] - n_fric, dtype=dist.dtype)
-        mu = jnp.concatenate([model.friction.frictionloss.astype(dist.dtype), pad])
-        lower, upper = jnp.where(is_fric, -mu, 0.0), jnp.where(is_fric, mu, jnp.inf)
-    else:
-        lower, upper = jnp.zeros_like(dist), jnp.full_like(dist, jnp.inf)
+        mu = jnp.concatenate([jnp.zeros(n_eq, dist.dtype),
+                              model.friction.frictionloss.astype(dist.dtype),
+                              jnp.zeros(dist.shape[0] - n_eq - n_fric, dist.dtype)])
+        lower, upper = jnp.where(is_fric, -mu, lower), jnp.where(is_fric, mu, upper)
     return LimitRows(dist, margin, jac, vel, aref, reg, instantiated, lower, upper)
 
 
@@ -371,7 +383,8 @@ def _hinge_rows_only(model: Model) -> bool:
     factored by cholesky's unrolled loops (n_v <= SMALL_N), so `_hinge_rows_delassus` applies."""
     _, side = limit_layout(model)
     return (bool(np.all(side != 0)) and model.n_v <= cholesky.SMALL_N
-            and not tendon_limit_layout(model)[0].size and model.friction is None)
+            and not tendon_limit_layout(model)[0].size and model.friction is None
+            and model.equality is None)
 
 
 def _hinge_rows_delassus(model: Model, mass_factor) -> jax.Array:

@@ -23,7 +23,7 @@ passive/actuator forces or dynamics are asked for.
 Contact: sphere/capsule-plane pairs that MuJoCo would collide compile into `Model.contact`
 (contact.py, smooth OpenSim-style law); other colliding pairs are listed in
 `dynamics_unsupported`; geoms that never collide are ignored. Rejected at load: equality
-constraints, mocap bodies, gravity compensation (`gravcomp`), a free joint sharing its body.
+constraints other than joint, tendon and connect (equality.py), mocap bodies, gravity compensation (`gravcomp`), a free joint sharing its body.
 Point masses (bodies with zero inertia, which MuJoCo's compiler refuses) compile from a
 stand-in inertia and a `point_mass:<body>` custom numeric (point_mass.py).
 """
@@ -41,6 +41,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # contact.py and myotwin.paths import this module
     from myotwin.engine.contact import ContactModel
+    from myotwin.engine.equality import EqualityModel
     from myotwin.engine.friction import FrictionModel
     from myotwin.engine.tendon_armature import TendonArmature
     from myotwin.engine.tendons import TendonModel
@@ -118,6 +119,8 @@ class Model:
       or None.
     Dry friction (a sub-pytree): friction: `friction.FrictionModel` of the dofs and tendons
       with frictionloss (constraint rows solved with the limits, limits.py), or None.
+    Equality constraints (a sub-pytree): equality: `equality.EqualityModel` of the active
+      joint, tendon and connect equalities (rows solved with the limits), or None.
 
     Fixed-tendon transmissions: actuator_fixed_coef_q (n_u, n_q), actuator_fixed_coef_v
       (n_u, n_v): each such actuator's tendon coefficients at its joints' qpos and dof
@@ -189,6 +192,7 @@ class Model:
     tendons: TendonModel | None = None
     tendon_armature: TendonArmature | None = None
     friction: FrictionModel | None = None
+    equality: EqualityModel | None = None
     paths: PathSet | None = None
     muscle_mass: MuscleMass | None = None
     actuator_fixed_coef_q: jax.Array | None = None
@@ -218,12 +222,11 @@ def _name(mj_model, objtype_name: str, i: int) -> str:
 
 def _validate(mj_model) -> None:
     """Raise ValueError naming the first MJCF element the engine cannot represent."""
-    if mj_model.neq > 0:
-        raise ValueError(
-            "unsupported MJCF element: <equality> constraint "
-            f"{_name(mj_model, 'mjOBJ_EQUALITY', 0)} ({mj_model.neq} in total); "
-            "the engine has no equality constraints yet"
-        )
+    from myotwin.engine.equality import equality_problems
+
+    problems = equality_problems(mj_model)
+    if problems:
+        raise ValueError("unsupported MJCF element: " + "; ".join(problems))
     for b in range(mj_model.nbody):
         if mj_model.body_mocapid[b] >= 0:
             raise ValueError(
@@ -380,6 +383,7 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
     ctrl_limited = np.asarray(m.actuator_ctrllimited, dtype=bool)
     if dsbl & mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL:
         ctrl_limited = np.zeros_like(ctrl_limited)
+    from myotwin.engine.equality import compile_equality
     from myotwin.engine.friction import compile_friction
     from myotwin.engine.point_mass import point_mass_bodies, with_point_masses
     from myotwin.engine.tendon_armature import compile_tendon_armature
@@ -441,6 +445,7 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
         tendons=compile_tendons(m, limits["limits_enabled"]),
         tendon_armature=compile_tendon_armature(m),
         friction=compile_friction(m),
+        equality=compile_equality(m),
         paths=(paths := _compile_spatial_paths(m)),
         muscle_mass=_compile_muscle_mass(m, paths),
     )

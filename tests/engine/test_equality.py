@@ -1,0 +1,223 @@
+"""Equality constraints (engine/equality.py: joint, tendon and connect, solved with the limits
+in limits.py) vs MuJoCo 4.0: the constraint rows (efc_*) in MuJoCo's order, qacc and
+qfrc_inverse at random states; rollouts of a closed-loop linkage against mj_step (Euler and
+RK4); a rollout's gradient vs central differences; inactive equalities, the disable flags and
+the refusals.
+
+The model: a four-bar linkage closed by a connect between two sites (crank, coupler and rocker
+on hinges, the rocker's tip pinned to the world), a pendulum with a ball joint whose tip is
+connected to a free-floating box by a body anchor, a hinge whose angle follows the crank's by a
+quadratic polynomial (joint equality), a slide held at an offset (one-joint equality), and a
+spatial tendon whose length follows another's (tendon equality), plus a fixed tendon held at a
+length; a joint limit and dry friction on the crank. MuJoCo runs with solver="Newton",
+tolerance=1e-15, iterations=200 and contact disabled (test_limits.py).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+import pytest
+
+from myotwin import engine
+from myotwin.engine import limits
+
+from mujoco_compare import close_to_mujoco
+
+#: Rows (r, J, vel, aref, R): closed forms, roundoff only (test_limits.py ROW_TOL).
+ROW_TOL = 1e-12
+#: Outputs of the QP solve with A + R (test_limits.py SOLVE_TOL).
+SOLVE_TOL = 1e-10
+
+#: The four-bar linkage's moving links (crank, coupler, rocker; the rocker's tip is `tip`),
+#: CRANK standing for the crank joint's extra attributes.
+_FOUR_BAR = """
+    <body name="crank"><joint name="crank" type="hinge" axis="0 1 0" CRANK/>
+      <geom type="capsule" fromto="0 0 0 0.1 0 0" size="0.01"/>
+      <body name="coupler" pos="0.1 0 0"><joint name="coupler" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.35 0 0.1" size="0.01"/>
+        <body name="rocker" pos="0.35 0 0.1"><joint name="rocker" type="hinge" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.01"/>
+          <site name="tip" pos="0 0 -0.2"/></body></body></body>"""
+
+_XML = """<mujoco><option timestep="0.002" integrator="{integrator}" solver="Newton"
+  tolerance="1e-15" iterations="200"><flag contact="disable" {flags}/></option>
+  <compiler angle="radian"/>
+  <worldbody><site name="ground" pos="0.4 0 0.1"/><site name="w1" pos="-0.1 0.1 0.5"/>"""
+_XML += _FOUR_BAR.replace("CRANK", 'range="-2 2" frictionloss="0.05"') + """
+    <body name="arm" pos="-0.3 0 0.6"><joint name="ball" type="ball" damping="0.01"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.25" size="0.02"/>
+      <site name="s1" pos="0.02 0 -0.1"/>
+      <body name="follower" pos="0 0 -0.25"><joint name="follower" type="hinge" axis="1 0 0"/>
+        <geom type="capsule" fromto="0 0 0 0.15 0 0" size="0.015"/>
+        <site name="s2" pos="0.15 0 0"/>
+        <body name="slider" pos="0.15 0 0"><joint name="slide" type="slide" axis="1 0 0"/>
+          <geom type="box" size="0.02 0.02 0.02"/></body></body></body>
+    <body name="box" pos="-0.3 0.2 0.35"><freejoint/><geom type="box" size="0.04 0.03 0.02"/>
+      <site name="s3" pos="0.03 0 0"/></body></worldbody>
+  <tendon><spatial name="long"><site site="w1"/><site site="s1"/><site site="s2"/></spatial>
+    <spatial name="short"><site site="w1"/><site site="s3"/></spatial>
+    <fixed name="pair"><joint joint="follower" coef="1"/><joint joint="slide" coef="2"/></fixed>
+  </tendon>
+  <equality>
+    <connect name="loop" site1="tip" site2="ground" solref="0.01 1"/>
+    <connect name="hook" body1="arm" body2="box" anchor="0 0.02 -0.3"/>
+    <joint name="gear" joint1="follower" joint2="crank" polycoef="0.1 0.5 0.3 0 0"
+           solimp="0.8 0.95 0.01 0.5 2"/>
+    <joint name="hold" joint1="slide" polycoef="0.01 0 0 0 0"/>
+    <tendon name="lengths" tendon1="long" tendon2="short" polycoef="0.05 0.8 0 0 0"/>
+    <tendon name="fixed" tendon1="pair" polycoef="0 0 0 0 0" active="{active}"/>
+  </equality></mujoco>"""
+
+
+def _model(integrator="Euler", flags="", active="true"):
+    return mujoco.MjModel.from_xml_string(_XML.format(integrator=integrator, flags=flags,
+                                                      active=active))
+
+
+def _settled(m):
+    """A state near the constraints' manifold: 300 steps of MuJoCo from qpos0."""
+    d = mujoco.MjData(m)
+    for _ in range(300):
+        mujoco.mj_step(m, d)
+    return d.qpos.copy()
+
+
+def _random_state(m, q_base, rng):
+    q = q_base.copy()
+    q[:3] += rng.normal(size=3) * 0.05            # crank, coupler, rocker: off the loop
+    quat = q[3:7] + rng.normal(size=4) * 0.1
+    q[3:7] = quat / np.linalg.norm(quat)
+    q[7:9] += rng.normal(size=2) * 0.05
+    return q, rng.normal(size=m.nv)
+
+
+def test_model_keeps_the_active_equalities():
+    m = _model()
+    model = engine.compile_model(m)
+    eq = model.equality
+    assert eq.names[0] == "equality #0 'loop'" and eq.kind == (2, 2, 0, 0, 1, 1)
+    assert eq.n_rows == 10
+    assert engine.compile_model(_model(active="false")).equality.n_rows == 9
+    for flag in ("equality", "constraint"):
+        assert engine.compile_model(_model(flags=f'{flag}="disable"')).equality is None
+
+
+def test_rows_forward_and_inverse_match_mujoco():
+    """12 states near the constraint manifold (off it by a few cm and 0.1 rad): the
+    instantiated rows vs MuJoCo's efc_* in its order (equality rows first; connect rows with
+    MuJoCo's Jdot qd in aref), qacc, and qfrc_inverse at a random qacc."""
+    m = _model()
+    model = engine.compile_model(m)
+    base = _settled(m)
+
+    def evaluate(q, qd, qdd):
+        rows = limits.limit_rows(model, q, qd)
+        return (rows, engine.forward_dynamics(model, q, qd, jnp.zeros(0)),
+                engine.inverse_dynamics(model, q, qd, qdd))
+
+    rng = np.random.default_rng(3)
+    states = [_random_state(m, base, rng) for _ in range(12)]
+    q, qd = (np.stack(x) for x in zip(*states))
+    qdd = rng.normal(size=(12, m.nv)) * 5.0
+    rows, qacc, inverse = jax.jit(jax.vmap(evaluate))(*(jnp.array(x) for x in (q, qd, qdd)))
+    worst = {}
+    for s in range(12):
+        d = mujoco.MjData(m)
+        d.qpos[:], d.qvel[:] = q[s], qd[s]
+        mujoco.mj_forward(m, d)
+        tag = f"state {s}"
+        on = np.asarray(rows.instantiated[s])
+        assert on.sum() == d.nefc, f"{tag}: {on.sum()} rows vs MuJoCo nefc {d.nefc}"
+        assert np.all(d.efc_type[:10] == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
+        for name, ours, ref, tol in (
+                ("efc_pos", rows.dist[s][on], d.efc_pos, ROW_TOL),
+                ("efc_J", rows.jac[s][on], d.efc_J.reshape(d.nefc, m.nv), ROW_TOL),
+                ("efc_vel", rows.vel[s][on], d.efc_vel, ROW_TOL),
+                ("efc_aref", rows.aref[s][on], d.efc_aref, ROW_TOL),
+                ("efc_R", rows.regularizer[s][on], d.efc_R, ROW_TOL),
+                ("qacc", qacc[s], d.qacc, SOLVE_TOL)):
+            err = close_to_mujoco(f"{tag} {name}", ours, ref, tol)
+            worst[name] = max(worst.get(name, 0.0), err)
+        d.qacc[:] = qdd[s]
+        mujoco.mj_inverse(m, d)
+        worst["qfrc_inverse"] = max(worst.get("qfrc_inverse", 0.0), close_to_mujoco(
+            f"{tag} qfrc_inverse", inverse[s], d.qfrc_inverse, SOLVE_TOL))
+    print("worst relative errors", {k: f"{v:.1e}" for k, v in worst.items()})
+
+
+@pytest.mark.parametrize("integrator, name", [("Euler", "euler"), ("RK4", "rk4")])
+def test_rollout_of_the_linkage_matches_mj_step(integrator, name):
+    """400 steps (0.8 s) from qpos0 (the compiler's anchors make the connects hold there; the
+    polynomial ones start violated by their c0) with a random velocity: the loop closes, the
+    box swings on its hook. Tolerance 1e-9 (roundoff and the solver's 1e-15 grow along the
+    rollout); without the equalities the trajectory ends > 0.1 away (asserted)."""
+    m = _model(integrator)
+    model = engine.compile_model(m)
+    rng = np.random.default_rng(4)
+    q0, qd0 = np.array(m.qpos0), rng.normal(size=m.nv)
+    states = engine.rollout(model, jnp.array(q0), jnp.array(qd0), jnp.zeros((400, 0)), 2e-3,
+                            400, name)
+    runs = {}
+    for flags in ("", 'equality="disable"'):
+        mm = _model(integrator, flags)
+        d = mujoco.MjData(mm)
+        d.qpos[:], d.qvel[:] = q0, qd0
+        qpos = []
+        for _ in range(400):
+            mujoco.mj_step(mm, d)
+            qpos.append(d.qpos.copy())
+        runs[flags] = np.array(qpos)
+    worst = np.abs(np.asarray(states[0][1:]) - runs[""]).max()
+    apart = np.abs(runs['equality="disable"'] - runs[""]).max()
+    print(f"{integrator}: max |qpos - MuJoCo| {worst:.1e}; without equalities {apart:.1e}")
+    assert apart > 0.1, f"the equalities move the trajectory only {apart:.1e}: not a test"
+    assert worst <= 1e-9, f"{integrator}: max |qpos - MuJoCo| {worst:.2e}"
+
+
+_LINKAGE = """<mujoco><option timestep="0.002"><flag contact="disable"/></option>
+  <compiler angle="radian"/>
+  <worldbody><site name="ground" pos="0.4 0 0.1"/>""" + _FOUR_BAR.replace("CRANK", "") + """
+    <body name="follower" pos="0 0.2 0"><joint name="follower" type="hinge" axis="1 0 0"/>
+      <geom type="capsule" fromto="0 0 0 0.15 0 0" size="0.015"/></body></worldbody>
+  <equality><connect site1="tip" site2="ground" solref="0.01 1"/>
+    <joint joint1="follower" joint2="crank" polycoef="0.1 0.5 0.3 0 0"/></equality></mujoco>"""
+
+
+def test_rollout_gradient_through_the_equalities():
+    """d loss / d qd0 through 30 semi-implicit Euler steps (2 ms) of the four-bar linkage with
+    a follower geared to its crank (a connect and a joint equality; the full model above
+    compiles its reverse pass for minutes) vs central differences (eps 1e-6). The equality
+    rows are always instantiated and unbounded, so the dynamics are smooth: the residual is
+    FD truncation and roundoff, tolerance 1e-6 relative."""
+    m = mujoco.MjModel.from_xml_string(_LINKAGE)
+    model = engine.compile_model(m)
+    q0 = jnp.array(m.qpos0)
+
+    def loss(qd0):
+        q, qd = engine.rollout(model, q0, qd0, jnp.zeros((30, 0)), 2e-3, 30,
+                               engine.Integrator.SEMI_IMPLICIT_EULER)
+        return jnp.sum(q[-1] ** 2) + 0.1 * jnp.sum(qd[-1] ** 2)
+
+    x = np.random.default_rng(6).normal(size=m.nv)
+    g = np.asarray(jax.jit(jax.grad(loss))(jnp.array(x)))
+    f = jax.jit(loss)
+    fd = np.array([(f(jnp.array(x + 1e-6 * e)) - f(jnp.array(x - 1e-6 * e))) / 2e-6
+                   for e in np.eye(m.nv)])
+    err = np.abs(g - fd).max() / np.abs(fd).max()
+    print(f"d loss / d qd0: relative error {err:.1e} vs central differences")
+    assert err <= 1e-6, f"relative error {err:.2e}"
+
+
+def test_unsupported_equalities_are_refused_at_load():
+    xml = _XML.format(integrator="Euler", flags="", active="true").replace(
+        '<connect name="hook" body1="arm" body2="box" anchor="0 0.02 -0.3"/>',
+        '<weld name="hook" body1="arm" body2="box"/>')
+    with pytest.raises(ValueError, match="equality #1 'hook': type mjEQ_WELD"):
+        engine.compile_model(mujoco.MjModel.from_xml_string(xml))
+    m = _model()
+    m.eq_solref[2] = [0.02, -1.0]
+    with pytest.raises(ValueError, match="equality #2 'gear': solref \\(0.02, -1\\) mixes"):
+        engine.compile_model(m)
