@@ -76,10 +76,13 @@ from myotwin.engine.limits import (
     limit_rows,
     solve_limits,
 )
+from myotwin.engine.equality import EqualityModel
+from myotwin.engine.friction import FrictionModel
 from myotwin.engine.mass import mass_matrix
 from myotwin.engine.model import JointType, Model, compile_model, load, require_dynamics_support
 from myotwin.engine.passive import passive_forces
 from myotwin.engine.simulate import rollout, simulate
+from myotwin.engine.tendon_armature import TendonArmature
 from myotwin.engine.tendons import (
     TendonModel,
     tendon_lengths_and_jacobians,
@@ -154,6 +157,9 @@ __all__ = [
     "solve_limits",
     "with_contact_params",
     "TendonModel",
+    "TendonArmature",
+    "EqualityModel",
+    "FrictionModel",
     "tendon_lengths_and_jacobians",
     "tendon_passive_forces",
     "tendon_spring_energy",
