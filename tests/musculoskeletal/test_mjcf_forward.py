@@ -248,3 +248,27 @@ def test_the_refused_integrators_are_named_as_the_file_spells_them(keyword):
     with pytest.raises(ValueError, match=f'model.xml: <option integrator="{keyword}"> is not '
                                          "offered; choose the integrator"):
         file_integrator(m, "model.xml")
+
+
+def test_mass_on_a_joint_muscle_is_one_line_naming_the_file(tmp_path, capsys):
+    """A muscle with a joint transmission has no path to carry mass points: one mass for
+    every muscle is refused, naming the file and the muscle, before anything is written; the
+    mass on the spatial muscle alone runs."""
+    xml = tmp_path / "two.xml"
+    xml.write_text("""<mujoco><worldbody><site name="o" pos="0 0 0.3"/>
+      <body><joint name="j" type="hinge" axis="0 1 0" range="-1 1"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+        <site name="i" pos="0.2 0 0.02"/></body></worldbody>
+      <tendon><spatial name="t"><site site="o"/><site site="i"/></spatial></tendon>
+      <actuator><muscle name="sp" tendon="t"/><muscle name="jm" joint="j" gear="0.05"/>
+      </actuator></mujoco>""")
+    out = tmp_path / "o"
+    status = main(["mjcf", "forward", str(xml), "--out", str(out), "--excitation", "0.5",
+                   "--muscle-mass-kg", "0.1", "--duration-s", "0.01"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{xml}: muscle 'jm' acts on a joint or a fixed tendon" in err
+    assert not out.exists()
+    status = main(["mjcf", "forward", str(xml), "--out", str(out), "--excitation", "0.5",
+                   "--muscle-mass-kg", "sp=0.1", "--duration-s", "0.01"])
+    assert status == 0 and (out / "summary.json").exists()

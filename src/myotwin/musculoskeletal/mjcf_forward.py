@@ -166,11 +166,10 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
                                                                     "initial activation", where)
     _in_unit_interval(a0, names, "initial activation", where)
     masses = _by_name(muscle_mass_kg, names, "muscle mass", where)
-    for n, kg in zip(names, masses.tolist()):
-        if not (math.isfinite(kg) and kg >= 0.0):
-            raise ValueError(f"{where}: muscle mass of {n!r} must be >= 0 kg, got {kg!r}")
     if int(mass_points) < 1:
         raise ValueError(f"mass_points must be a positive integer, got {mass_points!r}")
+    if np.any(masses != 0.0):   # checked here, before any file is written
+        msm = with_muscle_masses(msm, masses, int(mass_points), where=where)
     muscle_ids = set(muscle_actuators(m))
     others = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) or f"#{a}"
               for a in range(m.nu) if a not in muscle_ids]
@@ -190,8 +189,6 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
     stride = 1 if record_every_s is None else whole_steps(
         "record_every_s", positive_seconds("record_every_s", record_every_s), dt_s)
     q = _initial_q(m, q0, where)
-    if np.any(masses > 0.0):
-        msm = with_muscle_masses(msm, masses, int(mass_points))
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -190,30 +190,34 @@ def _activation_range(bounds, names):
     return jnp.asarray(b)
 
 
-def with_muscle_masses(msm: MusculoskeletalModel, mass_kg, n_points: int
-                       ) -> MusculoskeletalModel:
+def with_muscle_masses(msm: MusculoskeletalModel, mass_kg, n_points: int,
+                       where: str | None = None) -> MusculoskeletalModel:
     """`msm` with mass on its muscles: muscle i's mass_kg[i] (kg; one number for all, or
     n_muscles numbers; 0 leaves a muscle massless) in `n_points` points spread uniformly
     along its path (`inertia.with_muscle_mass`, seed Eq. 7). ValueError for a shape other
-    than () or (n_muscles,), or a mass that is not finite and >= 0."""
+    than () or (n_muscles,), a mass that is not finite and >= 0, or a mass on a muscle
+    without a spatial path (a joint or fixed-tendon muscle); `where` (e.g. the model's file)
+    prefixes the messages."""
     import numpy as np
 
     from myotwin import inertia
 
+    prefix = "" if where is None else f"{where}: "
     masses = np.asarray(mass_kg, dtype=np.float64)
     if masses.ndim == 0:
         masses = np.full(msm.n_muscles, float(masses))
     if masses.shape != (msm.n_muscles,):
-        raise ValueError(f"mass_kg has shape {masses.shape}, expected () or "
+        raise ValueError(f"{prefix}mass_kg has shape {masses.shape}, expected () or "
                          f"({msm.n_muscles},), one per muscle")
     for name, kg in zip(msm.muscles.names, masses.tolist()):
         if not (np.isfinite(kg) and kg >= 0.0):
-            raise ValueError(f"muscle mass of {name!r} must be >= 0 kg, got {kg!r}")
+            raise ValueError(f"{prefix}muscle mass of {name!r} must be >= 0 kg, got {kg!r}")
     skeleton = msm.skeleton
     for name, path, kg in zip(msm.muscles.names, msm.muscle_path, masses.tolist()):
         if kg > 0.0 and path < 0:
-            raise ValueError(f"muscle {name!r} acts on a joint or a fixed tendon (no spatial "
-                             f"path to carry mass points): its mass must be 0 kg, got {kg!r}")
+            raise ValueError(f"{prefix}muscle {name!r} acts on a joint or a fixed tendon (no "
+                             f"spatial path to carry mass points): its mass must be 0 kg, got "
+                             f"{kg!r}")
         if kg > 0.0:
             skeleton = inertia.with_muscle_mass(skeleton, int(path), kg, int(n_points))
     paths = [p if p >= 0 else msm.linear_paths.names[k]
