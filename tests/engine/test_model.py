@@ -62,8 +62,6 @@ def test_compile_neither_modifies_nor_aliases_the_mujoco_model():
 @pytest.mark.parametrize(
     ("a_attrs", "extra", "element"),
     [
-        ("", '<equality><weld name="w" body1="a" body2="b"/></equality>',
-         "equality #0 'w': type mjEQ_WELD"),
         ('mocap="true"', "", "mocap body #1 'a'"),
         ('gravcomp="1"', "", "body #1 'a' has gravcomp"),
     ],

@@ -1,5 +1,5 @@
-"""Equality constraints (MuJoCo `<equality>`: joint, tendon and connect), as MuJoCo 4.0's
-constraint rows (mjCNSTR_EQUALITY), solved with the friction and limit rows (limits.py).
+"""Equality constraints (MuJoCo `<equality>`: joint, tendon, connect and weld), as MuJoCo
+4.0's constraint rows (mjCNSTR_EQUALITY), solved with the friction and limit rows (limits.py).
 
 Rows per active equality (MuJoCo's order: all equality rows first, in file order), with the
 residual r (efc_pos), the Jacobian J (dr/dqd) and the `invweight` that scales the regulariser:
@@ -11,17 +11,30 @@ residual r (efc_pos), the Jacobian J (dr/dqd) and the `invweight` that scales th
          their Jacobians (`tendons.py`); invweight = tendon_invweight0[1] (+ [2]);
   connect (body1/body2 with anchors, or site1/site2): 3 rows r = p1 - p2 (world positions
          of the two anchor points, each fixed to its body), J = J_p1 - J_p2;
-         invweight = body_invweight0[body1, 0] + body_invweight0[body2, 0].
+         invweight = body_invweight0[body1, 0] + body_invweight0[body2, 0];
+  weld   (body1/body2, or site1/site2): the connect's 3 rows (body semantic: body1's point
+         is relpose's position, body2's the anchor), then 3 orientation rows
+         r = ts imag(conj(B) A), A = q_body1 f1, B = q_body2 f2 (frames f: relpose's
+         quaternion and identity, or the two sites' quaternions; ts = torquescale),
+         J column d = ts/2 imag(conj(B) (0, w1_d - w2_d) A) with w_d the bodies' angular
+         Jacobian columns; invweight body_invweight0[., 0] (position rows), [., 1] (orientation
+         rows) summed over both bodies.
 The soft law is the limits' (limits.py) with margin 0, except that the impedance of a
-connect's three rows is taken at the norm of its residual |r| (one value for the block) and
-that a connect's reference acceleration also removes the residual's acceleration at qdd = 0,
-aref = -B J qd - K d r - Jdot qd (MuJoCo 4.0 does, for connect rows only: measured, its aref
-departs from -B J qd - K d r quadratically in qd by exactly the anchors' relative bias
-acceleration; joint and tendon rows have no such term), and the force is unbounded: a row
-of the dual QP with bounds (-inf, inf). solref and solimp are the equality's. An equality that is inactive at load (`active="false"`, MuJoCo eq_active0) makes
-no rows (MuJoCo's runtime switch, MjData.eq_active, has no counterpart here). The equality and
-constraint disable flags remove all rows, as in MuJoCo. Weld, flex and other equality types are
-refused at load, naming the equality (`model.compile_model`).
+connect's or weld's rows is taken at the norm of its whole residual |r| (one value for the
+block) and that their reference acceleration also removes the residual's acceleration at
+qdd = 0, aref = -B J qd - K d r - rdd_0. MuJoCo 4.0 does this for connect and weld rows only:
+measured, its aref departs from -B J qd - K d r quadratically in qd, by exactly the second
+time derivative of r along qd at qdd = 0 (central differences of MuJoCo's own efc_pos); joint
+and tendon rows have no such term. Here rdd_0 is a1 - a2 for positions (the anchors' bias
+accelerations from the velocity stage, `inertia.anchors.point_rates`) and, for a weld's
+orientation, ts imag(Q'') with Q = conj(B) A, Q' = 1/2 conj(B) (0, w1 - w2) A,
+Q'' = 1/2 conj(B) [-1/2 (0, w2)(0, dw) + (0, al1 - al2) + 1/2 (0, dw)(0, w1)] A, dw = w1 - w2,
+w and al the bodies' world angular velocities and bias accelerations.
+The force is unbounded: a row of the dual QP with bounds (-inf, inf). solref and solimp are
+the equality's. An equality that is inactive at load (`active="false"`, MuJoCo eq_active0)
+makes no rows (MuJoCo's runtime switch, MjData.eq_active, has no counterpart here). The
+equality and constraint disable flags remove all rows, as in MuJoCo. Flex equalities (the
+engine has no flexes) are refused at load, naming the equality (`model.compile_model`).
 """
 
 from __future__ import annotations
@@ -33,8 +46,10 @@ import jax.numpy as jnp
 import numpy as np
 
 _STATIC = {"static": True}
-#: Row kinds (static): joint or tendon (scalar, polynomial), connect (three rows).
-JOINT, TENDON, CONNECT = 0, 1, 2
+#: Row kinds (static): joint or tendon (scalar, polynomial), connect (three rows), weld (six).
+JOINT, TENDON, CONNECT, WELD = 0, 1, 2, 3
+#: Rows per kind.
+_ROWS = {JOINT: 1, TENDON: 1, CONNECT: 3, WELD: 6}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,8 +57,12 @@ class EqualityModel:
     """The model's active joint, tendon and connect equalities (a JAX pytree; k of them).
 
     polycoef (k, 5): c0..c4 of joint/tendon equalities (zero for connect).
-    anchor1, anchor2 (k, 3): a connect's anchor points in its bodies' frames (zero otherwise;
-      for a site connect, the sites' positions in their bodies).
+    anchor1, anchor2 (k, 3): a connect's or weld's anchor points in its bodies' frames (zero
+      otherwise; for site semantics, the sites' positions in their bodies).
+    frame1, frame2 (k, 4): a weld's frames in its bodies (w-first quaternions): relpose's
+      quaternion and identity, or the two sites' quaternions; identity otherwise.
+    torquescale (k,): a weld's torquescale (0 otherwise); invweight_rot (k,): the regulariser
+      scale of a weld's rotation rows (body_invweight0[., 1] of both bodies).
     solref (k, 2), solimp (k, 5), invweight (k,): the soft-constraint parameters and MuJoCo's
       regulariser scale (module docstring).
     ref1, ref2 (k,): qpos0 of the joints or tendon_length0 of the tendons (0 for connect).
@@ -58,6 +77,10 @@ class EqualityModel:
     polycoef: jax.Array
     anchor1: jax.Array
     anchor2: jax.Array
+    frame1: jax.Array
+    frame2: jax.Array
+    torquescale: jax.Array
+    invweight_rot: jax.Array
     solref: jax.Array
     solimp: jax.Array
     invweight: jax.Array
@@ -78,7 +101,7 @@ class EqualityModel:
 
     @property
     def n_rows(self) -> int:
-        return sum(3 if k == CONNECT else 1 for k in self.kind)
+        return sum(_ROWS[k] for k in self.kind)
 
 
 jax.tree_util.register_dataclass(
@@ -101,9 +124,10 @@ def equality_problems(m) -> list[str]:
     import mujoco
 
     eq = mujoco.mjtEq
-    supported = (int(eq.mjEQ_JOINT), int(eq.mjEQ_TENDON), int(eq.mjEQ_CONNECT))
-    return [f"{_label(m, e)}: type {mujoco.mjtEq(int(m.eq_type[e])).name} (only joint, tendon "
-            "and connect equalities are supported)"
+    supported = (int(eq.mjEQ_JOINT), int(eq.mjEQ_TENDON), int(eq.mjEQ_CONNECT),
+                 int(eq.mjEQ_WELD))
+    return [f"{_label(m, e)}: type {mujoco.mjtEq(int(m.eq_type[e])).name} (only joint, tendon, "
+            "connect and weld equalities are supported)"
             for e in range(m.neq) if int(m.eq_type[e]) not in supported]
 
 
@@ -136,7 +160,9 @@ def compile_equality(m) -> EqualityModel | None:
         o1, o2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
         data = np.asarray(m.eq_data[e], dtype=np.float64)
         row = dict(polycoef=np.zeros(5), anchor1=np.zeros(3), anchor2=np.zeros(3),
-                   ref1=0.0, ref2=0.0, adr1=(-1, -1), adr2=(-1, -1), obj1=o1, obj2=o2,
+                   frame1=np.array([1.0, 0, 0, 0]), frame2=np.array([1.0, 0, 0, 0]),
+                   torquescale=0.0, invweight_rot=0.0, ref1=0.0, ref2=0.0, adr1=(-1, -1),
+                   adr2=(-1, -1), obj1=o1, obj2=o2,
                    solref=solref, solimp=np.asarray(m.eq_solimp[e], dtype=np.float64),
                    name=_label(m, e))
         kind = int(m.eq_type[e])
@@ -154,14 +180,22 @@ def compile_equality(m) -> EqualityModel | None:
             if o2 >= 0:
                 row["ref2"] = float(m.tendon_length0[o2])
                 row["invweight"] += float(m.tendon_invweight0[o2])
-        else:  # connect: anchors in the two bodies' frames
+        else:  # connect or weld: anchors (and a weld's frames) in the two bodies' frames
+            weld = kind == int(eq.mjEQ_WELD)
             if int(m.eq_objtype[e]) == int(mujoco.mjtObj.mjOBJ_SITE):
                 row.update(obj1=int(m.site_bodyid[o1]), obj2=int(m.site_bodyid[o2]),
                            anchor1=np.asarray(m.site_pos[o1]), anchor2=np.asarray(m.site_pos[o2]))
+                if weld:
+                    row.update(frame1=np.asarray(m.site_quat[o1]),
+                               frame2=np.asarray(m.site_quat[o2]))
+            elif weld:   # body1's point is relpose's position, body2's the anchor
+                row.update(anchor1=data[3:6], anchor2=data[0:3], frame1=data[6:10])
             else:
                 row.update(anchor1=data[0:3], anchor2=data[3:6])
-            row.update(kind=CONNECT, invweight=float(m.body_invweight0[row["obj1"], 0]
-                                                     + m.body_invweight0[row["obj2"], 0]))
+            w1, w2 = m.body_invweight0[row["obj1"]], m.body_invweight0[row["obj2"]]
+            row.update(kind=WELD if weld else CONNECT, invweight=float(w1[0] + w2[0]),
+                       invweight_rot=float(w1[1] + w2[1]),
+                       torquescale=float(data[10]) if weld else 0.0)
         rows.append(row)
     from myotwin.engine.model import is_spatial_tendon
     from myotwin.engine.tendons import fixed_tendon_coefficients
@@ -177,7 +211,9 @@ def compile_equality(m) -> EqualityModel | None:
     as_jnp = lambda x: jnp.asarray(x, dtype=jnp.float64)  # noqa: E731
     return EqualityModel(
         polycoef=f64("polycoef"), anchor1=f64("anchor1"), anchor2=f64("anchor2"),
-        solref=f64("solref"), solimp=f64("solimp"), invweight=f64("invweight"),
+        frame1=f64("frame1"), frame2=f64("frame2"), torquescale=f64("torquescale"),
+        invweight_rot=f64("invweight_rot"), solref=f64("solref"), solimp=f64("solimp"),
+        invweight=f64("invweight"),
         ref1=f64("ref1"), ref2=f64("ref2"),
         fixed1_q=as_jnp(fixed[1][0]), fixed2_q=as_jnp(fixed[2][0]),
         fixed1_v=as_jnp(fixed[1][1]), fixed2_v=as_jnp(fixed[2][1]),
@@ -237,35 +273,67 @@ def _scalar_rows(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
         v1, v2 = jnp.where(tendon, l1, v1), jnp.where(tendon, l2, v2)
         j1 = jnp.where(tendon[:, None], tj1, j1)
         j2 = jnp.where(tendon[:, None], tj2, j2)
-    has2 = np.array([o >= 0 for o in eq.obj2]) & (kind != CONNECT)
+    has2 = np.array([o >= 0 for o in eq.obj2]) & ((kind == JOINT) | (kind == TENDON))
     x = jnp.where(has2, v2 - eq.ref2, 0.0)
     value, slope = _polynomial(eq.polycoef, x)     # x = 0 without a second object: c0, c1
     return v1 - eq.ref1 - value, j1 - jnp.where(has2, slope, 0.0)[:, None] * j2
 
 
-def _connect_rows(model, q: jax.Array, qd: jax.Array, connect: np.ndarray):
-    """(r (n_c, 3), J (n_c, 3, n_v), Jdot qd (n_c, 3)) of the connect equalities `connect`
-    (static indices): residual, Jacobian and the residual's acceleration at qdd = 0."""
-    from myotwin.engine.jacobian import point_tangents
+def _pair_rows(model, q: jax.Array, qd: jax.Array, pairs: np.ndarray, rotation: bool):
+    """(r (n, k), J (n, k, n_v), Jdot qd (n, k)) of the connects or welds `pairs` (static
+    indices; k = 3, or 6 with `rotation`): residual, Jacobian and the residual's acceleration
+    at qdd = 0 (module docstring)."""
+    from myotwin.engine.jacobian import dof_motion, point_tangents
     from myotwin.engine.kinematics import kinematics
     from myotwin.engine.rows import take
+    from myotwin.engine.spatial import quat_mul
     from myotwin.engine.twists import body_motion_from_kinematics
     from myotwin.inertia.anchors import point_rates
 
     eq = model.equality
     kin = kinematics(model, q)
-    b1, b2 = np.array(eq.obj1)[connect], np.array(eq.obj2)[connect]
+    b1, b2 = np.array(eq.obj1)[pairs], np.array(eq.obj2)[pairs]
 
     def world(body, anchor):
         return take(kin.body_pos_world, body) + jnp.einsum(
-            "nij,nj->ni", take(kin.body_rot_world, body), take(anchor, connect))
+            "nij,nj->ni", take(kin.body_rot_world, body), take(anchor, pairs))
 
     p1, p2 = world(b1, eq.anchor1), world(b2, eq.anchor2)
-    jp = point_tangents(model, kin, p1, b1) - point_tangents(model, kin, p2, b2)  # (n_v, n_c, 3)
+    jp = point_tangents(model, kin, p1, b1) - point_tangents(model, kin, p2, b2)  # (n_v, n, 3)
     bodies = body_motion_from_kinematics(model, kin, qd)   # the engine's velocity stage
     _, a1 = point_rates(model, kin, bodies, p1, b1)
     _, a2 = point_rates(model, kin, bodies, p2, b2)
-    return p1 - p2, jnp.moveaxis(jp, 0, -1), a1 - a2
+    r, jac, bias = [p1 - p2], [jnp.moveaxis(jp, 0, -1)], [a1 - a2]
+    if rotation:
+        # Q = conj(B) A with A, B the two frames' world quaternions: r = ts imag(Q);
+        # Q' = 1/2 conj(B) (0, w1 - w2) A; Q'' at qdd = 0 as in the module docstring
+        a = quat_mul(take(kin.body_quat_world, b1), take(eq.frame1, pairs))
+        b = quat_mul(take(kin.body_quat_world, b2), take(eq.frame2, pairs))
+        conj_b = b * jnp.array([1.0, -1.0, -1.0, -1.0])
+        ts = take(eq.torquescale, pairs)[:, None]
+
+        def pure(v):                     # (..., 3) -> (..., 4) quaternion (0, v)
+            return jnp.concatenate([jnp.zeros_like(v[..., :1]), v], axis=-1)
+
+        def sandwich(v):                 # imag(conj(B) (0, v) A) for v (n, 3)
+            return quat_mul(quat_mul(conj_b, pure(v)), a)[..., 1:]
+
+        r.append(ts * quat_mul(conj_b, a)[..., 1:])
+        moves = np.asarray(model.dof_ancestor_mask())
+        s_ang = dof_motion(model, kin)[:, :3]                          # (n_v, 3)
+        jw = (s_ang[:, None, :] * jnp.asarray(moves[b1].T[:, :, None], s_ang.dtype)
+              - s_ang[:, None, :] * jnp.asarray(moves[b2].T[:, :, None], s_ang.dtype))
+        cols = jax.vmap(sandwich)(jw)                                  # (n_v, n, 3)
+        jac.append(jnp.moveaxis(0.5 * ts[None] * cols, 0, -1))        # (n, 3, n_v)
+        w1, w2 = take(bodies.velocity, b1)[:, :3], take(bodies.velocity, b2)[:, :3]
+        al1 = take(bodies.bias_acceleration, b1)[:, :3]
+        al2 = take(bodies.bias_acceleration, b2)[:, :3]
+        dw = w1 - w2
+        inner = (-0.5 * quat_mul(pure(w2), pure(dw)) + pure(al1 - al2)
+                 + 0.5 * quat_mul(pure(dw), pure(w1)))
+        bias.append(ts * 0.5 * quat_mul(quat_mul(conj_b, inner), a)[..., 1:])
+    return (jnp.concatenate(r, axis=-1), jnp.concatenate(jac, axis=-2),
+            jnp.concatenate(bias, axis=-1))
 
 
 def equality_rows(model, q: jax.Array, qd: jax.Array):
@@ -279,27 +347,35 @@ def equality_rows(model, q: jax.Array, qd: jax.Array):
 
     eq = model.equality
     kind = np.asarray(eq.kind)
-    if np.any(kind != CONNECT):
+    if np.any((kind == JOINT) | (kind == TENDON)):
         s_dist, s_jac = _scalar_rows(model, q)
-    connect = np.flatnonzero(kind == CONNECT)
-    if connect.size:
-        c_dist, c_jac, c_bias = _connect_rows(model, q, qd, connect)
-        c_norm = norm(c_dist)        # a finite derivative where the connect holds exactly
-    dist, jac, imp, bias, index = [], [], [], [], []
+    blocks = {}
+    for kd, rotation in ((CONNECT, False), (WELD, True)):
+        idx = np.flatnonzero(kind == kd)
+        if idx.size:
+            b_dist, b_jac, b_bias = _pair_rows(model, q, qd, idx, rotation)
+            # one impedance for the block: a finite derivative where it holds exactly
+            blocks[kd] = (idx, b_dist, b_jac, b_bias, norm(b_dist))
+    dist, jac, imp, bias, index, rot = [], [], [], [], [], []
     for k, kd in enumerate(kind):
-        if kd == CONNECT:
-            c = int(np.flatnonzero(connect == k)[0])
-            dist += [c_dist[c, i] for i in range(3)]
-            jac += [c_jac[c, i] for i in range(3)]
-            imp += [c_norm[c]] * 3
-            bias += [c_bias[c, i] for i in range(3)]
-            index += [k] * 3
+        if kd in blocks:
+            idx, b_dist, b_jac, b_bias, b_norm = blocks[kd]
+            c = int(np.flatnonzero(idx == k)[0])
+            n = _ROWS[kd]
+            dist += [b_dist[c, i] for i in range(n)]
+            jac += [b_jac[c, i] for i in range(n)]
+            imp += [b_norm[c]] * n
+            bias += [b_bias[c, i] for i in range(n)]
+            index += [k] * n
+            rot += [i >= 3 for i in range(n)]
         else:
             dist.append(s_dist[k])
             jac.append(s_jac[k])
             imp.append(jnp.abs(s_dist[k]))
             bias.append(jnp.zeros((), q.dtype))
             index.append(k)
+            rot.append(False)
     index = np.array(index, dtype=np.int64)
+    weight = jnp.where(np.array(rot), take(eq.invweight_rot, index), take(eq.invweight, index))
     return (jnp.stack(dist), jnp.stack(jac), jnp.stack(imp), jnp.stack(bias),
-            take(eq.solref, index), take(eq.solimp, index), take(eq.invweight, index))
+            take(eq.solref, index), take(eq.solimp, index), weight)

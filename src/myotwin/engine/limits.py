@@ -234,8 +234,8 @@ def limit_rows(model: Model, q: jax.Array, qd: jax.Array) -> LimitRows:
     parts.append(_joint_limit_geometry(model, q))
     if tendon_limit_layout(model)[0].size:
         parts.append(tendon_limit_geometry(model, q))
-    # the impedance's distance: the row's own r, but a connect's |r| (equality.py)
-    # and a connect's acceleration bias in aref (equality.py); zero for the other rows
+    # the impedance's distance: the row's own r, but a connect's or weld's |r| (equality.py)
+    # and their acceleration bias in aref (equality.py); zero for the other rows
     parts = [p + (p[0], jnp.zeros_like(p[0])) for p in parts]
     if n_eq:
         e_dist, e_jac, e_imp, e_bias, e_solref, e_solimp, e_weight = equality_rows(model, q,

@@ -23,7 +23,8 @@ passive/actuator forces or dynamics are asked for.
 Contact: sphere/capsule-plane pairs that MuJoCo would collide compile into `Model.contact`
 (contact.py, smooth OpenSim-style law); other colliding pairs are listed in
 `dynamics_unsupported`; geoms that never collide are ignored. Rejected at load: equality
-constraints other than joint, tendon and connect (equality.py), mocap bodies, gravity compensation (`gravcomp`), a free joint sharing its body.
+constraints on flexes (equality.py), mocap bodies, gravity compensation (`gravcomp`), a free
+joint sharing its body.
 Point masses (bodies with zero inertia, which MuJoCo's compiler refuses) compile from a
 stand-in inertia and a `point_mass:<body>` custom numeric (point_mass.py).
 """
@@ -120,7 +121,7 @@ class Model:
     Dry friction (a sub-pytree): friction: `friction.FrictionModel` of the dofs and tendons
       with frictionloss (constraint rows solved with the limits, limits.py), or None.
     Equality constraints (a sub-pytree): equality: `equality.EqualityModel` of the active
-      joint, tendon and connect equalities (rows solved with the limits), or None.
+      joint, tendon, connect and weld equalities (rows solved with the limits), or None.
 
     Fixed-tendon transmissions: actuator_fixed_coef_q (n_u, n_q), actuator_fixed_coef_v
       (n_u, n_v): each such actuator's tendon coefficients at its joints' qpos and dof
