@@ -54,9 +54,9 @@ _ROWS = {JOINT: 1, TENDON: 1, CONNECT: 3, WELD: 6}
 
 @dataclasses.dataclass(frozen=True)
 class EqualityModel:
-    """The model's active joint, tendon and connect equalities (a JAX pytree; k of them).
+    """The model's active joint, tendon, connect and weld equalities (a JAX pytree; k of them).
 
-    polycoef (k, 5): c0..c4 of joint/tendon equalities (zero for connect).
+    polycoef (k, 5): c0..c4 of joint/tendon equalities (zero otherwise).
     anchor1, anchor2 (k, 3): a connect's or weld's anchor points in its bodies' frames (zero
       otherwise; for site semantics, the sites' positions in their bodies).
     frame1, frame2 (k, 4): a weld's frames in its bodies (w-first quaternions): relpose's
@@ -65,10 +65,10 @@ class EqualityModel:
       scale of a weld's rotation rows (body_invweight0[., 1] of both bodies).
     solref (k, 2), solimp (k, 5), invweight (k,): the soft-constraint parameters and MuJoCo's
       regulariser scale (module docstring).
-    ref1, ref2 (k,): qpos0 of the joints or tendon_length0 of the tendons (0 for connect).
+    ref1, ref2 (k,): qpos0 of the joints or tendon_length0 of the tendons (0 otherwise).
     fixed1_q, fixed2_q (k, n_q), fixed1_v, fixed2_v (k, n_v): the coefficients of tendon1 and
       tendon2 where they are fixed tendons (zero rows otherwise).
-    Static: kind (k,) JOINT/TENDON/CONNECT; obj1, obj2 (k,): joints (qpos/dof addresses in
+    Static: kind (k,) JOINT/TENDON/CONNECT/WELD; obj1, obj2 (k,): joints (qpos/dof addresses in
       `adr1`/`adr2`), tendons (MuJoCo ids) or bodies; -1 where there is no second object;
       adr1, adr2 (k,): (qpos address, dof address) pairs of the joints ((-1, -1) otherwise);
       spatial1, spatial2 (k,): whether tendon1 / tendon2 is a spatial tendon; names (k,).
