@@ -105,6 +105,65 @@ def test_model_keeps_the_active_equalities():
         assert engine.compile_model(_model(flags=f'{flag}="disable"')).equality is None
 
 
+def _compare_with_mujoco(m, d, s, rows, qacc, inverse, qdd, worst):
+    """State s of vmapped outputs against mj_forward's `d` (after it) and mj_inverse at qdd[s]:
+    the instantiated rows, qacc and qfrc_inverse; the worst errors are kept in `worst`."""
+    tag = f"state {s}"
+    on = np.asarray(rows.instantiated[s])
+    assert on.sum() == d.nefc, f"{tag}: {on.sum()} rows vs MuJoCo nefc {d.nefc}"
+    for name, ours, ref, tol in (
+            ("efc_pos", rows.dist[s][on], d.efc_pos, ROW_TOL),
+            ("efc_J", rows.jac[s][on], d.efc_J.reshape(d.nefc, m.nv), ROW_TOL),
+            ("efc_vel", rows.vel[s][on], d.efc_vel, ROW_TOL),
+            ("efc_aref", rows.aref[s][on], d.efc_aref, ROW_TOL),
+            ("efc_R", rows.regularizer[s][on], d.efc_R, ROW_TOL),
+            ("qacc", qacc[s], d.qacc, SOLVE_TOL)):
+        worst[name] = max(worst.get(name, 0.0), close_to_mujoco(f"{tag} {name}", ours, ref,
+                                                                 tol))
+    d.qacc[:] = qdd[s]
+    mujoco.mj_inverse(m, d)
+    worst["qfrc_inverse"] = max(worst.get("qfrc_inverse", 0.0), close_to_mujoco(
+        f"{tag} qfrc_inverse", inverse[s], d.qfrc_inverse, SOLVE_TOL))
+
+
+def test_mujoco_puts_the_residual_acceleration_in_connect_and_weld_aref():
+    """What equality.py reproduces, checked on MuJoCo alone: its aref departs from the limits'
+    law -B vel - K d r by -rdd_0, the residual's second time derivative along qd at qdd = 0
+    (central second differences of MuJoCo's own efc_pos along mj_integratePos, h = 1e-4:
+    truncation ~h^2, roundoff ~1e-16 |r| / h^2; tolerance 1e-5 relative to the largest), on
+    connect and weld rows, and not at all on joint and tendon rows (1e-12 of |aref|). The
+    term is not small here (asserted > 1e-3 of the largest aref)."""
+    for m in (_model(), _welds()):
+        q, qd = _settled(m), np.random.default_rng(12).normal(size=m.nv) * 2.0
+        d = mujoco.MjData(m)
+        d.qpos[:], d.qvel[:] = q, qd
+        mujoco.mj_forward(m, d)
+        k, b, imp = (d.efc_KBIP[:, i] for i in range(3))
+        departure = d.efc_aref + b * d.efc_vel + k * imp * (d.efc_pos - d.efc_margin)
+
+        def efc_pos(t):
+            e = mujoco.MjData(m)
+            e.qpos[:] = q
+            mujoco.mj_integratePos(m, e.qpos, qd, t)
+            mujoco.mj_fwdPosition(m, e)
+            return e.efc_pos.copy()
+
+        h = 1e-4
+        rdd = (efc_pos(h) - 2 * efc_pos(0.0) + efc_pos(-h)) / h**2
+        eq_rows = np.flatnonzero(d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
+        kinds = np.repeat(m.eq_type[m.eq_active0.astype(bool)],
+                          [{0: 3, 1: 6}.get(int(t), 1) for t in m.eq_type[m.eq_active0]])
+        pair = eq_rows[np.isin(kinds, [mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD])]
+        scalar = eq_rows[~np.isin(kinds, [mujoco.mjtEq.mjEQ_CONNECT, mujoco.mjtEq.mjEQ_WELD])]
+        scale = np.abs(d.efc_aref).max()
+        err = np.abs(departure[pair] + rdd[pair]).max() / np.abs(rdd[pair]).max()
+        print(f"{m.neq} equalities: connect/weld departure vs -rdd {err:.1e}; largest "
+              f"{np.abs(rdd[pair]).max() / scale:.1e} of |aref|")
+        assert np.abs(rdd[pair]).max() > 1e-3 * scale
+        assert err <= 1e-5
+        assert np.abs(departure[scalar]).max(initial=0.0) <= 1e-12 * scale
+
+
 def test_rows_forward_and_inverse_match_mujoco():
     """12 states near the constraint manifold (off it by a few cm and 0.1 rad): the
     instantiated rows vs MuJoCo's efc_* in its order (equality rows first; connect rows with
@@ -128,23 +187,8 @@ def test_rows_forward_and_inverse_match_mujoco():
         d = mujoco.MjData(m)
         d.qpos[:], d.qvel[:] = q[s], qd[s]
         mujoco.mj_forward(m, d)
-        tag = f"state {s}"
-        on = np.asarray(rows.instantiated[s])
-        assert on.sum() == d.nefc, f"{tag}: {on.sum()} rows vs MuJoCo nefc {d.nefc}"
         assert np.all(d.efc_type[:10] == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
-        for name, ours, ref, tol in (
-                ("efc_pos", rows.dist[s][on], d.efc_pos, ROW_TOL),
-                ("efc_J", rows.jac[s][on], d.efc_J.reshape(d.nefc, m.nv), ROW_TOL),
-                ("efc_vel", rows.vel[s][on], d.efc_vel, ROW_TOL),
-                ("efc_aref", rows.aref[s][on], d.efc_aref, ROW_TOL),
-                ("efc_R", rows.regularizer[s][on], d.efc_R, ROW_TOL),
-                ("qacc", qacc[s], d.qacc, SOLVE_TOL)):
-            err = close_to_mujoco(f"{tag} {name}", ours, ref, tol)
-            worst[name] = max(worst.get(name, 0.0), err)
-        d.qacc[:] = qdd[s]
-        mujoco.mj_inverse(m, d)
-        worst["qfrc_inverse"] = max(worst.get("qfrc_inverse", 0.0), close_to_mujoco(
-            f"{tag} qfrc_inverse", inverse[s], d.qfrc_inverse, SOLVE_TOL))
+        _compare_with_mujoco(m, d, s, rows, qacc, inverse, qdd, worst)
     print("worst relative errors", {k: f"{v:.1e}" for k, v in worst.items()})
 
 
@@ -268,18 +312,7 @@ def test_welds_match_mujoco():
         d.qpos[:], d.qvel[:] = q[s], qd[s]
         mujoco.mj_forward(m, d)
         assert d.nefc == 12
-        for name, ours, ref, tol in (
-                ("efc_pos", rows.dist[s], d.efc_pos, ROW_TOL),
-                ("efc_J", rows.jac[s], d.efc_J.reshape(d.nefc, m.nv), ROW_TOL),
-                ("efc_aref", rows.aref[s], d.efc_aref, ROW_TOL),
-                ("efc_R", rows.regularizer[s], d.efc_R, ROW_TOL),
-                ("qacc", qacc[s], d.qacc, SOLVE_TOL)):
-            err = close_to_mujoco(f"state {s} {name}", ours, ref, tol)
-            worst[name] = max(worst.get(name, 0.0), err)
-        d.qacc[:] = qdd[s]
-        mujoco.mj_inverse(m, d)
-        err = close_to_mujoco(f"state {s} qfrc_inverse", inverse[s], d.qfrc_inverse, SOLVE_TOL)
-        worst["qfrc_inverse"] = max(worst.get("qfrc_inverse", 0.0), err)
+        _compare_with_mujoco(m, d, s, rows, qacc, inverse, qdd, worst)
     rollout_err, apart = _rollout_errors(model, lambda flags: _welds("RK4", flags),
                                          rng.normal(size=m.nv), 300, "rk4")
     print("worst relative errors", {k: f"{v:.1e}" for k, v in worst.items()},

@@ -138,6 +138,8 @@ def compile_equality(m) -> EqualityModel | None:
     standard and direct formats."""
     import mujoco
 
+    from myotwin.engine.limits import check_solref  # limits.py imports this module
+
     problems = equality_problems(m)
     if problems:
         raise ValueError("unsupported MJCF element: " + "; ".join(problems))
@@ -151,12 +153,7 @@ def compile_equality(m) -> EqualityModel | None:
     rows = []
     for e in keep:
         solref = np.asarray(m.eq_solref[e], dtype=np.float64)
-        if (solref[0] > 0) != (solref[1] > 0):
-            raise ValueError(
-                f"{_label(m, e)}: solref ({solref[0]:g}, {solref[1]:g}) mixes the standard "
-                "(timeconst, dampratio > 0) and direct (-stiffness, -damping <= 0) formats; use "
-                "two positive or two non-positive values (MuJoCo would warn and use its "
-                "default (0.02, 1))")
+        check_solref(solref, _label(m, e), "solref")
         o1, o2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
         data = np.asarray(m.eq_data[e], dtype=np.float64)
         row = dict(polycoef=np.zeros(5), anchor1=np.zeros(3), anchor2=np.zeros(3),
@@ -232,27 +229,11 @@ def _polynomial(c: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
     return value * x + c[:, 0], slope
 
 
-def _tendon_rows(model, q: jax.Array, coef_q: jax.Array, coef_v: jax.Array,
-                 tendon_ids, spatial) -> tuple[jax.Array, jax.Array]:
-    """(L (k,), J (k, n_v)) of MuJoCo tendons `tendon_ids` (-1: zeros): spatial ones (static
-    flags `spatial`) from the paths, fixed ones from their coefficients coef_q, coef_v."""
-    from myotwin.engine.tendons import spatial_tendon_rows
-
-    length = coef_q.astype(q.dtype) @ q
-    jac = coef_v.astype(q.dtype)
-    spatial = np.asarray(spatial, dtype=bool)
-    if spatial.any():
-        ids = [t if s else -1 for t, s in zip(tendon_ids, spatial)]
-        s_len, s_jac = spatial_tendon_rows(model, q, ids, "tendon equality")
-        length = jnp.where(spatial, s_len, length)
-        jac = jnp.where(spatial[:, None], s_jac, jac)
-    return length, jac
-
-
 def _scalar_rows(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """(r (k,), J (k, n_v)) of every equality as a joint/tendon row (connect rows: garbage,
-    masked by the caller)."""
+    """(r (k,), J (k, n_v)) of every equality as a joint/tendon row (connect and weld rows:
+    garbage, masked by the caller)."""
     from myotwin.engine.rows import take
+    from myotwin.engine.tendons import tendon_rows
 
     eq = model.equality
     kind = np.asarray(eq.kind)
@@ -268,8 +249,10 @@ def _scalar_rows(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     if tendon.any():
         t1 = [o if k == TENDON else -1 for k, o in zip(eq.kind, eq.obj1)]
         t2 = [o if k == TENDON else -1 for k, o in zip(eq.kind, eq.obj2)]
-        l1, tj1 = _tendon_rows(model, q, eq.fixed1_q, eq.fixed1_v, t1, eq.spatial1)
-        l2, tj2 = _tendon_rows(model, q, eq.fixed2_q, eq.fixed2_v, t2, eq.spatial2)
+        l1, tj1 = tendon_rows(model, q, t1, eq.spatial1, eq.fixed1_q, eq.fixed1_v,
+                              "tendon equality")
+        l2, tj2 = tendon_rows(model, q, t2, eq.spatial2, eq.fixed2_q, eq.fixed2_v,
+                              "tendon equality")
         v1, v2 = jnp.where(tendon, l1, v1), jnp.where(tendon, l2, v2)
         j1 = jnp.where(tendon[:, None], tj1, j1)
         j2 = jnp.where(tendon[:, None], tj2, j2)
@@ -340,42 +323,42 @@ def equality_rows(model, q: jax.Array, qd: jax.Array):
     """(dist (n,), jac (n, n_v), imp_dist (n,), bias (n,), solref (n, 2), solimp (n, 5),
     invweight (n,)) of the n equality rows at configuration q and velocity qd, in MuJoCo's
     order (module docstring): imp_dist is the distance at which each row's impedance is taken
-    (|r|, the block's norm for a connect); bias is the row's Jdot qd where MuJoCo puts it in
-    aref (connect rows), 0 elsewhere."""
+    (|r|, the block's norm for a connect or weld); bias is the residual's acceleration at
+    qdd = 0 where MuJoCo puts it in aref (connect and weld rows), 0 elsewhere."""
     from myotwin.engine.rows import take
     from myotwin.paths.safe import norm
 
     eq = model.equality
     kind = np.asarray(eq.kind)
+    # every kind's rows into one pool, then one static gather into MuJoCo's (file) order
+    pool, start, offset = [], {}, 0
     if np.any((kind == JOINT) | (kind == TENDON)):
-        s_dist, s_jac = _scalar_rows(model, q)
-    blocks = {}
+        s_dist, s_jac = _scalar_rows(model, q)    # one row per equality (others: unused)
+        pool.append((s_dist, s_jac, jnp.abs(s_dist), jnp.zeros_like(s_dist)))
+        start["scalar"], offset = 0, kind.size
     for kd, rotation in ((CONNECT, False), (WELD, True)):
         idx = np.flatnonzero(kind == kd)
         if idx.size:
             b_dist, b_jac, b_bias = _pair_rows(model, q, qd, idx, rotation)
-            # one impedance for the block: a finite derivative where it holds exactly
-            blocks[kd] = (idx, b_dist, b_jac, b_bias, norm(b_dist))
-    dist, jac, imp, bias, index, rot = [], [], [], [], [], []
-    for k, kd in enumerate(kind):
-        if kd in blocks:
-            idx, b_dist, b_jac, b_bias, b_norm = blocks[kd]
-            c = int(np.flatnonzero(idx == k)[0])
             n = _ROWS[kd]
-            dist += [b_dist[c, i] for i in range(n)]
-            jac += [b_jac[c, i] for i in range(n)]
-            imp += [b_norm[c]] * n
-            bias += [b_bias[c, i] for i in range(n)]
-            index += [k] * n
-            rot += [i >= 3 for i in range(n)]
-        else:
-            dist.append(s_dist[k])
-            jac.append(s_jac[k])
-            imp.append(jnp.abs(s_dist[k]))
-            bias.append(jnp.zeros((), q.dtype))
+            # one impedance for the block (`norm`: a finite derivative where it holds exactly)
+            b_imp = jnp.repeat(norm(b_dist)[:, None], n, axis=1)
+            pool.append((b_dist.reshape(-1), b_jac.reshape(-1, model.n_v),
+                         b_imp.reshape(-1), b_bias.reshape(-1)))
+            start[kd], offset = offset, offset + idx.size * n
+    order, index, rot = [], [], []
+    for k, kd in enumerate(kind):
+        if kd in (JOINT, TENDON):
+            order.append(start["scalar"] + k)
             index.append(k)
             rot.append(False)
+        else:
+            n = _ROWS[kd]
+            c = int(np.flatnonzero(np.flatnonzero(kind == kd) == k)[0])
+            order += [start[kd] + c * n + i for i in range(n)]
+            index += [k] * n
+            rot += [i >= 3 for i in range(n)]
+    dist, jac, imp, bias = (take(jnp.concatenate(x), np.array(order)) for x in zip(*pool))
     index = np.array(index, dtype=np.int64)
     weight = jnp.where(np.array(rot), take(eq.invweight_rot, index), take(eq.invweight, index))
-    return (jnp.stack(dist), jnp.stack(jac), jnp.stack(imp), jnp.stack(bias),
-            take(eq.solref, index), take(eq.solimp, index), weight)
+    return (dist, jac, imp, bias, take(eq.solref, index), take(eq.solimp, index), weight)

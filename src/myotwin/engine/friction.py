@@ -59,15 +59,6 @@ jax.tree_util.register_dataclass(
                  if f.metadata.get("static")])
 
 
-def _check_solref(solref: np.ndarray, what: str) -> None:
-    if (solref[0] > 0) != (solref[1] > 0):
-        raise ValueError(
-            f"{what}: solreffriction ({solref[0]:g}, {solref[1]:g}) mixes the standard "
-            "(timeconst, dampratio > 0) and direct (-stiffness, -damping <= 0) formats; use two "
-            "positive or two non-positive values (MuJoCo would warn and use its default "
-            "(0.02, 1))")
-
-
 def compile_friction(m) -> FrictionModel | None:
     """The `FrictionModel` of a compiled MjModel `m` (only read), or None if no dof or tendon
     has frictionloss or the frictionloss or constraint flag is disabled. Raises ValueError
@@ -75,8 +66,9 @@ def compile_friction(m) -> FrictionModel | None:
     standard and direct formats."""
     import mujoco
 
+    from myotwin.engine.limits import check_solref
     from myotwin.engine.model import is_spatial_tendon
-    from myotwin.engine.tendons import _label, fixed_tendon_coefficients
+    from myotwin.engine.tendons import fixed_tendon_coefficients, tendon_label
 
     dsbl = m.opt.disableflags
     if dsbl & (mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT):
@@ -94,13 +86,13 @@ def compile_friction(m) -> FrictionModel | None:
         if m.tendon_frictionloss[t] == 0:
             continue
         rows.append((-1, t, m.tendon_frictionloss[t], m.tendon_solref_fri[t],
-                     m.tendon_solimp_fri[t], m.tendon_invweight0[t], _label(m, t)))
+                     m.tendon_solimp_fri[t], m.tendon_invweight0[t], tendon_label(m, t)))
     if not rows:
         return None
     for _, _, mu, solref, _, _, what in rows:
         if mu < 0:
             raise ValueError(f"{what}: negative frictionloss {float(mu):g}")
-        _check_solref(np.asarray(solref, dtype=np.float64), what)
+        check_solref(solref, what, "solreffriction")
     coef_v = np.zeros((len(rows), m.nv))
     for r, (d, *_) in enumerate(rows):
         if d >= 0:
@@ -124,13 +116,9 @@ def compile_friction(m) -> FrictionModel | None:
 
 def friction_jacobian(model, q: jax.Array) -> jax.Array:
     """(k, n_v) J of the friction rows at configuration q (n_q,) (module docstring)."""
-    from myotwin.engine.tendons import spatial_tendon_rows
+    from myotwin.engine.tendons import tendon_rows
 
     fr = model.friction
-    jac = fr.coef_v.astype(q.dtype)
-    spatial = np.array(fr.spatial, dtype=bool)
-    if spatial.any():
-        ids = [t if s else -1 for t, s in zip(fr.tendon_id, fr.spatial)]
-        _, s_jac = spatial_tendon_rows(model, q, ids, "tendon frictionloss")
-        jac = jnp.where(spatial[:, None], s_jac, jac)
-    return jac
+    coef_q = jnp.zeros((len(fr.dof), model.n_q), dtype=q.dtype)   # lengths are not needed
+    return tendon_rows(model, q, fr.tendon_id, fr.spatial, coef_q, fr.coef_v,
+                       "tendon frictionloss")[1]

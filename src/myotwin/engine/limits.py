@@ -495,6 +495,18 @@ def invweight0(model: Model) -> jax.Array:
     return diag
 
 
+def check_solref(solref, what: str, attribute: str) -> None:
+    """Raise ValueError naming `what` and its MJCF `attribute` if solref (2,) mixes the
+    standard (timeconst, dampratio > 0) and direct (-stiffness, -damping <= 0) formats, which
+    MuJoCo replaces by its default (0.02, 1) with a warning."""
+    ref0, ref1 = (float(x) for x in np.asarray(solref).reshape(2))
+    if (ref0 > 0) != (ref1 > 0):
+        raise ValueError(
+            f"{what}: {attribute} ({ref0:g}, {ref1:g}) mixes the standard (timeconst, "
+            "dampratio > 0) and direct (-stiffness, -damping <= 0) formats; use two positive "
+            "or two non-positive values (MuJoCo would warn and use its default (0.02, 1))")
+
+
 def limit_parameters(mj_model) -> dict:
     """`Model` fields for joint limits from a compiled `mujoco.MjModel` (only read):
     joint_margin (n_joint,), joint_solref (n_joint, 2), joint_solimp (n_joint, 5) (the
@@ -515,13 +527,10 @@ def limit_parameters(mj_model) -> dict:
     solimp = np.array(m.jnt_solimp, dtype=np.float64).reshape(m.njnt, 5)
     margin = np.array(m.jnt_margin, dtype=np.float64).reshape(m.njnt)
     for j in range(m.njnt):
-        if enabled and m.jnt_limited[j] and (solref[j, 0] > 0) != (solref[j, 1] > 0):
+        if enabled and m.jnt_limited[j]:
             name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
-            raise ValueError(
-                f"joint #{j}" + (f" '{name}'" if name else "") + f": solreflimit "
-                f"({solref[j, 0]:g}, {solref[j, 1]:g}) mixes the standard (timeconst, dampratio "
-                "> 0) and direct (-stiffness, -damping <= 0) formats; use two positive or two "
-                "non-positive values (MuJoCo would warn and use its default (0.02, 1))")
+            check_solref(solref[j], f"joint #{j}" + (f" '{name}'" if name else ""),
+                         "solreflimit")
     refsafe = not dsbl & mujoco.mjtDisableBit.mjDSBL_REFSAFE
     f64 = lambda x: jnp.asarray(np.array(x, dtype=np.float64), dtype=jnp.float64)  # noqa: E731
     return dict(

@@ -94,7 +94,7 @@ def compile_tendon_armature(m) -> TendonArmature | None:
     """The `TendonArmature` of a compiled MjModel `m` (only read), or None if no tendon has
     armature. Raises ValueError (naming the tendon) for armature on a geom-wrapping tendon."""
     from myotwin.engine.model import is_spatial_tendon
-    from myotwin.engine.tendons import _label, fixed_tendon_coefficients
+    from myotwin.engine.tendons import fixed_tendon_coefficients, tendon_label
 
     if not hasattr(m, "tendon_armature"):
         return None
@@ -105,9 +105,9 @@ def compile_tendon_armature(m) -> TendonArmature | None:
     segments = []
     for row, t in enumerate(keep):
         if armature[t] < 0:
-            raise ValueError(f"{_label(m, t)}: negative armature {armature[t]:g} (kg)")
+            raise ValueError(f"{tendon_label(m, t)}: negative armature {armature[t]:g} (kg)")
         if is_spatial_tendon(m, t):
-            segments += [(s0, s1, div, row) for s0, s1, div in _segments(m, t, _label(m, t))]
+            segments += [(s0, s1, div, row) for s0, s1, div in _segments(m, t, tendon_label(m, t))]
     _, coef_v = fixed_tendon_coefficients(m, keep)
     f64 = lambda x: jnp.asarray(np.array(x, dtype=np.float64), dtype=jnp.float64)  # noqa: E731
     return TendonArmature(
@@ -118,7 +118,7 @@ def compile_tendon_armature(m) -> TendonArmature | None:
         segment_site0=tuple(s[0] for s in segments),
         segment_site1=tuple(s[1] for s in segments),
         segment_tendon=tuple(s[3] for s in segments),
-        names=tuple(_label(m, t) for t in keep),
+        names=tuple(tendon_label(m, t) for t in keep),
     )
 
 

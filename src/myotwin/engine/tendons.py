@@ -76,7 +76,7 @@ jax.tree_util.register_dataclass(
     meta_fields=[f.name for f in dataclasses.fields(TendonModel) if f.metadata.get("static")])
 
 
-def _label(m, t: int) -> str:
+def tendon_label(m, t: int) -> str:
     import mujoco
 
     name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_TENDON, t)
@@ -88,7 +88,7 @@ def tendon_problems(m) -> list[str]:
     dynamics cannot represent (module docstring)."""
     out = []
     for t in range(m.ntendon):
-        what = _label(m, t)
+        what = tendon_label(m, t)
         for field in ("tendon_springyield",):
             if hasattr(m, field) and np.any(np.asarray(getattr(m, field)[t]) != 0):
                 out.append(f"{what}: nonzero {field}")
@@ -130,14 +130,12 @@ def compile_tendons(m, limits_enabled: bool) -> TendonModel | None:
     keep = [t for t in range(m.ntendon) if stiffness[t] != 0 or damping[t] != 0 or limited[t]]
     if not keep:
         return None
+    from myotwin.engine.limits import check_solref  # limits.py imports this module
+
     solref = np.array(m.tendon_solref_lim, dtype=np.float64).reshape(m.ntendon, 2)
     for t in keep:
-        if limited[t] and (solref[t, 0] > 0) != (solref[t, 1] > 0):
-            raise ValueError(
-                f"{_label(m, t)}: solreflimit ({solref[t, 0]:g}, {solref[t, 1]:g}) mixes the "
-                "standard (timeconst, dampratio > 0) and direct (-stiffness, -damping <= 0) "
-                "formats; use two positive or two non-positive values (MuJoCo would warn and "
-                "use its default (0.02, 1))")
+        if limited[t]:
+            check_solref(solref[t], tendon_label(m, t), "solreflimit")
     spatial = [is_spatial_tendon(m, t) for t in keep]
     coef_q, coef_v = fixed_tendon_coefficients(m, keep)
     f64 = lambda x: jnp.asarray(np.array(x, dtype=np.float64), dtype=jnp.float64)  # noqa: E731
@@ -156,7 +154,7 @@ def compile_tendons(m, limits_enabled: bool) -> TendonModel | None:
         tendon_id=tuple(keep),
         spatial=tuple(bool(s) for s in spatial),
         limited=tuple(bool(limited[t]) for t in keep),
-        names=tuple(_label(m, t) for t in keep),
+        names=tuple(tendon_label(m, t) for t in keep),
     )
 
 
@@ -197,18 +195,28 @@ def spatial_tendon_rows(model, q: jax.Array, tendon_ids, what: str):
     return take(geo.path_length, index), take(jac, index)
 
 
-def tendon_lengths_and_jacobians(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """(L (n,), J (n, n_v)) of the tendons of `model.tendons` at configuration q (n_q,)."""
-    ten = model.tendons
-    length = jnp.sum(ten.fixed_coef_q * q, axis=1)
-    jac = ten.fixed_coef_v.astype(q.dtype)
-    spatial = np.array(ten.spatial, dtype=bool)
+def tendon_rows(model, q: jax.Array, tendon_ids, spatial, coef_q: jax.Array,
+                coef_v: jax.Array, what: str) -> tuple[jax.Array, jax.Array]:
+    """(L (k,), J (k, n_v)) of k MuJoCo tendons `tendon_ids` at configuration q (n_q,): the
+    spatial ones (static flags `spatial`) from the model's paths, the others from their fixed
+    coefficients coef_q (k, n_q), coef_v (k, n_v) (zero rows give zeros, e.g. for id -1).
+    `what` names the caller in the paths' error messages."""
+    length = coef_q.astype(q.dtype) @ q
+    jac = coef_v.astype(q.dtype)
+    spatial = np.asarray(spatial, dtype=bool)
     if spatial.any():
-        ids = [t if s else -1 for t, s in zip(ten.tendon_id, ten.spatial)]
-        s_len, s_jac = spatial_tendon_rows(model, q, ids, "tendon spring/damper/limit")
+        ids = [t if s else -1 for t, s in zip(tendon_ids, spatial)]
+        s_len, s_jac = spatial_tendon_rows(model, q, ids, what)
         length = jnp.where(spatial, s_len, length)
         jac = jnp.where(spatial[:, None], s_jac, jac)
     return length, jac
+
+
+def tendon_lengths_and_jacobians(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(L (n,), J (n, n_v)) of the tendons of `model.tendons` at configuration q (n_q,)."""
+    ten = model.tendons
+    return tendon_rows(model, q, ten.tendon_id, ten.spatial, ten.fixed_coef_q,
+                       ten.fixed_coef_v, "tendon spring/damper/limit")
 
 
 def _spring_stretch(ten: TendonModel, length: jax.Array) -> jax.Array:
