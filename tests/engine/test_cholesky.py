@@ -6,6 +6,7 @@ below (condition number < 1e3) the forward error is a few hundred ulps at most, 
 relative is tight enough to catch a wrong sum order or a missing term (errors of O(1))."""
 
 import jax
+import jax.extend.core
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -83,12 +84,12 @@ def test_reverse_mode_of_the_small_factor_and_solve_has_no_pad():
     assert "stablehlo.pad" not in text
 
 
-def test_solve_gradient_matches_closed_form():
+@pytest.mark.parametrize("n", [5, cholesky.GRAD_SMALL_N + 4])
+def test_solve_gradient_matches_closed_form(n):
     """d/dA of c . A^-1 b = -(A^-T c) (A^-1 b)^T (matrix calculus), through the unrolled
-    factor and both substitutions (A enters symmetrically: the gradient is taken w.r.t. a
-    symmetric parametrisation A = (S + S^T) / 2)."""
+    factor and both substitutions (n = 5), or LAPACK's (n above GRAD_SMALL_N) (A enters
+    symmetrically: the gradient is taken w.r.t. a symmetric parametrisation A = (S + S^T) / 2)."""
     rng = np.random.default_rng(7)
-    n = 5
     a, b, c = _spd(rng, n), rng.standard_normal(n), rng.standard_normal(n)
 
     def loss(s):
@@ -100,6 +101,70 @@ def test_solve_gradient_matches_closed_form():
     full = -np.outer(y, x)
     expected = 0.5 * (full + full.T)
     assert np.max(np.abs(grad - expected)) <= 1e-12 * np.max(np.abs(expected))
+
+
+@pytest.mark.parametrize("n", [cholesky.GRAD_SMALL_N, cholesky.GRAD_SMALL_N + 4])
+def test_derivatives_of_the_factor_routes_match_closed_forms(n):
+    """Directional derivatives (jax.jvp) along a symmetric dA, on both sides of GRAD_SMALL_N
+    (unrolled loops differentiated entry by entry; LAPACK's rules), against closed forms of
+    d(A^-1) = -A^-1 dA A^-1: of B^T A^-1 B = Y^T Y with Y = `solve_lower` (L^-1 B), and of
+    (A^-1)[d, e] = z_d . z_e from `lower_inverse_columns`. Roundoff of well-conditioned
+    systems: 1e-12 relative."""
+    rng = np.random.default_rng(n + 11)
+    a, bm = _spd(rng, n), rng.standard_normal((n, 3))
+    da = rng.standard_normal((n, n))
+    da = jnp.asarray(da + da.T)
+    inv = np.linalg.inv(a)
+    d_inv = -inv @ np.asarray(da) @ inv
+    cols = [0, n // 2, n - 1]
+
+    def gram(a):
+        y = cholesky.solve_lower(cholesky.factor(a), jnp.asarray(bm))
+        return y.T @ y
+
+    def inverse_entries(a):
+        z = cholesky.lower_inverse_columns(cholesky.factor(a), cols)
+        return jnp.stack([sum(z[d][k] * z[e][k] for k in range(max(d, e), n))
+                          for d in cols for e in cols])
+
+    _, d_gram = jax.jvp(gram, (jnp.asarray(a),), (da,))
+    expected = bm.T @ d_inv @ bm
+    assert np.max(np.abs(d_gram - expected)) <= 1e-12 * np.max(np.abs(expected))
+    _, d_entries = jax.jvp(inverse_entries, (jnp.asarray(a),), (da,))
+    expected = np.array([d_inv[d, e] for d in cols for e in cols])
+    assert np.max(np.abs(d_entries - expected)) <= 1e-12 * np.max(np.abs(expected))
+
+
+@pytest.mark.parametrize("n", [cholesky.GRAD_SMALL_N, cholesky.GRAD_SMALL_N + 1])
+def test_only_derivatives_above_grad_small_n_call_lapack(n):
+    """The route itself, on the jaxprs: for GRAD_SMALL_N < n <= SMALL_N the undifferentiated
+    factor-and-solve is unrolled (no LAPACK primitive: a rollout of it compiles whole), its
+    reverse-mode derivative calls LAPACK (cholesky, triangular_solve); at n = GRAD_SMALL_N
+    neither does (its derivative is the unrolled loops' own)."""
+    rng = np.random.default_rng(5)
+    a, b = jnp.asarray(_spd(rng, n)), jnp.asarray(rng.standard_normal(n))
+
+    def loss(a, b):
+        return jnp.sum(cholesky.solve(cholesky.factor(a), b) ** 2)
+
+    def primitives(fn):
+        names = set()
+
+        def walk(jaxpr):
+            for eqn in jaxpr.eqns:
+                names.add(eqn.primitive.name)
+            for sub in jax.extend.core.subjaxprs(jaxpr):
+                walk(sub)
+        walk(jax.make_jaxpr(fn)(a, b).jaxpr)
+        return names
+
+    lapack = {"cholesky", "triangular_solve"}
+    assert not lapack & primitives(loss)
+    in_gradient = lapack & primitives(jax.grad(loss, argnums=(0, 1)))
+    if n > cholesky.GRAD_SMALL_N:
+        assert in_gradient == lapack
+    else:
+        assert not in_gradient
 
 
 def test_not_positive_definite_gives_nan():

@@ -37,6 +37,21 @@ matrix of one row per limited hinge side: more than 8 limited hinges (over 16 ro
 LAPACK call, and so the per-kernel executor, back into the step. Both routes are
 differentiable (autodiff through the unrolled loop; JAX's rules for LAPACK's).
 
+Derivatives. Differentiated entry by entry, the unrolled loops make the reverse pass of a
+rollout one large whole-compiled loop, and LLVM's compile time of that one function grows
+steeply with n and with what else the step holds: the equality tests' 14-dof model (13
+constraint rows) compiled its RK4 rollout's gradient for 534 s, a 14-hinge chain's for 126 s
+(engine.md "Performance", thirty-sixth session; `benchmarks/gradient_routes.py`). So for
+GRAD_SMALL_N < n <= SMALL_N the factor and the solves are `custom_jvp` functions whose value
+is the unrolled loops' and whose derivative is LAPACK's (JAX's rules for potrf and trsm,
+value and tangent both): undifferentiated code (a forward rollout, `vmap`) keeps the
+whole-compiled loop; a derivative calls LAPACK, is not compiled whole, and compiles in 17-67 s
+on those models, but its steps run 1.6-2.5x slower than the unrolled route's. At
+n <= GRAD_SMALL_N the unrolled loops are differentiated as they are (the 2-4-dof models of the
+inertial benchmark and the reaching reproduction). GRAD_SMALL_N is read when a function is
+traced: set it to SMALL_N first to take the unrolled route's faster gradient steps at its
+compile time.
+
 `Factor` is a NamedTuple (lower (n, n), small) so that one factorisation can be reused for
 several right-hand sides (limits.py reuses forward dynamics' factor of M).
 """
@@ -52,6 +67,10 @@ import jax.scipy.linalg as jsl
 
 #: Largest n factored by the unrolled loops (measured: module docstring).
 SMALL_N = 16
+#: Largest n whose derivatives go through the unrolled loops; for GRAD_SMALL_N < n <= SMALL_N
+#: a derivative is computed by LAPACK (`_lapack_when_differentiated`; measured: module
+#: docstring).
+GRAD_SMALL_N = 8
 
 
 class Factor(NamedTuple):
@@ -97,14 +116,35 @@ def _unrolled_factor(a: jax.Array) -> jax.Array:
                       for i in range(n)])
 
 
+def _lapack_when_differentiated(unrolled, lapack, n: int):
+    """`unrolled` for n <= GRAD_SMALL_N; above, a function whose value is `unrolled`'s but
+    whose JVP (and so its reverse-mode derivative, JAX's transpose of that JVP) is `lapack`'s:
+    value and tangent both by LAPACK through JAX's own derivative rules. Under differentiation
+    the unrolled loops would be differentiated entry by entry, and the differentiated step
+    compiled whole is one LLVM function whose compile time grows steeply with n (module
+    docstring); LAPACK's custom calls keep the differentiated loop off whole-loop compilation.
+    The two values differ by roundoff only (the same algorithm, sums in another order)."""
+    if n <= GRAD_SMALL_N:
+        return unrolled
+    switched = jax.custom_jvp(unrolled)
+    switched.defjvp(lambda primals, tangents: jax.jvp(lapack, primals, tangents))
+    return switched
+
+
+def _lapack_factor(a: jax.Array) -> jax.Array:
+    """LAPACK's lower factor of a (its lower triangle read, the upper one zero)."""
+    return jax.lax.linalg.cholesky(a, symmetrize_input=False)
+
+
 def factor(a: jax.Array) -> Factor:
     """Cholesky factor of the SPD matrix a (n, n). A matrix that is not positive definite
     gives NaN entries (as LAPACK's potrf through JAX), which the integrators' divergence
     checks report."""
-    if a.shape[-1] == 0:
+    n = a.shape[-1]
+    if n == 0:
         return Factor(a)
-    if a.shape[-1] <= SMALL_N:
-        return Factor(_unrolled_factor(a))
+    if n <= SMALL_N:
+        return Factor(_lapack_when_differentiated(_unrolled_factor, _lapack_factor, n)(a))
     return Factor(jsl.cho_factor(a, lower=True)[0])
 
 
@@ -142,7 +182,8 @@ def solve_lower(fac: Factor, b: jax.Array) -> jax.Array:
         return jsl.solve_triangular(fac.lower, b, lower=True)
     if n == 0:
         return b
-    return _forward(fac.lower, b)
+    return _lapack_when_differentiated(
+        _forward, lambda low, rhs: jsl.solve_triangular(low, rhs, lower=True), n)(fac.lower, b)
 
 
 def lower_inverse_columns(fac: Factor, columns) -> dict[int, dict[int, jax.Array]]:
@@ -151,15 +192,28 @@ def lower_inverse_columns(fac: Factor, columns) -> dict[int, dict[int, jax.Array
     d, so each is a forward substitution over the rows below it, on scalars (no work on the
     structural zeros, which `solve_lower` with a unit right-hand side would do).
     (A^-1)[d, e] = sum_k z_d[k] z_e[k] (limits.py's hinge rows)."""
-    low = fac.lower
-    n = low.shape[-1]
+    n = fac.lower.shape[-1]
     if n > SMALL_N:
         raise ValueError(f"lower_inverse_columns: n = {n} > SMALL_N = {SMALL_N} (unrolled "
                          "scalars only)")
-    low = _entries(low)
+    columns = tuple(sorted(set(int(c) for c in columns)))
+
+    def lapack(low):
+        z = jsl.solve_triangular(low, jnp.eye(n, dtype=low.dtype)[:, list(columns)],
+                                 lower=True)
+        return {d: {k: z[k, i] for k in range(d, n)} for i, d in enumerate(columns)}
+
+    return _lapack_when_differentiated(
+        lambda low: _unrolled_inverse_columns(low, columns), lapack, n)(fac.lower)
+
+
+def _unrolled_inverse_columns(lower: jax.Array, columns) -> dict[int, dict[int, jax.Array]]:
+    """`lower_inverse_columns` on scalars (the columns sorted, unique)."""
+    n = lower.shape[-1]
+    low = _entries(lower)
     inv_diag = [1.0 / low[k][k] for k in range(n)]
     out = {}
-    for d in sorted(set(int(c) for c in columns)):
+    for d in columns:
         z = {d: inv_diag[d]}
         for k in range(d + 1, n):
             acc = low[k][d] * z[d]
@@ -179,5 +233,7 @@ def solve(fac: Factor, b: jax.Array) -> jax.Array:
         return b
     vector = b.ndim == 1
     rhs = b[:, None] if vector else b
-    x = _backward(fac.lower, _forward(fac.lower, rhs))
+    x = _lapack_when_differentiated(
+        lambda low, y: _backward(low, _forward(low, y)),
+        lambda low, y: jsl.cho_solve((low, True), y), n)(fac.lower, rhs)
     return x[:, 0] if vector else x
