@@ -237,13 +237,20 @@ _LINKAGE = """<mujoco><option timestep="0.002"><flag contact="disable"/></option
     <joint joint1="follower" joint2="crank" polycoef="0.1 0.5 0.3 0 0"/></equality></mujoco>"""
 
 
-def test_rollout_gradient_through_the_equalities():
-    """d loss / d qd0 through 30 semi-implicit Euler steps (2 ms) of the four-bar linkage with
-    a follower geared to its crank (a connect and a joint equality; the full model above
-    compiles its reverse pass for minutes) vs central differences (eps 1e-6). The equality
-    rows are always instantiated and unbounded, so the dynamics are smooth: the residual is
-    FD truncation and roundoff, tolerance 1e-6 relative."""
-    m = mujoco.MjModel.from_xml_string(_LINKAGE)
+@pytest.mark.parametrize("name", ["linkage", "full", "welds"])
+def test_rollout_gradient_through_the_equalities(name):
+    """d loss / d qd0 through 30 semi-implicit Euler steps (2 ms) vs central differences
+    (eps 1e-6): the four-bar linkage with a follower geared to its crank (a connect and a joint
+    equality), the full test model above (connects, joint and tendon equalities, a joint limit
+    and dry friction; 14 dofs, 13 rows) and the welds' model below (16 dofs, 12 rows). The
+    last two are above cholesky.GRAD_SMALL_N, so their derivative is LAPACK's (their reverse
+    pass through the unrolled loops had compiled for over 10 minutes, docs/engine.md). The
+    equality rows are always instantiated and unbounded, so the dynamics are smooth there (the
+    full model's friction and limit rows are piecewise: a bound reached within the FD step
+    would show as a disagreement); the residual is FD truncation and roundoff, tolerance 1e-6
+    relative."""
+    m = {"linkage": lambda: mujoco.MjModel.from_xml_string(_LINKAGE), "full": _model,
+         "welds": _welds}[name]()
     model = engine.compile_model(m)
     q0 = jnp.array(m.qpos0)
 
@@ -258,7 +265,7 @@ def test_rollout_gradient_through_the_equalities():
     fd = np.array([(f(jnp.array(x + 1e-6 * e)) - f(jnp.array(x - 1e-6 * e))) / 2e-6
                    for e in np.eye(m.nv)])
     err = np.abs(g - fd).max() / np.abs(fd).max()
-    print(f"d loss / d qd0: relative error {err:.1e} vs central differences")
+    print(f"{name}: d loss / d qd0: relative error {err:.1e} vs central differences")
     assert err <= 1e-6, f"relative error {err:.2e}"
 
 
