@@ -40,12 +40,12 @@ differentiable (autodiff through the unrolled loop; JAX's rules for LAPACK's).
 Derivatives. Differentiated entry by entry, the unrolled loops make the reverse pass of a
 rollout one large whole-compiled loop, and LLVM's compile time of that one function grows
 steeply with n and with what else the step holds: the equality tests' 14-dof model (13
-constraint rows) compiled its RK4 rollout's gradient for 534 s, a 14-hinge chain's for 126 s
+constraint rows) compiled its RK4 rollout's gradient for 430 s, a 14-hinge chain's for 126 s
 (engine.md "Performance", thirty-sixth session; `benchmarks/gradient_routes.py`). So for
 GRAD_SMALL_N < n <= SMALL_N the factor and the solves are `custom_jvp` functions whose value
 is the unrolled loops' and whose derivative is LAPACK's (JAX's rules for potrf and trsm,
 value and tangent both): undifferentiated code (a forward rollout, `vmap`) keeps the
-whole-compiled loop; a derivative calls LAPACK, is not compiled whole, and compiles in 17-67 s
+whole-compiled loop; a derivative calls LAPACK, is not compiled whole, and compiles in 17-56 s
 on those models, but its steps run 1.6-2.5x slower than the unrolled route's. At
 n <= GRAD_SMALL_N the unrolled loops are differentiated as they are (the 2-4-dof models of the
 inertial benchmark and the reaching reproduction). GRAD_SMALL_N is read when a function is
@@ -136,6 +136,16 @@ def _lapack_factor(a: jax.Array) -> jax.Array:
     return jax.lax.linalg.cholesky(a, symmetrize_input=False)
 
 
+def _lapack_solve_lower(lower: jax.Array, b: jax.Array) -> jax.Array:
+    """y with L y = b by LAPACK (trsm)."""
+    return jsl.solve_triangular(lower, b, lower=True)
+
+
+def _lapack_solve(lower: jax.Array, b: jax.Array) -> jax.Array:
+    """x with L L^T x = b by LAPACK (two trsm)."""
+    return jsl.cho_solve((lower, True), b)
+
+
 def factor(a: jax.Array) -> Factor:
     """Cholesky factor of the SPD matrix a (n, n). A matrix that is not positive definite
     gives NaN entries (as LAPACK's potrf through JAX), which the integrators' divergence
@@ -179,11 +189,10 @@ def solve_lower(fac: Factor, b: jax.Array) -> jax.Array:
     A = L L^T gives B^T A^-1 B = Y^T Y with Y = L^-1 B (limits.py's J M^-1 J^T)."""
     n = fac.lower.shape[-1]
     if n > SMALL_N:
-        return jsl.solve_triangular(fac.lower, b, lower=True)
+        return _lapack_solve_lower(fac.lower, b)
     if n == 0:
         return b
-    return _lapack_when_differentiated(
-        _forward, lambda low, rhs: jsl.solve_triangular(low, rhs, lower=True), n)(fac.lower, b)
+    return _lapack_when_differentiated(_forward, _lapack_solve_lower, n)(fac.lower, b)
 
 
 def lower_inverse_columns(fac: Factor, columns) -> dict[int, dict[int, jax.Array]]:
@@ -199,8 +208,7 @@ def lower_inverse_columns(fac: Factor, columns) -> dict[int, dict[int, jax.Array
     columns = tuple(sorted(set(int(c) for c in columns)))
 
     def lapack(low):
-        z = jsl.solve_triangular(low, jnp.eye(n, dtype=low.dtype)[:, list(columns)],
-                                 lower=True)
+        z = _lapack_solve_lower(low, jnp.eye(n, dtype=low.dtype)[:, list(columns)])
         return {d: {k: z[k, i] for k in range(d, n)} for i, d in enumerate(columns)}
 
     return _lapack_when_differentiated(
@@ -228,12 +236,11 @@ def solve(fac: Factor, b: jax.Array) -> jax.Array:
     """x with A x = b for A = L L^T (`factor`); b (n,) or (n, k)."""
     n = fac.lower.shape[-1]
     if n > SMALL_N:
-        return jsl.cho_solve((fac.lower, True), b)
+        return _lapack_solve(fac.lower, b)
     if n == 0:
         return b
     vector = b.ndim == 1
     rhs = b[:, None] if vector else b
     x = _lapack_when_differentiated(
-        lambda low, y: _backward(low, _forward(low, y)),
-        lambda low, y: jsl.cho_solve((low, True), y), n)(fac.lower, rhs)
+        lambda low, y: _backward(low, _forward(low, y)), _lapack_solve, n)(fac.lower, rhs)
     return x[:, 0] if vector else x
