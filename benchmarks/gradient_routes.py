@@ -5,7 +5,7 @@ Below `cholesky.SMALL_N` the engine factors M (and the limit QP's matrix) with u
 so that a rollout's loop has no LAPACK call and XLA compiles it whole (fast steps). Their
 derivative can go through the same unrolled loops (the route for n <= GRAD_SMALL_N) or through
 LAPACK's rules (the route above GRAD_SMALL_N). For each n this script times, in a child
-process per route (each with its own compile cache and `--timeout`):
+process per route (each within `--timeout`):
   * the jitted RK4 rollout of `--steps` steps (2 ms) from qpos0 with a random velocity:
     compile time and per-step cost (best of `--repeats`);
   * its reverse-mode gradient, d loss / d qd0 of a quadratic loss of the final state: the
@@ -15,10 +15,11 @@ rollout is the same code in both (the route only changes derivatives), a control
 A child that does not finish within `--timeout` seconds (the unrolled route's gradient
 compile can take many minutes from n = 10) is reported as such. The chain: n capsules on
 hinges about y, x, z in turn, each with range +-0.3 rad (`--limited`, which adds the limit
-QP) or free, contact disabled, dof damping 0.01.
+QP) or free, contact disabled, dof damping 0.01. `--mjcf FILE` times that model instead
+of the chains (its rollout without controls, timestep 2 ms as above).
 
     .venv/bin/python benchmarks/gradient_routes.py [--links 6 8 10 14] [--steps 100]
-        [--repeats 5] [--timeout 900] [--limited] [--single-cpu 1]
+        [--repeats 5] [--timeout 900] [--limited] [--single-cpu 1] [--mjcf FILE]
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def chain_xml(n: int, limited: bool) -> str:
             f"<worldbody>{body}{close}</worldbody></mujoco>")
 
 
-def child(n: int, limited: bool, steps: int, repeats: int, grad_small_n: int) -> dict:
+def child(n: int, limited: bool, steps: int, repeats: int, grad_small_n: int,
+          mjcf: str | None) -> dict:
     """One route's timings (module docstring), in this process."""
     from myotwin import configure_jax
 
@@ -62,7 +64,8 @@ def child(n: int, limited: bool, steps: int, repeats: int, grad_small_n: int) ->
     from timing import best_of
 
     cholesky.GRAD_SMALL_N = grad_small_n
-    m = mujoco.MjModel.from_xml_string(chain_xml(n, limited))
+    m = (mujoco.MjModel.from_xml_path(mjcf) if mjcf else
+         mujoco.MjModel.from_xml_string(chain_xml(n, limited)))
     model = engine.compile_model(m)
     q0 = jnp.asarray(m.qpos0)
 
@@ -89,6 +92,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--limited", action="store_true")
     parser.add_argument("--single-cpu", type=int, default=None)
+    parser.add_argument("--mjcf", default=None, help="time this MJCF model, not the chains")
     parser.add_argument(_CHILD, nargs=2, type=int, metavar=("N", "GRAD_SMALL_N"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -96,9 +100,8 @@ def main() -> None:
         os.sched_setaffinity(0, {args.single_cpu})
     if args.child:
         print(json.dumps(child(args.child[0], args.limited, args.steps, args.repeats,
-                               args.child[1])))
+                               args.child[1], args.mjcf)))
         return
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
     from myotwin.engine import cholesky
 
     print(f"load average {os.getloadavg()[0]:.2f}; steps {args.steps}, repeats "
@@ -106,7 +109,7 @@ def main() -> None:
           f"{cholesky.SMALL_N}, GRAD_SMALL_N {cholesky.GRAD_SMALL_N}")
     routes = {"unrolled": cholesky.SMALL_N, "lapack": 0}
     keys = ("forward_compile_s", "forward_step_us", "gradient_compile_s", "gradient_step_us")
-    for n in args.links:
+    for n in [0] if args.mjcf else args.links:
         if n > cholesky.SMALL_N:
             print(f"n={n}: above SMALL_N = {cholesky.SMALL_N}, LAPACK in both routes; skipped")
             continue
@@ -115,6 +118,7 @@ def main() -> None:
             cmd = [sys.executable, __file__, _CHILD, str(n), str(grad_small_n), "--steps",
                    str(args.steps), "--repeats", str(args.repeats)]
             cmd += ["--limited"] if args.limited else []
+            cmd += ["--mjcf", args.mjcf] if args.mjcf else []
             cmd += ["--single-cpu", str(args.single_cpu)] if args.single_cpu is not None else []
             try:
                 done = subprocess.run(cmd, capture_output=True, text=True, check=True,
@@ -125,11 +129,12 @@ def main() -> None:
             row = results[route]
             text = (f"not done within {args.timeout:.0f} s" if row is None else
                     ", ".join(f"{k} {row[k]:.1f}" for k in keys))
-            print(f"n={n} {route}: {text}", flush=True)
+            label = args.mjcf or f"n={n}"
+            print(f"{label} {route}: {text}", flush=True)
         if all(results.values()):
             ratios = ", ".join(f"{k} {results['lapack'][k] / results['unrolled'][k]:.2f}x"
                                for k in keys)
-            print(f"n={n} lapack / unrolled: {ratios}", flush=True)
+            print(f"{args.mjcf or f'n={n}'} lapack / unrolled: {ratios}", flush=True)
 
 
 if __name__ == "__main__":

@@ -243,8 +243,9 @@ def test_rollout_gradient_through_the_equalities(name):
     (eps 1e-6): the four-bar linkage with a follower geared to its crank (a connect and a joint
     equality), the full test model above (connects, joint and tendon equalities, a joint limit
     and dry friction; 14 dofs, 13 rows) and the welds' model below (16 dofs, 12 rows). The
-    last two are above cholesky.GRAD_SMALL_N, so their derivative is LAPACK's (their reverse
-    pass through the unrolled loops had compiled for over 10 minutes, docs/engine.md). The
+    last two are above cholesky.GRAD_SMALL_N, so their derivative is LAPACK's (through the
+    unrolled loops the full model's RK4 reverse pass had compiled for minutes, docs/engine.md
+    "Performance", thirty-sixth session). The
     equality rows are always instantiated and unbounded, so the dynamics are smooth there (the
     full model's friction and limit rows are piecewise: a bound reached within the FD step
     would show as a disagreement); the residual is FD truncation and roundoff, tolerance 1e-6
