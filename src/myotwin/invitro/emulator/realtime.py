@@ -55,7 +55,10 @@ class DeviceRunStats:
     """Ticks that started more than half a period after their deadline."""
     max_lateness_s: float = 0.0
     mean_period_s: float = math.nan
-    """Mean interval between tick starts (least-squares slope of start time vs tick index)."""
+    """Mean interval between tick starts: (last start - first start) / (ticks - 1)."""
+    median_period_s: float = math.nan
+    """Median interval between tick starts: the period of a typical tick, unmoved by a few
+    scheduler stalls (after a stall the absolute schedule catches up with short intervals)."""
     stop_reason: str = ""
     """'n_ticks', 'end' (END + ramp + tail), or 'host_gone'."""
     host_gone_tick: int | None = None
@@ -194,7 +197,8 @@ def run_device_realtime(device: EmulatedDevice, fd: int, *, n_ticks: int | None 
             stats.max_lateness_s = float(lt.max())
             stats.late_ticks = int(np.count_nonzero(lt > 0.5 * period))
         if st.size >= 2:
-            stats.mean_period_s = float(np.polyfit(np.arange(st.size), st, 1)[0])
+            stats.mean_period_s = float((st[-1] - st[0]) / (st.size - 1))
+            stats.median_period_s = float(np.median(np.diff(st)))
     return stats
 
 
