@@ -13,19 +13,6 @@ right after the parallel phase a tick period averaged 2.3 ms, i.e. a stall of ~0
 same tests then passed three times in a row. CPU load alone hardly delays the probe: six
 busy loops on the two CPUs delayed it by 0-2.5 ms; it catches stalls.)
 
-The suite compiles with XLA's backend (LLVM) optimizations off: the root conftest sets JAX's
-`JAX_DISABLE_MOST_OPTIMIZATIONS=1` in the environment before anything imports JAX (so the
-CLI runs that tests start in subprocesses inherit it). Most of the suite's time is XLA
-compiling differentiated rollouts whose loops `configure_jax` compiles whole, and few tests
-run long enough for faster code to pay that back: measured by pairs run side by side on the
-2-CPU machine, a rollout-gradient test 175 -> 72 s (tests/musculoskeletal/test_mjcf_muscles.py)
-and 104 -> 70 s (tests/engine/test_tendons.py), a long fiber run 71 -> 64 s. XLA's HLO passes
-(fusion, the whole-loop hoisting that tests/inertia/test_compiled_loops.py checks) still
-run; the results agree to roundoff, which every tolerance here exceeds. The shipped setting
-(optimized) is what the demo, the benchmarks and users run; to test it, set
-`MYOTWIN_TEST_XLA_OPTIMIZE=1` (e.g. `MYOTWIN_TEST_XLA_OPTIMIZE=1 ./scripts/test`). An
-explicit JAX_DISABLE_MOST_OPTIMIZATIONS in the environment is left as given.
-
 After each test module the compiled JAX code is released (`jax.clear_caches()`): every XLA
 executable keeps its own memory mappings, and one pytest process compiling the whole suite
 exceeded Linux's default vm.max_map_count (65530; ~8,000 maps after two engine test files),
@@ -38,11 +25,6 @@ import sys
 import time
 
 import pytest
-
-#: Set (to anything but 0 or empty) to test with XLA's backend optimizations on (docstring).
-OPTIMIZE_ENV = "MYOTWIN_TEST_XLA_OPTIMIZE"
-if os.environ.get(OPTIMIZE_ENV, "0") in ("", "0"):
-    os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
 
 MAX_LOAD_PER_CPU = 1.5
 PROBE_TICKS = 200
