@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import jax
 
+from myotwin.engine.kinematics import kinematics
 from myotwin.paths.length import muscle_lengths as _lengths
+from myotwin.paths.length import path_geometry
+from myotwin.paths.moment_arms import length_jacobian_from_geometry
 from myotwin.paths.moment_arms import lengthening_speeds as _speeds
 from myotwin.paths.moment_arms import moment_arms as _moment_arms
 from myotwin.paths.pathset import PathSet
@@ -59,9 +62,12 @@ def lengthening_speeds(model, q: jax.Array, qd: jax.Array) -> jax.Array:
 def lengths_and_moment_arms(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     """((n_paths,) lengths (m), (n_v, n_paths) moment arms r = -dL/dq) at q, the two together:
     for paths built with OpenSim parts one forward-mode pass gives both
-    (`CompositePaths.lengths_and_moment_arms`); for MJCF paths the two stages share their
-    kinematics and XLA computes those once."""
+    (`CompositePaths.lengths_and_moment_arms`); for MJCF paths one position stage (kinematics
+    and path geometry) feeds both. Left to XLA's common-subexpression elimination, the stage was
+    traced twice, and a gradient through it (a rollout's) differentiated both copies."""
     paths = _paths_of(model)
     if not isinstance(paths, PathSet):
         return paths.lengths_and_moment_arms(model, q)
-    return _lengths(paths, model, q), _moment_arms(paths, model, q)
+    kin = kinematics(model, q)
+    geo = path_geometry(paths, model, kin)
+    return geo.path_length, -length_jacobian_from_geometry(paths, model, kin, geo).T
