@@ -47,8 +47,19 @@ def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array,
     COM) are MuJoCo's applied forces; None (default) applies nothing.
     damping_dt (s): if given, the acceleration of MuJoCo's Euler step of that size instead,
     `implicit_damping` of qacc with this evaluation's mass matrix (`integrators.euler_step`)."""
+    return forward_dynamics_from_kinematics(model, kinematics(model, q), q, qd, ctrl,
+                                            qfrc_applied=qfrc_applied,
+                                            xfrc_applied=xfrc_applied, damping_dt=damping_dt)
+
+
+def forward_dynamics_from_kinematics(model: Model, kin, q: jax.Array, qd: jax.Array,
+                                     ctrl: jax.Array, *, qfrc_applied: jax.Array | None = None,
+                                     xfrc_applied: jax.Array | None = None,
+                                     damping_dt: float | jax.Array | None = None) -> jax.Array:
+    """`forward_dynamics` from the position stage kin = `kinematics(model, q)`, for a caller
+    that computes it for other outputs too (the muscles' paths): one traced copy of the stage,
+    so a gradient through both differentiates it once."""
     require_dynamics_support(model)
-    kin = kinematics(model, q)
     # the velocity stage, computed once here for the RNEA, the contacts and the muscle mass
     # points (left to XLA's common-subexpression elimination, it was computed up to three
     # times per evaluation of the inertial benchmark model)

@@ -21,18 +21,20 @@ import jax
 import jax.numpy as jnp
 
 from myotwin.engine.coupled_dynamics import coupled_forward_dynamics
-from myotwin.engine.dynamics import forward_dynamics
+from myotwin.engine.dynamics import forward_dynamics_from_kinematics
+from myotwin.engine.kinematics import kinematics
 from myotwin.muscle.musculotendon import MuscleDynamics, dynamics
 from myotwin.musculoskeletal.model import MusculoskeletalModel
 from myotwin.musculoskeletal.paths import path_state
 from myotwin.musculoskeletal.state import MusculoskeletalState
 
 
-def muscle_drive(msm: MusculoskeletalModel, state: MusculoskeletalState,
-                 excitation) -> tuple[MuscleDynamics, jax.Array]:
+def muscle_drive(msm: MusculoskeletalModel, state: MusculoskeletalState, excitation,
+                 kin=None) -> tuple[MuscleDynamics, jax.Array]:
     """(the muscles' `MuscleDynamics` (forces, energies, powers, state rates), their
-    generalized force r F (n_v,)) at `state` for excitation u (scalar or (n_muscles,))."""
-    length, speed, arms = path_state(msm, state.q, state.qd)
+    generalized force r F (n_v,)) at `state` for excitation u (scalar or (n_muscles,)); kin:
+    the skeleton's `engine.kinematics` at state.q if the caller has it (`paths.path_state`)."""
+    length, speed, arms = path_state(msm, state.q, state.qd, kin)
     dyn = dynamics(msm.muscles, excitation, state.activation, length, speed, state.tendon_state)
     return dyn, arms @ dyn.outputs.tendon_force_N
 
@@ -48,7 +50,9 @@ def rates(msm: MusculoskeletalModel, state: MusculoskeletalState, excitation, ct
     drives the skeleton's own actuators (zeros if None), qfrc_applied / xfrc_applied and
     damping_dt (MuJoCo Euler's implicit damping; not with coupled coordinates) as in
     `engine.forward_dynamics`."""
-    dyn, qfrc = muscle_drive(msm, state, excitation)
+    # one position stage for the paths and the skeleton (traced once, differentiated once)
+    kin = None if msm.coordinates is not None else kinematics(msm.skeleton, state.q)
+    dyn, qfrc = muscle_drive(msm, state, excitation, kin)
     applied = qfrc if qfrc_applied is None else qfrc + qfrc_applied
     ctrl = _skeleton_ctrl(msm, ctrl, state.qd.dtype)
     if msm.coordinates is not None:   # coupled coordinates: qfrc_applied on the coordinates
@@ -58,9 +62,9 @@ def rates(msm: MusculoskeletalModel, state: MusculoskeletalState, excitation, ct
         qdd = coupled_forward_dynamics(msm.skeleton, msm.coordinates, state.q, state.qd, ctrl,
                                        qfrc=applied, xfrc_applied=xfrc_applied)
     else:
-        qdd = forward_dynamics(msm.skeleton, state.q, state.qd, ctrl,
-                               qfrc_applied=applied, xfrc_applied=xfrc_applied,
-                               damping_dt=damping_dt)
+        qdd = forward_dynamics_from_kinematics(msm.skeleton, kin, state.q, state.qd, ctrl,
+                                               qfrc_applied=applied, xfrc_applied=xfrc_applied,
+                                               damping_dt=damping_dt)
     return qdd, dyn.activation_rate, dyn.tendon_state_rate
 
 
