@@ -51,13 +51,14 @@ def _fixed_actuators(model: Model) -> np.ndarray:
     return np.asarray(model.actuator_fixed_tendon, dtype=int).reshape(-1) >= 0
 
 
-def _tendon_rows(model: Model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _tendon_rows(model: Model, q: jax.Array, stages=None) -> tuple[jax.Array, jax.Array]:
     """(ten_length (n_u,), ten_J (n_u, n_v)) of each actuator's spatial tendon (rows of
     actuators without one are those of path 0 and must be masked by the caller)."""
-    return spatial_tendon_rows(model, q, model.actuator_tendon, "tendon-transmission actuators")
+    return spatial_tendon_rows(model, q, model.actuator_tendon, "tendon-transmission actuators",
+                               stages)
 
 
-def _transmission(model: Model, q: jax.Array):
+def _transmission(model: Model, q: jax.Array, stages=None):
     """(length (n_u,), tendon moment rows (n_u, n_v) or None): actuator lengths l (module
     docstring) and, if the model has tendon actuators, g J_L of each (zero rows elsewhere)."""
     gear = model.actuator_gear
@@ -67,7 +68,7 @@ def _transmission(model: Model, q: jax.Array):
     spatial, fixed = _spatial_actuators(model), _fixed_actuators(model)
     moment = None
     if spatial.any():
-        ten_length, ten_jac = _tendon_rows(model, q)
+        ten_length, ten_jac = _tendon_rows(model, q, stages)
         length = jnp.where(spatial, gear * ten_length, length)
         moment = jnp.where(spatial[:, None], gear[:, None] * ten_jac, 0.0)
     if fixed.any():  # L = c . q on the joints' qpos, J = c on their dofs (zero rows elsewhere)
@@ -119,12 +120,14 @@ def _actuator_force(model: Model, q, qd, ctrl, length, tendon_moment) -> jax.Arr
     return _clamp(force, model.actuator_force_limited, model.actuator_force_range)
 
 
-def actuator_forces(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array) -> jax.Array:
-    """(n_v,) generalized actuator forces (MuJoCo qfrc_actuator) for controls ctrl (n_u,)."""
+def actuator_forces(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array,
+                    stages=None) -> jax.Array:
+    """(n_v,) generalized actuator forces (MuJoCo qfrc_actuator) for controls ctrl (n_u,)
+    (stages: the evaluation's `engine.stages.Stages`, or None)."""
     require_dynamics_support(model)
     if model.n_u == 0:
         return jnp.zeros(model.n_v, dtype=q.dtype)
-    length, tendon_moment = _transmission(model, q)
+    length, tendon_moment = _transmission(model, q, stages)
     force = _actuator_force(model, q, qd, ctrl, length, tendon_moment)
     # sum over the joint actuators of each dof, as a masked sum with a static (n_v, n_u) table
     drives = np.arange(model.n_v)[:, None] == np.array(model.actuator_dof, dtype=int)[None, :]

@@ -34,6 +34,7 @@ from myotwin.engine.limits import constrained_acceleration, inverse_limit_forces
 from myotwin.engine.mass import mass_matrix_from_kinematics
 from myotwin.engine.model import Model, require_dynamics_support
 from myotwin.engine.passive import passive_forces, spring_energy
+from myotwin.engine.stages import evaluation_stages
 from myotwin.engine.twists import body_motion_from_kinematics
 
 
@@ -55,17 +56,20 @@ def forward_dynamics(model: Model, q: jax.Array, qd: jax.Array, ctrl: jax.Array,
 def forward_dynamics_from_kinematics(model: Model, kin, q: jax.Array, qd: jax.Array,
                                      ctrl: jax.Array, *, qfrc_applied: jax.Array | None = None,
                                      xfrc_applied: jax.Array | None = None,
-                                     damping_dt: float | jax.Array | None = None) -> jax.Array:
+                                     damping_dt: float | jax.Array | None = None,
+                                     path_rows=None) -> jax.Array:
     """`forward_dynamics` from the position stage kin = `kinematics(model, q)`, for a caller
     that computes it for other outputs too (the muscles' paths): one traced copy of the stage,
-    so a gradient through both differentiates it once."""
+    so a gradient through both differentiates it once. path_rows: the MJCF paths' (lengths,
+    ten_J) from kin if the caller has them too (`engine.stages`)."""
     require_dynamics_support(model)
     # the velocity stage, computed once here for the RNEA, the contacts and the muscle mass
     # points (left to XLA's common-subexpression elimination, it was computed up to three
     # times per evaluation of the inertial benchmark model)
     bodies = body_motion_from_kinematics(model, kin, qd)
+    stages = evaluation_stages(model, kin, bodies, path_rows)  # shared below (stages.py)
     mass = mass_matrix_from_kinematics(model, kin)
-    force = (actuator_forces(model, q, qd, ctrl) + passive_forces(model, q, qd)
+    force = (actuator_forces(model, q, qd, ctrl, stages) + passive_forces(model, q, qd, stages)
              + contact_forces_from_kinematics(model, kin, qd, bodies).qfrc_contact
              - bias_forces_from_kinematics(model, kin, qd, bodies))
     applied = applied_forces_from_kinematics(model, kin, qfrc_applied, xfrc_applied)
@@ -77,7 +81,8 @@ def forward_dynamics_from_kinematics(model: Model, kin, q: jax.Array, qd: jax.Ar
         mass_mus, bias_mus = muscle_mass_terms(model, q, qd, kin, bodies)
         mass, force = mass + mass_mus, force - bias_mus
     factor = cholesky.factor(mass)
-    qdd = constrained_acceleration(model, q, qd, cholesky.solve(factor, force), factor)
+    qdd = constrained_acceleration(model, q, qd, cholesky.solve(factor, force), factor,
+                                   stages)
     return qdd if damping_dt is None else implicit_damping(model, mass, qdd, damping_dt)
 
 
@@ -103,11 +108,12 @@ def inverse_dynamics(model: Model, q: jax.Array, qd: jax.Array, qdd: jax.Array, 
     require_dynamics_support(model)
     kin = kinematics(model, q)
     bodies = body_motion_from_kinematics(model, kin, qd)  # once, as in forward_dynamics
+    stages = evaluation_stages(model, kin, bodies)
     mass = mass_matrix_from_kinematics(model, kin)
     tau = (mass @ qdd + bias_forces_from_kinematics(model, kin, qd, bodies)
-           - passive_forces(model, q, qd)
+           - passive_forces(model, q, qd, stages)
            - contact_forces_from_kinematics(model, kin, qd, bodies).qfrc_contact
-           - inverse_limit_forces(model, q, qd, qdd))
+           - inverse_limit_forces(model, q, qd, qdd, stages))
     applied = applied_forces_from_kinematics(model, kin, qfrc_applied, xfrc_applied)
     if applied is not None:
         tau = tau - applied

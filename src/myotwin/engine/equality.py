@@ -229,7 +229,7 @@ def _polynomial(c: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
     return value * x + c[:, 0], slope
 
 
-def _scalar_rows(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _scalar_rows(model, q: jax.Array, stages=None) -> tuple[jax.Array, jax.Array]:
     """(r (k,), J (k, n_v)) of every equality as a joint/tendon row (connect and weld rows:
     garbage, masked by the caller)."""
     from myotwin.engine.rows import take
@@ -250,9 +250,9 @@ def _scalar_rows(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
         t1 = [o if k == TENDON else -1 for k, o in zip(eq.kind, eq.obj1)]
         t2 = [o if k == TENDON else -1 for k, o in zip(eq.kind, eq.obj2)]
         l1, tj1 = tendon_rows(model, q, t1, eq.spatial1, eq.fixed1_q, eq.fixed1_v,
-                              "tendon equality")
+                              "tendon equality", stages)
         l2, tj2 = tendon_rows(model, q, t2, eq.spatial2, eq.fixed2_q, eq.fixed2_v,
-                              "tendon equality")
+                              "tendon equality", stages)
         v1, v2 = jnp.where(tendon, l1, v1), jnp.where(tendon, l2, v2)
         j1 = jnp.where(tendon[:, None], tj1, j1)
         j2 = jnp.where(tendon[:, None], tj2, j2)
@@ -262,7 +262,8 @@ def _scalar_rows(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     return v1 - eq.ref1 - value, j1 - jnp.where(has2, slope, 0.0)[:, None] * j2
 
 
-def _pair_rows(model, q: jax.Array, qd: jax.Array, pairs: np.ndarray, rotation: bool):
+def _pair_rows(model, q: jax.Array, qd: jax.Array, pairs: np.ndarray, rotation: bool,
+               stages=None):
     """(r (n, k), J (n, k, n_v), Jdot qd (n, k)) of the connects or welds `pairs` (static
     indices; k = 3, or 6 with `rotation`): residual, Jacobian and the residual's acceleration
     at qdd = 0 (module docstring)."""
@@ -274,7 +275,7 @@ def _pair_rows(model, q: jax.Array, qd: jax.Array, pairs: np.ndarray, rotation: 
     from myotwin.inertia.anchors import point_rates
 
     eq = model.equality
-    kin = kinematics(model, q)
+    kin = kinematics(model, q) if stages is None else stages.kin
     b1, b2 = np.array(eq.obj1)[pairs], np.array(eq.obj2)[pairs]
 
     def world(body, anchor):
@@ -283,7 +284,8 @@ def _pair_rows(model, q: jax.Array, qd: jax.Array, pairs: np.ndarray, rotation: 
 
     p1, p2 = world(b1, eq.anchor1), world(b2, eq.anchor2)
     jp = point_tangents(model, kin, p1, b1) - point_tangents(model, kin, p2, b2)  # (n_v, n, 3)
-    bodies = body_motion_from_kinematics(model, kin, qd)   # the engine's velocity stage
+    bodies = (body_motion_from_kinematics(model, kin, qd)   # the engine's velocity stage
+              if stages is None else stages.bodies)
     _, a1 = point_rates(model, kin, bodies, p1, b1)
     _, a2 = point_rates(model, kin, bodies, p2, b2)
     r, jac, bias = [p1 - p2], [jnp.moveaxis(jp, 0, -1)], [a1 - a2]
@@ -319,12 +321,13 @@ def _pair_rows(model, q: jax.Array, qd: jax.Array, pairs: np.ndarray, rotation: 
             jnp.concatenate(bias, axis=-1))
 
 
-def equality_rows(model, q: jax.Array, qd: jax.Array):
+def equality_rows(model, q: jax.Array, qd: jax.Array, stages=None):
     """(dist (n,), jac (n, n_v), imp_dist (n,), bias (n,), solref (n, 2), solimp (n, 5),
     invweight (n,)) of the n equality rows at configuration q and velocity qd, in MuJoCo's
     order (module docstring): imp_dist is the distance at which each row's impedance is taken
     (|r|, the block's norm for a connect or weld); bias is the residual's acceleration at
-    qdd = 0 where MuJoCo puts it in aref (connect and weld rows), 0 elsewhere."""
+    qdd = 0 where MuJoCo puts it in aref (connect and weld rows), 0 elsewhere. stages: the
+    evaluation's `engine.stages.Stages` at (q, qd), or None to compute them."""
     from myotwin.engine.rows import take
     from myotwin.paths.safe import norm
 
@@ -333,13 +336,13 @@ def equality_rows(model, q: jax.Array, qd: jax.Array):
     # every kind's rows into one pool, then one static gather into MuJoCo's (file) order
     pool, start, offset = [], {}, 0
     if np.any((kind == JOINT) | (kind == TENDON)):
-        s_dist, s_jac = _scalar_rows(model, q)    # one row per equality (others: unused)
+        s_dist, s_jac = _scalar_rows(model, q, stages)    # one row per equality (others: unused)
         pool.append((s_dist, s_jac, jnp.abs(s_dist), jnp.zeros_like(s_dist)))
         start["scalar"], offset = 0, kind.size
     for kd, rotation in ((CONNECT, False), (WELD, True)):
         idx = np.flatnonzero(kind == kd)
         if idx.size:
-            b_dist, b_jac, b_bias = _pair_rows(model, q, qd, idx, rotation)
+            b_dist, b_jac, b_bias = _pair_rows(model, q, qd, idx, rotation, stages)
             n = _ROWS[kd]
             # one impedance for the block (`norm`: a finite derivative where it holds exactly)
             b_imp = jnp.repeat(norm(b_dist)[:, None], n, axis=1)

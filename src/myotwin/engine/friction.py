@@ -114,11 +114,12 @@ def compile_friction(m) -> FrictionModel | None:
     )
 
 
-def friction_jacobian(model, q: jax.Array) -> jax.Array:
-    """(k, n_v) J of the friction rows at configuration q (n_q,) (module docstring)."""
+def friction_jacobian(model, q: jax.Array, stages=None) -> jax.Array:
+    """(k, n_v) J of the friction rows at configuration q (n_q,) (module docstring; stages:
+    the evaluation's `engine.stages.Stages`, or None)."""
     from myotwin.engine.tendons import tendon_rows
 
     fr = model.friction
     coef_q = jnp.zeros((len(fr.dof), model.n_q), dtype=q.dtype)   # lengths are not needed
     return tendon_rows(model, q, fr.tendon_id, fr.spatial, coef_q, fr.coef_v,
-                       "tendon frictionloss")[1]
+                       "tendon frictionloss", stages)[1]

@@ -215,31 +215,32 @@ def _joint_limit_geometry(model: Model, q: jax.Array):
             model.joint_solimp[joint], model.dof_invweight0[dadr])
 
 
-def _friction_geometry(model: Model, q: jax.Array):
+def _friction_geometry(model: Model, q: jax.Array, stages=None):
     """(dist, jac, margin, solref, solimp, invweight) of the friction rows (`friction.py`):
     distance and margin 0."""
     fr = model.friction
     zero = jnp.zeros(len(fr.dof), dtype=q.dtype)
-    return (zero, friction_jacobian(model, q), zero, fr.solref, fr.solimp, fr.invweight0)
+    return (zero, friction_jacobian(model, q, stages), zero, fr.solref, fr.solimp, fr.invweight0)
 
 
-def limit_rows(model: Model, q: jax.Array, qd: jax.Array) -> LimitRows:
+def limit_rows(model: Model, q: jax.Array, qd: jax.Array, stages=None) -> LimitRows:
     """Constraint rows (see `LimitRows`) at configuration q (n_q,) and velocity qd (n_v,):
     the friction rows (`friction.py`), the joints' limit rows (`limit_layout`), then the
-    tendons' (`tendons.tendon_limit_layout`)."""
+    tendons' (`tendons.tendon_limit_layout`). stages: the evaluation's `engine.stages.Stages`
+    at (q, qd), or None to compute what the rows need from q and qd."""
     q = q.astype(jnp.result_type(q, qd))
     n_eq = 0 if model.equality is None else model.equality.n_rows
     n_fric = 0 if model.friction is None else len(model.friction.dof)
-    parts = [_friction_geometry(model, q)] if n_fric else []
+    parts = [_friction_geometry(model, q, stages)] if n_fric else []
     parts.append(_joint_limit_geometry(model, q))
     if tendon_limit_layout(model)[0].size:
-        parts.append(tendon_limit_geometry(model, q))
+        parts.append(tendon_limit_geometry(model, q, stages))
     # the impedance's distance: the row's own r, but a connect's or weld's |r| (equality.py)
     # and their acceleration bias in aref (equality.py); zero for the other rows
     parts = [p + (p[0], jnp.zeros_like(p[0])) for p in parts]
     if n_eq:
-        e_dist, e_jac, e_imp, e_bias, e_solref, e_solimp, e_weight = equality_rows(model, q,
-                                                                                   qd)
+        e_dist, e_jac, e_imp, e_bias, e_solref, e_solimp, e_weight = equality_rows(
+            model, q, qd, stages)
         zero = jnp.zeros(n_eq, dtype=q.dtype)
         parts.insert(0, (e_dist, e_jac, zero, e_solref, e_solimp, e_weight, e_imp, e_bias))
     dist, jac, margin, solref, solimp, invweight, imp_dist, acc_bias = (
@@ -416,11 +417,11 @@ def _hinge_rows_delassus(model: Model, mass_factor) -> jax.Array:
 
 
 def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Array,
-                 mass_factor) -> LimitSolution:
+                 mass_factor, stages=None) -> LimitSolution:
     """Exact solution of the limit QP (module docstring) at (q (n_q,), qd (n_v,)) for the
     unconstrained acceleration qacc_smooth (n_v,) (MuJoCo qacc_smooth) and `mass_factor`,
-    the `engine.cholesky.factor` of M(q)."""
-    rows = limit_rows(model, q, qd)
+    the `engine.cholesky.factor` of M(q); stages as in `limit_rows`."""
+    rows = limit_rows(model, q, qd, stages)
     if rows.dist.shape[0] == 0:
         zero = jnp.zeros(model.n_v, dtype=qacc_smooth.dtype)
         return LimitSolution(zero[:0], zero, qacc_smooth, jnp.array(True), jnp.array(0))
@@ -452,9 +453,10 @@ def solve_limits(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Arr
 
 
 def constrained_acceleration(model: Model, q: jax.Array, qd: jax.Array,
-                             qacc_smooth: jax.Array, mass_factor) -> jax.Array:
-    """(n_v,) MuJoCo qacc: qacc_smooth (n_v,) corrected by the joint-limit forces."""
-    return solve_limits(model, q, qd, qacc_smooth, mass_factor).qacc
+                             qacc_smooth: jax.Array, mass_factor, stages=None) -> jax.Array:
+    """(n_v,) MuJoCo qacc: qacc_smooth (n_v,) corrected by the joint-limit forces (stages as
+    in `limit_rows`)."""
+    return solve_limits(model, q, qd, qacc_smooth, mass_factor, stages).qacc
 
 
 def limit_forces(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Array,
@@ -464,12 +466,12 @@ def limit_forces(model: Model, q: jax.Array, qd: jax.Array, qacc_smooth: jax.Arr
 
 
 def inverse_limit_forces(model: Model, q: jax.Array, qd: jax.Array,
-                         qacc: jax.Array) -> jax.Array:
+                         qacc: jax.Array, stages=None) -> jax.Array:
     """(n_v,) limit and friction generalized force that mj_inverse assigns to the given qacc
     (n_v,): J^T f with f = clip(-(J qacc - aref) / R, lower, upper) on instantiated rows
     (max(0, .) for a limit row; MuJoCo's mj_constraintUpdate; its qfrc_constraint after
-    mj_inverse)."""
-    rows = limit_rows(model, q, qd)
+    mj_inverse); stages as in `limit_rows`."""
+    rows = limit_rows(model, q, qd, stages)
     if rows.dist.shape[0] == 0:
         return jnp.zeros(model.n_v, dtype=qacc.dtype)
     jar = rows.jac @ qacc - rows.aref

@@ -90,11 +90,12 @@ def damper_forces(model: Model, qd: jax.Array) -> jax.Array:
     return -model.dof_damping * qd
 
 
-def passive_forces(model: Model, q: jax.Array, qd: jax.Array) -> jax.Array:
+def passive_forces(model: Model, q: jax.Array, qd: jax.Array, stages=None) -> jax.Array:
     """(n_v,) passive forces (MuJoCo qfrc_passive) at configuration q (n_q,), velocity qd
-    (n_v,): joint springs and dampers, and tendon springs and dampers (`tendons.py`)."""
+    (n_v,): joint springs and dampers, and tendon springs and dampers (`tendons.py`; stages:
+    the evaluation's `engine.stages.Stages`, or None)."""
     out = spring_forces(model, q) + damper_forces(model, qd)
-    return out if model.tendons is None else out + tendon_passive_forces(model, q, qd)
+    return out if model.tendons is None else out + tendon_passive_forces(model, q, qd, stages)
 
 
 def spring_energy(model: Model, q: jax.Array) -> jax.Array:

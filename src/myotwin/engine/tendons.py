@@ -169,14 +169,24 @@ def mjcf_paths(model):
     return paths
 
 
-def spatial_tendon_rows(model, q: jax.Array, tendon_ids, what: str):
-    """(ten_length (k,), ten_J (k, n_v)) of the MJCF spatial tendons `tendon_ids` (k MuJoCo
-    ids; an id -1 gives path 0's rows, to be masked by the caller). ValueError (naming `what`
-    and the id) for a tendon that is not among the model's paths."""
-    from myotwin.engine.kinematics import kinematics
-    from myotwin.engine.rows import take
+def path_rows_from_kinematics(model, kin) -> tuple[jax.Array, jax.Array]:
+    """(ten_length (n_paths,), ten_J (n_paths, n_v)) of every MJCF path of the model at the
+    kinematics `kin` (`engine.stages`)."""
     from myotwin.paths.length import path_geometry
     from myotwin.paths.moment_arms import length_jacobian_from_geometry
+
+    paths = mjcf_paths(model)
+    geo = path_geometry(paths, model, kin)
+    return geo.path_length, length_jacobian_from_geometry(paths, model, kin, geo)
+
+
+def spatial_tendon_rows(model, q: jax.Array, tendon_ids, what: str, stages=None):
+    """(ten_length (k,), ten_J (k, n_v)) of the MJCF spatial tendons `tendon_ids` (k MuJoCo
+    ids; an id -1 gives path 0's rows, to be masked by the caller). ValueError (naming `what`
+    and the id) for a tendon that is not among the model's paths. stages: the evaluation's
+    `engine.stages.Stages` (its path rows are used), or None to compute them from q."""
+    from myotwin.engine.kinematics import kinematics
+    from myotwin.engine.rows import take
 
     paths = mjcf_paths(model)
     if paths is None:
@@ -188,35 +198,35 @@ def spatial_tendon_rows(model, q: jax.Array, tendon_ids, what: str):
             raise ValueError(f"{what}: tendon #{t} is not among the model's paths (MuJoCo "
                              f"tendon ids {paths.path_tendon})")
         index.append(paths.path_tendon.index(t) if t >= 0 else 0)
-    kin = kinematics(model, q)
-    geo = path_geometry(paths, model, kin)
-    jac = length_jacobian_from_geometry(paths, model, kin, geo)
+    length, jac = (path_rows_from_kinematics(model, kinematics(model, q)) if stages is None
+                   else stages.path_rows)
     index = np.array(index, dtype=int)
-    return take(geo.path_length, index), take(jac, index)
+    return take(length, index), take(jac, index)
 
 
 def tendon_rows(model, q: jax.Array, tendon_ids, spatial, coef_q: jax.Array,
-                coef_v: jax.Array, what: str) -> tuple[jax.Array, jax.Array]:
+                coef_v: jax.Array, what: str, stages=None) -> tuple[jax.Array, jax.Array]:
     """(L (k,), J (k, n_v)) of k MuJoCo tendons `tendon_ids` at configuration q (n_q,): the
     spatial ones (static flags `spatial`) from the model's paths, the others from their fixed
     coefficients coef_q (k, n_q), coef_v (k, n_v) (zero rows give zeros, e.g. for id -1).
-    `what` names the caller in the paths' error messages."""
+    `what` names the caller in the paths' error messages; stages as in `spatial_tendon_rows`."""
     length = coef_q.astype(q.dtype) @ q
     jac = coef_v.astype(q.dtype)
     spatial = np.asarray(spatial, dtype=bool)
     if spatial.any():
         ids = [t if s else -1 for t, s in zip(tendon_ids, spatial)]
-        s_len, s_jac = spatial_tendon_rows(model, q, ids, what)
+        s_len, s_jac = spatial_tendon_rows(model, q, ids, what, stages)
         length = jnp.where(spatial, s_len, length)
         jac = jnp.where(spatial[:, None], s_jac, jac)
     return length, jac
 
 
-def tendon_lengths_and_jacobians(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
+def tendon_lengths_and_jacobians(model, q: jax.Array,
+                                 stages=None) -> tuple[jax.Array, jax.Array]:
     """(L (n,), J (n, n_v)) of the tendons of `model.tendons` at configuration q (n_q,)."""
     ten = model.tendons
     return tendon_rows(model, q, ten.tendon_id, ten.spatial, ten.fixed_coef_q,
-                       ten.fixed_coef_v, "tendon spring/damper/limit")
+                       ten.fixed_coef_v, "tendon spring/damper/limit", stages)
 
 
 def _spring_stretch(ten: TendonModel, length: jax.Array) -> jax.Array:
@@ -225,12 +235,12 @@ def _spring_stretch(ten: TendonModel, length: jax.Array) -> jax.Array:
     return length - jnp.clip(length, lo, hi)
 
 
-def tendon_passive_forces(model, q: jax.Array, qd: jax.Array) -> jax.Array:
+def tendon_passive_forces(model, q: jax.Array, qd: jax.Array, stages=None) -> jax.Array:
     """(n_v,) tendon spring and damper forces (their part of MuJoCo qfrc_passive)."""
     ten = model.tendons
     if ten is None:
         return jnp.zeros(model.n_v, dtype=jnp.result_type(q, qd))
-    length, jac = tendon_lengths_and_jacobians(model, q)
+    length, jac = tendon_lengths_and_jacobians(model, q, stages)
     force = -ten.stiffness * _spring_stretch(ten, length) - ten.damping * jnp.sum(jac * qd, 1)
     return jnp.sum(force[:, None] * jac, axis=0)
 
@@ -252,12 +262,12 @@ def tendon_limit_layout(model) -> tuple[np.ndarray, np.ndarray]:
     return np.repeat(np.array(rows, dtype=int), 2), np.tile([-1, 1], len(rows))
 
 
-def tendon_limit_geometry(model, q: jax.Array):
+def tendon_limit_geometry(model, q: jax.Array, stages=None):
     """(dist (k,), jac (k, n_v), margin, solref (k, 2), solimp (k, 5), invweight0 (k,)) of
     the k tendon limit rows (`tendon_limit_layout`; module docstring)."""
     ten = model.tendons
     index, side = tendon_limit_layout(model)
-    length, jac = tendon_lengths_and_jacobians(model, q)
+    length, jac = tendon_lengths_and_jacobians(model, q, stages)
     from myotwin.engine.rows import take, take_pairs
 
     sgn = side.astype(np.float64)

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 from myotwin.engine.coupled_dynamics import coupled_forward_dynamics
 from myotwin.engine.dynamics import forward_dynamics_from_kinematics
 from myotwin.engine.kinematics import kinematics
+from myotwin.engine.tendons import mjcf_paths, path_rows_from_kinematics
 from myotwin.muscle.musculotendon import MuscleDynamics, dynamics
 from myotwin.musculoskeletal.model import MusculoskeletalModel
 from myotwin.musculoskeletal.paths import path_state
@@ -30,11 +31,12 @@ from myotwin.musculoskeletal.state import MusculoskeletalState
 
 
 def muscle_drive(msm: MusculoskeletalModel, state: MusculoskeletalState, excitation,
-                 kin=None) -> tuple[MuscleDynamics, jax.Array]:
+                 path_rows=None) -> tuple[MuscleDynamics, jax.Array]:
     """(the muscles' `MuscleDynamics` (forces, energies, powers, state rates), their
-    generalized force r F (n_v,)) at `state` for excitation u (scalar or (n_muscles,)); kin:
-    the skeleton's `engine.kinematics` at state.q if the caller has it (`paths.path_state`)."""
-    length, speed, arms = path_state(msm, state.q, state.qd, kin)
+    generalized force r F (n_v,)) at `state` for excitation u (scalar or (n_muscles,));
+    path_rows: the skeleton's MJCF path rows at state.q if the caller has them
+    (`paths.path_state`)."""
+    length, speed, arms = path_state(msm, state.q, state.qd, path_rows)
     dyn = dynamics(msm.muscles, excitation, state.activation, length, speed, state.tendon_state)
     return dyn, arms @ dyn.outputs.tendon_force_N
 
@@ -50,9 +52,14 @@ def rates(msm: MusculoskeletalModel, state: MusculoskeletalState, excitation, ct
     drives the skeleton's own actuators (zeros if None), qfrc_applied / xfrc_applied and
     damping_dt (MuJoCo Euler's implicit damping; not with coupled coordinates) as in
     `engine.forward_dynamics`."""
-    # one position stage for the paths and the skeleton (traced once, differentiated once)
-    kin = None if msm.coordinates is not None else kinematics(msm.skeleton, state.q)
-    dyn, qfrc = muscle_drive(msm, state, excitation, kin)
+    # one position stage for the paths and the skeleton (traced once, differentiated once;
+    # engine/stages.py)
+    kin = rows = None
+    if msm.coordinates is None:
+        kin = kinematics(msm.skeleton, state.q)
+        if mjcf_paths(msm.skeleton) is not None:
+            rows = path_rows_from_kinematics(msm.skeleton, kin)
+    dyn, qfrc = muscle_drive(msm, state, excitation, rows)
     applied = qfrc if qfrc_applied is None else qfrc + qfrc_applied
     ctrl = _skeleton_ctrl(msm, ctrl, state.qd.dtype)
     if msm.coordinates is not None:   # coupled coordinates: qfrc_applied on the coordinates
@@ -64,7 +71,7 @@ def rates(msm: MusculoskeletalModel, state: MusculoskeletalState, excitation, ct
     else:
         qdd = forward_dynamics_from_kinematics(msm.skeleton, kin, state.q, state.qd, ctrl,
                                                qfrc_applied=applied, xfrc_applied=xfrc_applied,
-                                               damping_dt=damping_dt)
+                                               damping_dt=damping_dt, path_rows=rows)
     return qdd, dyn.activation_rate, dyn.tendon_state_rate
 
 

@@ -27,20 +27,19 @@ from myotwin.engine.coupling import full_jacobian, full_positions
 from myotwin.engine.rows import take
 from myotwin.musculoskeletal.linear_paths import linear_path_state
 from myotwin.musculoskeletal.model import MusculoskeletalModel, linear_index
-from myotwin.paths.on_model import (lengths_and_moment_arms,
-                                    lengths_and_moment_arms_from_kinematics)
+from myotwin.paths.on_model import lengths_and_moment_arms
 from myotwin.paths.pathset import PathSet
 
 
 def skeleton_path_state(skeleton, coordinates, q: jax.Array, qd: jax.Array, opensim: bool,
-                        kin=None) -> tuple[jax.Array, jax.Array, jax.Array]:
+                        path_rows=None) -> tuple[jax.Array, jax.Array, jax.Array]:
     """(l (n_paths,) m, v (n_paths,) m/s, r (n_coordinates, n_paths)) of every path of
     `skeleton` at coordinates q, speeds qd (`coordinates`: an `engine.CoordinateCoupling` or
     None): with opensim True, OpenSim's lengthening speeds and point-force moment arms (for
     OpenSim-semantics paths; MJCF paths always give -dL/dq), else -dL/dq and -r^T qd (module
-    docstring). kin: the skeleton's `engine.kinematics` at q, if the caller has it (used by
-    MJCF paths without coupled coordinates, so that one traced position stage serves the
-    paths and the skeleton's dynamics)."""
+    docstring). path_rows: the MJCF paths' (lengths, ten_J) at q if the caller has them
+    (`engine.stages`; used without coupled coordinates, so that one traced position stage
+    serves the paths and the skeleton's dynamics)."""
     paths = skeleton.paths
     q_f = q if coordinates is None else full_positions(coordinates, q)
     jac = None if coordinates is None else full_jacobian(coordinates, q)
@@ -50,8 +49,8 @@ def skeleton_path_state(skeleton, coordinates, q: jax.Array, qd: jax.Array, open
         qd_f = qd if jac is None else jac @ qd
         lengths, arms, speeds = paths.lengths_force_arms_and_speeds(skeleton, q_f, qd_f)
         return lengths, speeds, (arms if jac is None else jac.T @ arms)
-    if kin is not None and coordinates is None and isinstance(paths, PathSet):
-        lengths, arms = lengths_and_moment_arms_from_kinematics(paths, skeleton, kin)
+    if path_rows is not None and coordinates is None and isinstance(paths, PathSet):
+        lengths, arms = path_rows[0], -path_rows[1].T
     else:
         lengths, arms = lengths_and_moment_arms(skeleton, q_f)
     if jac is not None:   # moment arms w.r.t. the coordinates: -dL/dq = J^T (-dL/dq_f)
@@ -60,16 +59,16 @@ def skeleton_path_state(skeleton, coordinates, q: jax.Array, qd: jax.Array, open
 
 
 def path_state(msm: MusculoskeletalModel, q: jax.Array, qd: jax.Array,
-               kin=None) -> tuple[jax.Array, jax.Array, jax.Array]:
+               path_rows=None) -> tuple[jax.Array, jax.Array, jax.Array]:
     """(l_MT (n_muscles,) m, v_MT (n_muscles,) m/s, r (n_v, n_muscles) m or m/rad: the moment
     arms through which the muscle forces act, -dL/dq (and v_MT = dL/dt = -r^T qd) unless the
-    coupling is "opensim" (module docstring). kin: as in `skeleton_path_state`."""
+    coupling is "opensim" (module docstring). path_rows: as in `skeleton_path_state`."""
     spatial = np.asarray(msm.muscle_path, dtype=np.int64)
     linear = np.asarray(linear_index(msm), dtype=np.int64)
     parts = []
     if np.any(spatial >= 0):
         lengths, speeds, arms = skeleton_path_state(msm.skeleton, msm.coordinates, q, qd,
-                                                    msm.coupling == "opensim", kin)
+                                                    msm.coupling == "opensim", path_rows)
         parts.append((spatial, (lengths, speeds, arms)))
     if np.any(linear >= 0):   # muscles on a joint or a fixed tendon (linear_paths.py)
         parts.append((linear, linear_path_state(msm.linear_paths, q, qd)))

@@ -68,13 +68,6 @@ def lengths_and_moment_arms(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     paths = _paths_of(model)
     if not isinstance(paths, PathSet):
         return paths.lengths_and_moment_arms(model, q)
-    return lengths_and_moment_arms_from_kinematics(paths, model, kinematics(model, q))
-
-
-def lengths_and_moment_arms_from_kinematics(paths: PathSet, model,
-                                            kin) -> tuple[jax.Array, jax.Array]:
-    """`lengths_and_moment_arms` of MJCF paths (a PathSet) from the skeleton's position stage
-    kin = `engine.kinematics(model, q)`, for a caller that shares it (musculoskeletal
-    dynamics: the skeleton's forward dynamics)."""
+    kin = kinematics(model, q)
     geo = path_geometry(paths, model, kin)
     return geo.path_length, -length_jacobian_from_geometry(paths, model, kin, geo).T
