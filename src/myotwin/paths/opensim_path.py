@@ -716,9 +716,14 @@ def lengths_force_arms_and_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: j
     then adds to the speed but not to the arm), and it is not dL/dt where wraps are active
     (the wraps are a construction, not the geodesic)."""
     check_model(ps, model)
-    cur = current_paths(ps, kinematics(model, q), q)
-    return (_lengths(ps, cur), _force_moment_arms(ps, model, q, cur),
-            _opensim_speeds(ps, model, q, qd, cur))
+    kin = kinematics(model, q)
+    cur = current_paths(ps, kin, q)
+    # one forward-mode pass of both virtual lengths (arms: segments between two bodies; speed:
+    # every segment) gives the arms and, along qd, the speeds: one traced copy of the points'
+    # motion instead of one per output (docs/paths.md)
+    virtual = _fixed_point_lengths(ps, model, q, cur, kin)
+    jac_arm, jac_speed = jax.jacfwd(virtual)(jnp.zeros(model.n_v, q.dtype))
+    return _lengths(ps, cur), -jac_arm.T, jac_speed @ jnp.asarray(qd, q.dtype)
 
 
 def lengthening_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array) -> jax.Array:
@@ -759,55 +764,62 @@ def generalized_force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array) -> ja
 def _force_moment_arms(ps: OpenSimPathSet, model, q: jax.Array, cur: CurrentPath) -> jax.Array:
     """`generalized_force_moment_arms` given the current paths at q (held fixed: their
     derivatives are not taken)."""
-    virtual = _fixed_point_lengths(ps, model, q, cur, every_segment=False)
-    return -jax.jacfwd(virtual)(jnp.zeros(model.n_v, q.dtype)).T
+    virtual = _fixed_point_lengths(ps, model, q, cur)
+    return -jax.jacfwd(lambda v: virtual(v)[0])(jnp.zeros(model.n_v, q.dtype)).T
 
 
 def _opensim_speeds(ps: OpenSimPathSet, model, q: jax.Array, qd: jax.Array,
                     cur: CurrentPath) -> jax.Array:
     """(n_paths,) OpenSim's lengthening speed given the current paths at q (held fixed)."""
-    virtual = _fixed_point_lengths(ps, model, q, cur, every_segment=True)
+    virtual = _fixed_point_lengths(ps, model, q, cur)
     zero = jnp.zeros(model.n_v, q.dtype)
-    return jax.jvp(virtual, (zero,), (jnp.asarray(qd, q.dtype),))[1]
+    return jax.jvp(lambda v: virtual(v)[1], (zero,), (jnp.asarray(qd, q.dtype),))[1]
 
 
 def _fixed_point_lengths(ps: OpenSimPathSet, model, q: jax.Array, cur: CurrentPath,
-                         every_segment: bool):
-    """v (n_v,) -> (n_paths,): the current path's length with every point, tangent points
-    included, carried by its body from q to integrate_pos(q, v), segment directions those of
-    the reported points at q, forces applied at the points as last computed; moving points add
-    their motion relative to their bodies. Its derivative at v = 0 is OpenSim's point-force
-    moment arm (-d/dv, segments between two bodies: addInEquivalentForces) or, with
-    every_segment and along qd, its lengthening speed (every segment: computeLengtheningSpeed,
-    the speeds of the same points along the same directions)."""
+                         kin=None):
+    """v (n_v,) -> ((n_paths,), (n_paths,)): the current path's length with every point,
+    tangent points included, carried by its body from q to integrate_pos(q, v), segment
+    directions those of the reported points at q, forces applied at the points as last
+    computed; moving points add their motion relative to their bodies. Two variants, whose
+    derivatives at v = 0 are OpenSim's point-force moment arm (the first: -d/dv, segments
+    between two bodies, addInEquivalentForces) and, along qd, its lengthening speed (the
+    second: every segment, computeLengtheningSpeed, the speeds of the same points along the
+    same directions). kin: `kinematics(model, q)` if the caller has it."""
     cur = jax.lax.stop_gradient(cur)
     tab = path_tables(ps)
     body = tab.slot_body                                                    # (n_paths, S)
-    kin = kinematics(model, q)
+    kin = kinematics(model, q) if kin is None else kin
     to_local = lambda x: jnp.einsum("psji,psj->psi", kin.body_rot_world[body],  # noqa: E731
                                     x - kin.body_pos_world[body])
     local, local_now = to_local(cur.pos_world), to_local(cur.pos_current)
     ends = jnp.take_along_axis(cur.pos_world, jnp.maximum(cur.seq, 0)[..., None], axis=1)
     direction = jax.vmap(lambda e: e[1:] - e[:-1])(ends)
     direction = direction / jnp.maximum(norm(direction), 1e-300)[..., None]
-    offset_work = jax.vmap(functools.partial(_force_offset, every_segment=every_segment))
+
+    def offset_work(reported, current):
+        """(between two bodies, every segment) `_force_offset` of every path."""
+        args = (cur.seq, cur.count, reported, current, direction, jnp.asarray(body),
+                jnp.asarray(tab.slot_obj))
+        return tuple(jax.vmap(functools.partial(_force_offset, every_segment=every))(*args)
+                     for every in (False, True))
 
     def lengths(v):
         kv = kinematics(model, integrate_pos(model, q, v, 1.0))
         moved = lambda x: kv.body_pos_world[body] + jnp.einsum(  # noqa: E731
             "psij,psj->psi", kv.body_rot_world[body], x)
         world, world_now = moved(local), moved(local_now)
-        offset = offset_work(cur.seq, cur.count, world, world_now, direction,
-                             jnp.asarray(body), jnp.asarray(tab.slot_obj))
-        return (_lengths(ps, cur._replace(pos_world=world)) + offset
-                + moving_work(integrate_pos(model, q, v, 1.0)))
+        length = _lengths(ps, cur._replace(pos_world=world))
+        offsets = offset_work(world, world_now)
+        moving = moving_work(integrate_pos(model, q, v, 1.0))
+        return tuple(length + o + m for o, m in zip(offsets, moving))
 
     def moving_work(q_v):
-        """Sum over segments (between two bodies unless every_segment) of direction .
-        (R dP_end - R dP_start), dP the moving points' displacement in their body frames from
-        q to q_v (0 for other slots), R their bodies' rotations at q."""
+        """Per variant, the sum over segments (between two bodies, or every segment) of
+        direction . (R dP_end - R dP_start), dP the moving points' displacement in their body
+        frames from q to q_v (0 for other slots), R their bodies' rotations at q."""
         if not ps.move_point:
-            return jnp.zeros(ps.n_paths, q.dtype)
+            return (jnp.zeros(ps.n_paths, q.dtype),) * 2
         n_pt = tab.pt_index.shape[1]
         slot_point = np.zeros(tab.slot_obj.shape, np.int64)
         slot_point[:, :n_pt] = tab.pt_index
@@ -817,8 +829,7 @@ def _fixed_point_lengths(ps: OpenSimPathSet, model, q: jax.Array, cur: CurrentPa
                  - point_locations(ps, q, clamp=False))[slot_point]
         delta = jnp.where(jnp.asarray(moving)[..., None], delta, 0.0)
         shift = jnp.einsum("psij,psj->psi", kin.body_rot_world[body], delta)
-        return offset_work(cur.seq, cur.count, jnp.zeros_like(shift), shift, direction,
-                           jnp.asarray(body), jnp.asarray(tab.slot_obj))
+        return offset_work(jnp.zeros_like(shift), shift)
 
     return lengths
 
