@@ -23,11 +23,13 @@ import jax.numpy as jnp
 from myotwin.engine.coupled_dynamics import coupled_forward_dynamics
 from myotwin.engine.dynamics import forward_dynamics_from_kinematics
 from myotwin.engine.kinematics import kinematics
+from myotwin.engine.stages import reads_path_rows
 from myotwin.engine.tendons import mjcf_paths, path_rows_from_kinematics
 from myotwin.muscle.musculotendon import MuscleDynamics, dynamics
 from myotwin.musculoskeletal.model import MusculoskeletalModel
 from myotwin.musculoskeletal.paths import path_state
 from myotwin.musculoskeletal.state import MusculoskeletalState
+from myotwin.paths.pathset import PathSet
 
 
 def muscle_drive(msm: MusculoskeletalModel, state: MusculoskeletalState, excitation,
@@ -57,7 +59,10 @@ def rates(msm: MusculoskeletalModel, state: MusculoskeletalState, excitation, ct
     kin = rows = None
     if msm.coordinates is None:
         kin = kinematics(msm.skeleton, state.q)
-        if mjcf_paths(msm.skeleton) is not None:
+        # rows only where something reads them: the muscles on MJCF paths or a force term of
+        # the skeleton (an OpenSim path set's muscles read their own paths)
+        if mjcf_paths(msm.skeleton) is not None and (
+                isinstance(msm.skeleton.paths, PathSet) or reads_path_rows(msm.skeleton)):
             rows = path_rows_from_kinematics(msm.skeleton, kin)
     dyn, qfrc = muscle_drive(msm, state, excitation, rows)
     applied = qfrc if qfrc_applied is None else qfrc + qfrc_applied
