@@ -70,6 +70,7 @@ from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
 from myotwin.osim.loader import OsimModel
 from myotwin.osim.muscles import OPENSIM_STATE
+from myotwin.osim.row_blocks import map_row_blocks
 from myotwin.osim.storage import Storage, StorageWriter
 
 #: Steps per compiled chunk: the unit of writing (0.05 s of output at dt = 0.1 ms).
@@ -265,7 +266,9 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
         def write(picked, times_s):
             """Write the rows of `picked` (states with a leading axis) at times_s; returns
             how many leading rows were written (those whose derived outputs are finite)."""
-            derived = _derived_outputs(msm, picked)
+            # blocks of one shape: the writes have 1 row (the start), a chunk's rows, then
+            # the last chunk's, and each size compiled `_outputs` again (arm26: 15 and 10 s)
+            derived = map_row_blocks(lambda block: _outputs(msm, block), picked, _BLOCK_ROWS)
             ok = np.all(np.isfinite(np.concatenate(derived, axis=1)), axis=1)
             good = int(np.argmin(ok)) if not np.all(ok) else ok.size
             picked = jax.tree_util.tree_map(lambda x: x[:good], picked)
@@ -391,24 +394,8 @@ def _fiber_length_and_force(m: MusculoskeletalModel, s: MusculoskeletalState):
 
 # one jitted function for every call (a new jit per call recompiled the rows' outputs each time)
 _outputs = jax.jit(jax.vmap(_fiber_length_and_force, in_axes=(None, 0)))
-#: rows per evaluation of `_outputs`: every call has this many rows, so it compiles once
+#: rows per call of `_outputs` (`row_blocks.map_row_blocks`: one compilation)
 _BLOCK_ROWS = 32
-
-
-def _derived_outputs(msm: MusculoskeletalModel, states) -> list[np.ndarray]:
-    """[fiber lengths (m), tendon forces (N)], each (n_rows, n_muscles), of `states` (leading
-    axis n_rows >= 1), evaluated in blocks of _BLOCK_ROWS rows, the last padded by repeating
-    its final row. A vmapped program compiles once per batch size, and the writes have 1 row
-    (the start), a chunk's rows, then the last chunk's: arm26 compiled it twice, 15 and 10 s
-    (JAX's compile log, a scratch run of the test's command)."""
-    n = int(states.q.shape[0])
-    blocks = []
-    for start in range(0, n, _BLOCK_ROWS):
-        index = np.minimum(np.arange(start, start + _BLOCK_ROWS), n - 1)
-        block = jax.tree_util.tree_map(lambda x, i=index: x[i], states)
-        keep = min(_BLOCK_ROWS, n - start)
-        blocks.append([np.asarray(x)[:keep] for x in _outputs(msm, block)])
-    return [np.concatenate(parts) for parts in zip(*blocks)]
 
 
 def _at_minimum(m: MusculoskeletalModel, s: MusculoskeletalState) -> list[str]:

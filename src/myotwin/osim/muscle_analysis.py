@@ -50,6 +50,7 @@ from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.muscle_equilibrium import equilibrium_states
 from myotwin.osim.muscle_states import (UNITS, default_state_rows, muscle_groups, state_outputs,
                                         states_from_file)
+from myotwin.osim.row_blocks import map_row_blocks
 from myotwin.osim.storage import StorageWriter, read_storage
 
 #: Rows of q per call of the compiled geometry (the last call padded), as static optimization.
@@ -119,18 +120,14 @@ def path_rows(loaded: OsimModel, q, qd=None) -> tuple[np.ndarray, np.ndarray, np
     n_coordinates; qd default 0) (module docstring)."""
     q = np.atleast_2d(np.asarray(q, dtype=np.float64))
     qd = np.zeros_like(q) if qd is None else np.atleast_2d(np.asarray(qd, dtype=np.float64))
-    n = q.shape[0]
-    pad = lambda x: np.concatenate([x, np.repeat(x[-1:], -n % ROWS_PER_CALL, axis=0)])  # noqa
-    q_p, qd_p = pad(q), pad(qd)
     plan, tables = _plan(loaded)
     direct_map = output_coordinates(loaded).direct
-    parts = []
-    for start in range(0, q_p.shape[0], ROWS_PER_CALL):
-        rows = slice(start, start + ROWS_PER_CALL)
-        out = _compiled_rows(loaded.model, loaded.coupling, tables, jnp.asarray(q_p[rows]),
-                             jnp.asarray(qd_p[rows]), plan=plan, direct_map=direct_map)
-        parts.append([np.asarray(x) for x in out])
-    return tuple(np.concatenate([p[k] for p in parts])[:n] for k in range(3))
+
+    def block_rows(block):
+        return _compiled_rows(loaded.model, loaded.coupling, tables, jnp.asarray(block[0]),
+                              jnp.asarray(block[1]), plan=plan, direct_map=direct_map)
+
+    return map_row_blocks(block_rows, (q, qd), ROWS_PER_CALL)
 
 
 #: Values of `run`'s `muscle_states`.

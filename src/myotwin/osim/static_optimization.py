@@ -66,6 +66,7 @@ from myotwin.osim.inverse_dynamics import (load_plan, prepared_motion,
                                            reduced_generalized_forces)
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.muscles import build_muscles
+from myotwin.osim.row_blocks import map_row_blocks
 from myotwin.osim.storage import StorageWriter, read_storage
 
 #: Default convergence tolerance of SLSQP (its ftol).
@@ -204,20 +205,15 @@ def force_per_control(loaded: OsimModel, q, qd, use_muscle_physiology: bool = Tr
         f_max = jnp.asarray([loaded.muscles[n]["max_isometric_force_N"]
                              for n in loaded.muscle_names])
     q, qd = np.atleast_2d(q), np.atleast_2d(qd)
-    n = q.shape[0]
-    pad = -n % ROWS_PER_CALL   # rows in calls of one shape: one compilation for any length
-    q = np.concatenate([q, np.repeat(q[-1:], pad, axis=0)])
-    qd = np.concatenate([qd, np.repeat(qd[-1:], pad, axis=0)])
-    b, unit = [], []
-    for start in range(0, q.shape[0], ROWS_PER_CALL):
-        rows = slice(start, start + ROWS_PER_CALL)
-        out = _batched_terms(msm, along, f_max, jnp.asarray(motor),
-                             jnp.asarray(motor.sum(axis=0)), bool(use_muscle_physiology),
-                             jnp.asarray(q[rows]), jnp.asarray(qd[rows]), millard)
-        b.append(np.asarray(out[0]))
-        unit.append(np.asarray(out[1]))
+
+    def block_terms(block):   # rows in calls of one shape: one compilation for any length
+        return _batched_terms(msm, along, f_max, jnp.asarray(motor),
+                              jnp.asarray(motor.sum(axis=0)), bool(use_muscle_physiology),
+                              jnp.asarray(block[0]), jnp.asarray(block[1]), millard)
+
+    b, unit = map_row_blocks(block_terms, (q, qd), ROWS_PER_CALL)
     order = _force_set_order(loaded)   # computed as muscles, then CoordinateActuators
-    return np.concatenate(b)[:n][:, :, order], np.concatenate(unit)[:n][:, order]
+    return b[:, :, order], unit[:, order]
 
 
 def solve(b: np.ndarray, tau: np.ndarray, acts: Actuators, exponent: float, x0: np.ndarray,
