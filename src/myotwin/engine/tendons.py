@@ -184,7 +184,8 @@ def spatial_tendon_rows(model, q: jax.Array, tendon_ids, what: str, stages=None)
     """(ten_length (k,), ten_J (k, n_v)) of the MJCF spatial tendons `tendon_ids` (k MuJoCo
     ids; an id -1 gives path 0's rows, to be masked by the caller). ValueError (naming `what`
     and the id) for a tendon that is not among the model's paths. stages: the evaluation's
-    `engine.stages.Stages` (its path rows are used), or None to compute them from q."""
+    `engine.stages.Stages` (its path rows are used if it has them), or None to compute them
+    from q."""
     from myotwin.engine.kinematics import kinematics
     from myotwin.engine.rows import take
 
@@ -198,8 +199,10 @@ def spatial_tendon_rows(model, q: jax.Array, tendon_ids, what: str, stages=None)
             raise ValueError(f"{what}: tendon #{t} is not among the model's paths (MuJoCo "
                              f"tendon ids {paths.path_tendon})")
         index.append(paths.path_tendon.index(t) if t >= 0 else 0)
-    length, jac = (path_rows_from_kinematics(model, kinematics(model, q)) if stages is None
-                   else stages.path_rows)
+    if stages is not None and stages.path_rows is not None:
+        length, jac = stages.path_rows
+    else:
+        length, jac = path_rows_from_kinematics(model, kinematics(model, q))
     index = np.array(index, dtype=int)
     return take(length, index), take(jac, index)
 
