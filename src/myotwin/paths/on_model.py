@@ -17,9 +17,8 @@ from __future__ import annotations
 import jax
 
 from myotwin.engine.kinematics import kinematics
+from myotwin.engine.tendons import path_rows_from_kinematics
 from myotwin.paths.length import muscle_lengths as _lengths
-from myotwin.paths.length import path_geometry
-from myotwin.paths.moment_arms import length_jacobian_from_geometry
 from myotwin.paths.moment_arms import lengthening_speeds as _speeds
 from myotwin.paths.moment_arms import moment_arms as _moment_arms
 from myotwin.paths.pathset import PathSet
@@ -68,6 +67,5 @@ def lengths_and_moment_arms(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     paths = _paths_of(model)
     if not isinstance(paths, PathSet):
         return paths.lengths_and_moment_arms(model, q)
-    kin = kinematics(model, q)
-    geo = path_geometry(paths, model, kin)
-    return geo.path_length, -length_jacobian_from_geometry(paths, model, kin, geo).T
+    lengths, ten_j = path_rows_from_kinematics(model, kinematics(model, q))
+    return lengths, -ten_j.T
