@@ -1,0 +1,109 @@
+"""Size and compile time of the programs XLA builds for two rollouts and their gradients: how
+much code a model's step traces, which is what the slowest tests spend their time compiling
+(docs/engine.md "Performance", "One position stage per evaluation").
+
+Cases (each its forward rollout and the reverse-mode gradient of a scalar of its last state):
+  * `--muscles FILE`: an MJCF with MuJoCo muscles loaded by `musculoskeletal.load_mjcf`
+    (tests/musculoskeletal/test_mjcf_muscles.py's myoelbow, 1 dof, 6 wrapping muscles), RK4,
+    `--steps` steps of 1 ms from q = 1 rad at rest, activations 0.05, constant excitations;
+    d q_final / d excitation.
+  * `--mjcf FILE`: a skeleton alone (`engine.compile_model`; e.g. tests/engine/test_equality.py's
+    model, written out as in benchmarks/RESULTS.md), semi-implicit Euler, `--steps` steps of
+    2 ms from qpos0 with a random velocity; d (|q|^2 + 0.1 |qd|^2) / d qd0.
+For each program: the StableHLO text's length (characters) and operation count (lines with
+`stablehlo.` ops), the time to trace and lower it and XLA's compile time (s). Program size is
+a property of our code alone, with no peer to time against; the comparison is between
+versions of the code: run it once per version, e.g. with PYTHONPATH=<other checkout>/src
+ahead of the editable install.
+
+    .venv/bin/python benchmarks/program_size.py --muscles FILE [--steps 100]
+    .venv/bin/python benchmarks/program_size.py --mjcf FILE [--steps 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+
+def measure(name: str, fn, *args) -> None:
+    import jax
+
+    start = time.perf_counter()
+    lowered = jax.jit(fn).lower(*args)
+    lowered_s = time.perf_counter() - start
+    text = lowered.as_text()
+    start = time.perf_counter()
+    lowered.compile()
+    compile_s = time.perf_counter() - start
+    ops = sum(1 for line in text.splitlines() if "stablehlo." in line)
+    print(f"{name:9s} StableHLO {len(text) / 1e6:6.2f} MB, {ops:6d} ops; "
+          f"trace+lower {lowered_s:6.1f} s, compile {compile_s:6.1f} s", flush=True)
+
+
+def muscles_case(path: str, steps: int) -> None:
+    import jax
+    import jax.numpy as jnp
+    import mujoco
+
+    from myotwin.musculoskeletal import MusculoskeletalState, rollout
+    from myotwin.musculoskeletal.mjcf import load_mjcf
+
+    m = mujoco.MjModel.from_xml_path(path)
+    msm = load_mjcf(m)
+    n_mus = msm.muscles.n_muscles
+    state0 = MusculoskeletalState(jnp.ones(m.nq), jnp.zeros(m.nv), jnp.full(n_mus, 0.05),
+                                  jnp.zeros(n_mus))
+    u0 = jnp.linspace(0.1, 0.6, n_mus)
+
+    def final_angle(u):
+        return rollout(msm, state0, u, 1e-3, steps).q[-1, 0]
+
+    measure("forward", final_angle, u0)
+    measure("gradient", jax.grad(final_angle), u0)
+
+
+def mjcf_case(path: str, steps: int) -> None:
+    import jax
+    import jax.numpy as jnp
+    import mujoco
+    import numpy as np
+
+    from myotwin import engine
+
+    m = mujoco.MjModel.from_xml_path(path)
+    model = engine.compile_model(m)
+    q0 = jnp.array(m.qpos0)
+
+    def loss(qd0):
+        q, qd = engine.rollout(model, q0, qd0, jnp.zeros((steps, model.n_u)), 2e-3, steps,
+                               engine.Integrator.SEMI_IMPLICIT_EULER)
+        return jnp.sum(q[-1] ** 2) + 0.1 * jnp.sum(qd[-1] ** 2)
+
+    x = jnp.array(np.random.default_rng(6).normal(size=m.nv))
+    measure("forward", loss, x)
+    measure("gradient", jax.grad(loss), x)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--muscles", help="MJCF with MuJoCo muscles")
+    group.add_argument("--mjcf", help="MJCF of a skeleton")
+    parser.add_argument("--steps", type=int, default=None)
+    args = parser.parse_args()
+
+    from myotwin import configure_jax
+
+    configure_jax()
+    import myotwin
+
+    print(f"myotwin from {myotwin.__file__}")
+    if args.muscles:
+        muscles_case(args.muscles, args.steps or 100)
+    else:
+        mjcf_case(args.mjcf, args.steps or 30)
+
+
+if __name__ == "__main__":
+    main()
