@@ -10,6 +10,10 @@ Cases (each its forward rollout and the reverse-mode gradient of a scalar of its
   * `--mjcf FILE`: a skeleton alone (`engine.compile_model`; e.g. tests/engine/test_equality.py's
     model, written out as in benchmarks/RESULTS.md), semi-implicit Euler, `--steps` steps of
     2 ms from qpos0 with a random velocity; d (|q|^2 + 0.1 |qd|^2) / d qd0.
+  * `--arm26-mass-points`: arm26 built in Python with its (inactive) ellipsoids and mass points
+    on its six OpenSim paths (tests/inertia/test_opensim_mass_points.py's model), the points'
+    bias accelerations Jdot qd at one state (`inertia.mass_point_bias_accelerations`: forward
+    mode through OpenSim's wrap loops, twice); no gradient.
 For each program: the StableHLO text's length (characters) and operation count (lines with
 `stablehlo.` ops), the time to trace and lower it and XLA's compile time (s). Program size is
 a property of our code alone, with no peer to time against; the comparison is between
@@ -18,6 +22,7 @@ ahead of the editable install.
 
     .venv/bin/python benchmarks/program_size.py --muscles FILE [--steps 100]
     .venv/bin/python benchmarks/program_size.py --mjcf FILE [--steps 30]
+    .venv/bin/python benchmarks/program_size.py --arm26-mass-points
 """
 
 from __future__ import annotations
@@ -85,11 +90,27 @@ def mjcf_case(path: str, steps: int) -> None:
     measure("gradient", jax.grad(loss), x)
 
 
+def arm26_mass_points_case() -> None:
+    import jax.numpy as jnp
+
+    from myotwin import inertia
+    from myotwin.models import arm26
+
+    model = arm26.build(ellipsoids=True, ellipsoids_active=False)
+    for name, (mass, n) in {"TRIlong": (0.2, 6), "TRIlat": (0.15, 5), "TRImed": (0.15, 5),
+                            "BIClong": (0.2, 6), "BICshort": (0.15, 5), "BRA": (0.1, 5)}.items():
+        model = inertia.with_muscle_mass(model, name, mass, n)
+    q, qd = jnp.array([0.3, 1.2]), jnp.array([0.7, -1.3])
+    measure("Jdot qd", lambda a, b: inertia.mass_point_bias_accelerations(model, a, b), q, qd)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--muscles", help="MJCF with MuJoCo muscles")
     group.add_argument("--mjcf", help="MJCF of a skeleton")
+    group.add_argument("--arm26-mass-points", action="store_true",
+                       help="arm26's OpenSim paths with mass points: their Jdot qd")
     parser.add_argument("--steps", type=int, default=None)
     args = parser.parse_args()
 
@@ -99,7 +120,9 @@ def main() -> None:
     import myotwin
 
     print(f"myotwin from {myotwin.__file__}")
-    if args.muscles:
+    if args.arm26_mass_points:
+        arm26_mass_points_case()
+    elif args.muscles:
         muscles_case(args.muscles, args.steps or 100)
     else:
         mjcf_case(args.mjcf, args.steps or 30)

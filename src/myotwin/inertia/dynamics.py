@@ -91,10 +91,10 @@ def _jacobians_and_bias(f, y, motion) -> tuple[jax.Array, jax.Array]:
     t^2/2 yddot_0) at t = 0 = D^2F(y)[ydot, ydot] + DF(y)[yddot_0]. One pass traces F once:
     a jvp along ydot of the vmapped jvps DF(y)[c] over the columns c = (the dofs' tangents,
     yddot_0, ydot); its primal holds J and DF[yddot_0], its tangent's last column
-    D^2F[ydot, ydot]. Tracing F twice (a vmapped jvp, then a jvp of a jvp) gave a program
-    that XLA compiled 1.5x longer (arm26's OpenSim points: 51k -> 36k StableHLO ops, compile
-    53 -> 35 s); the unused second-order columns cost no measurable step time (the chain's
-    cylinder-wrapped path: 650-970 against 660-840 us per RK4 step, noise-bound)."""
+    D^2F[ydot, ydot]. Tracing F twice (a vmapped jvp, then a jvp of a jvp) gave a larger
+    program (arm26's OpenSim points: 51k against 36k StableHLO ops, compile 43-47 against
+    32-38 s); the unused second-order columns cost no step time measurable on this machine
+    (benchmarks/RESULTS.md, "MuJoCo muscles", session 43)."""
     ydot, yddot = motion.velocity, motion.bias_acceleration
     columns = jax.tree_util.tree_map(lambda t, a, v: jnp.concatenate([t, a[None], v[None]]),
                                      motion.tangents, yddot, ydot)
