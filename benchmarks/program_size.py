@@ -14,6 +14,10 @@ Cases (each its forward rollout and the reverse-mode gradient of a scalar of its
     on its six OpenSim paths (tests/inertia/test_opensim_mass_points.py's model), the points'
     bias accelerations Jdot qd at one state (`inertia.mass_point_bias_accelerations`: forward
     mode through OpenSim's wrap loops, twice); no gradient.
+  * `--arm26-moment-arms`: OpenSim's arm26 built in Python with its (active) ellipsoids, its
+    lengths and moment arms at one pose (`lengths_and_moment_arms` of its path set: forward mode
+    through the tangency repetitions and every wrap kind; tests/paths/test_arm26.py compiles
+    it); no gradient.
 For each program: the StableHLO text's length (characters) and operation count (lines with
 `stablehlo.` ops), the time to trace and lower it and XLA's compile time (s). Program size is
 a property of our code alone, with no peer to time against; the comparison is between
@@ -23,6 +27,7 @@ ahead of the editable install.
     .venv/bin/python benchmarks/program_size.py --muscles FILE [--steps 100]
     .venv/bin/python benchmarks/program_size.py --mjcf FILE [--steps 30]
     .venv/bin/python benchmarks/program_size.py --arm26-mass-points
+    .venv/bin/python benchmarks/program_size.py --arm26-moment-arms
 """
 
 from __future__ import annotations
@@ -104,6 +109,16 @@ def arm26_mass_points_case() -> None:
     measure("Jdot qd", lambda a, b: inertia.mass_point_bias_accelerations(model, a, b), q, qd)
 
 
+def arm26_moment_arms_case() -> None:
+    import jax.numpy as jnp
+
+    from myotwin.models import arm26
+
+    model = arm26.build(ellipsoids=True)
+    measure("L, r", lambda q: model.paths.lengths_and_moment_arms(model, q),
+            jnp.array([0.5, 1.2]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group(required=True)
@@ -111,6 +126,8 @@ def main() -> None:
     group.add_argument("--mjcf", help="MJCF of a skeleton")
     group.add_argument("--arm26-mass-points", action="store_true",
                        help="arm26's OpenSim paths with mass points: their Jdot qd")
+    group.add_argument("--arm26-moment-arms", action="store_true",
+                       help="arm26's OpenSim paths with ellipsoids: lengths and moment arms")
     parser.add_argument("--steps", type=int, default=None)
     args = parser.parse_args()
 
@@ -122,6 +139,8 @@ def main() -> None:
     print(f"myotwin from {myotwin.__file__}")
     if args.arm26_mass_points:
         arm26_mass_points_case()
+    elif args.arm26_moment_arms:
+        arm26_moment_arms_case()
     elif args.muscles:
         muscles_case(args.muscles, args.steps or 100)
     else:

@@ -82,6 +82,7 @@ from jax.custom_derivatives import SymbolicZero
 
 from myotwin.engine.integrators import integrate_pos
 from myotwin.engine.kinematics import Kinematics, kinematics
+from myotwin.engine.loop_carry import tied
 from myotwin.engine.piecewise import evaluate_padded
 from myotwin.engine.spatial import quat_mul, quat_rotate, quat_to_mat
 from myotwin.paths.conditional import compact, point_active
@@ -543,8 +544,8 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
         seq, count, wpos, wlen, wturn, order, last_len, done, aborted, cpos, cflag = carry
         s, n, wp, wl, wt, od, res, ab, cp, cf = jax.lax.fori_loop(
             0, n_w, lambda i, c: apply_wrap(i, c, done),
-            (seq, count, wpos, wlen, wturn, order, jnp.zeros(n_w, jnp.int32), aborted, cpos,
-             cflag))
+            (seq, count, wpos, wlen, wturn, order, tied(jnp.zeros(n_w, jnp.int32), pts),
+             aborted, cpos, cflag))
         # OpenSim's path length queries (and caches) the ground location of every point of
         # the current path
         in_path = jnp.any((s[None, :] == wrap_slots[:, None])
@@ -564,11 +565,14 @@ def _apply_wraps(pts, active, tab, cyl, max_reps: int, single_wrap: bool = False
         new = (s, n, wp, wl, wt, od, path_len, converged, ab, cp, cf)
         return jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), carry, new)
 
-    zeros = jnp.zeros((2 * n_w, 3), pts.dtype)
-    init = (seq, count, zeros, jnp.zeros((n_w,), pts.dtype),
-            jnp.zeros((n_w,), pts.dtype), jnp.arange(n_w, dtype=jnp.int32),
-            jnp.asarray(jnp.inf, pts.dtype), jnp.array(False), jnp.array(False), zeros,
-            jnp.zeros(2 * n_w, bool))
+    # (carries tied to the points: batched and differentiated from the start, `loop_carry`)
+    zeros = tied(jnp.zeros((2 * n_w, 3), pts.dtype), pts)
+    no = tied(False, pts)
+    init = (seq, count, zeros, tied(jnp.zeros((n_w,), pts.dtype), pts),
+            tied(jnp.zeros((n_w,), pts.dtype), pts),
+            tied(jnp.arange(n_w, dtype=jnp.int32), pts),
+            tied(jnp.asarray(jnp.inf, pts.dtype), pts), no, no, zeros,
+            tied(jnp.zeros(2 * n_w, bool), pts))
     seq, count, wrap_pos, wrap_len, wrap_turn, *_, cpos, cflag = jax.lax.fori_loop(
         0, max_reps, repetition, init)
     return (seq, count, jnp.where(cflag[:, None], cpos, wrap_pos), wrap_len, wrap_turn,
