@@ -15,7 +15,9 @@ body holds every wrap construction and its derivative rules): arm26's lengths an
 arms traced and lowered in 13.0-14.5 s instead of 16.6-17.9 s, the mass points' Jdot qd in
 12 s instead of 15-16 s (benchmarks/RESULTS.md, "Program size", session 44). Tried and not
 kept, for no gain beyond the noise: the loops of OpenSim's ellipsoid construction (lowering
--1 s, compile +0.8 s), RK4's stage loop and MuJoCo's inside-wrap Newton loop (`paths/circle.py`).
+-1 s, compile +0.8 s: a scratch script tracing the `--arm26-moment-arms` program, two runs),
+RK4's stage loop and MuJoCo's inside-wrap Newton loop (`paths/circle.py`; both measured with
+`benchmarks/program_size.py --muscles` on myoelbow's gradient).
 
 Same values: a float gets `ref`'s tangent times 0 (a non-finite `ref` replaced by 0 first),
 other dtypes a selection between two equal values. The loops run the same trips, and the
