@@ -25,6 +25,7 @@ import pytest
 from myotwin import engine
 from myotwin.engine import limits
 
+from gradient_check import value_and_gradient
 from mujoco_compare import close_to_mujoco
 
 #: Closed-form quantities (qM, qfrc_bias, energy): roundoff through a few products (observed
@@ -198,8 +199,8 @@ def test_rollout_gradient_with_respect_to_the_armature():
         return jnp.sum(q[-1] ** 2) + 0.1 * jnp.sum(qd[-1] ** 2)
 
     args = (model0.tendon_armature.armature, jnp.array(qd0))
-    grads = jax.jit(jax.grad(loss, argnums=(0, 1)))(*args)
-    f = jax.jit(loss)
+    f, gradient = value_and_gradient(loss, argnums=(0, 1))
+    grads = gradient(*args)
     for i, name in enumerate(("armature", "qd0")):
         x, g = np.asarray(args[i]), np.asarray(grads[i])
         fd = []

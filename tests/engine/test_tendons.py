@@ -26,6 +26,8 @@ import pytest
 from myotwin import engine
 from myotwin.engine import limits
 
+from gradient_check import value_and_gradient
+
 #: Closed-form quantities (passive forces, energies, rows): roundoff of path lengths and
 #: Jacobians through a few products (observed worst ~1e-15).
 ROW_TOL = 1e-12
@@ -269,8 +271,8 @@ def test_rollout_gradient_through_tendon_springs_dampers_and_limits():
         return jnp.sum(q[-1] ** 2) + 0.1 * jnp.sum(qd[-1] ** 2)
 
     args = (jnp.array(qd0), model0.tendons.stiffness, model0.tendons.damping)
-    grads = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))(*args)
-    f = jax.jit(loss)
+    f, gradient = value_and_gradient(loss, argnums=(0, 1, 2))
+    grads = gradient(*args)
     for i, name in enumerate(("qd0", "stiffness", "damping")):
         x = np.asarray(args[i])
         g = np.asarray(grads[i])
