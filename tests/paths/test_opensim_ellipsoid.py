@@ -183,8 +183,11 @@ def _path_length(z, radii=RADII):
 
 
 def _first_order(z, radii):
-    return (jax.grad(_path_length)(z, radii), jax.jacfwd(_path_length)(z, radii),
-            jax.grad(_path_length, argnums=1)(z, radii))
+    # one reverse pass for both gradients: two jax.grad calls transpose the construction
+    # twice (XLA merges repeated forward code, not transposed code), 41k against 31k StableHLO
+    # lines for this vmapped program, compile 17.0 against 14.4 s alone (a scratch timing)
+    grad_z, grad_radii = jax.grad(_path_length, argnums=(0, 1))(z, radii)
+    return grad_z, jax.jacfwd(_path_length)(z, radii), grad_radii
 
 
 def _stencil(x, h):
