@@ -21,6 +21,8 @@ import pytest
 
 from myotwin.paths import opensim_cylinder as oc
 
+from gradient_check import value_and_gradient
+
 jax.config.update("jax_enable_x64", True)
 
 RADIUS_M, LENGTH_M, H = 0.02, 0.3, 1e-6
@@ -34,9 +36,9 @@ def _length(z, single_wrap=False):
     return jnp.linalg.norm(res.r1 - p1) + res.length + jnp.linalg.norm(p2 - res.r2)
 
 
-# compiled once for both segments (second-order compiles take ~10 s each)
-_LENGTH = jax.jit(_length)
-_GRAD_REVERSE = jax.jit(jax.grad(_length))
+# compiled once for both segments (second-order compiles take ~10 s each); the length and its
+# reverse-mode gradient from one program
+_LENGTH, _GRAD_REVERSE = value_and_gradient(_length)
 _GRAD_FORWARD = jax.jit(jax.jacfwd(_length))
 _HVP_REVERSE_OVER_FORWARD = jax.jit(lambda y, v: jax.grad(lambda x: jax.jvp(_length, (x,),
                                                                            (v,))[1])(y))
@@ -87,8 +89,9 @@ def test_third_derivative_in_reverse_mode():
     def curvature(x):
         return jax.jvp(lambda y: jax.jvp(_length, (y,), (v,))[1], (x,), (v,))[1]
 
-    got = np.asarray(jax.jit(jax.grad(curvature))(z))
-    want = _central(jax.jit(curvature), z)
+    value, gradient = value_and_gradient(curvature)
+    got = np.asarray(gradient(z))
+    want = _central(value, z)
     err = np.abs(got - want).max() / np.abs(want).max()
     assert err <= 1e-5, f"relative error {err:.2e} vs central differences"
 
@@ -106,8 +109,8 @@ def test_derivatives_with_respect_to_radius_and_length():
         return jnp.linalg.norm(res.r1 - p1) + res.length + jnp.linalg.norm(p2 - res.r2)
 
     x = jnp.asarray(np.concatenate(SEGMENTS[0] + ((RADIUS_M, LENGTH_M),)))
-    grad_reverse = jax.jit(jax.grad(length_all))
-    grad_fd = _central(jax.jit(length_all), x)
+    value, grad_reverse = value_and_gradient(length_all)
+    grad_fd = _central(value, x)
     assert abs(grad_fd[6]) > 0.1          # the radius matters: the wrap's arc grows with it
     for name, g in (("reverse", grad_reverse(x)), ("forward", jax.jit(jax.jacfwd(length_all))(x))):
         err = np.abs(np.asarray(g) - grad_fd).max()
