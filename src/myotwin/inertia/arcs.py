@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.spatial import dot_last, mat_vec
 from myotwin.inertia.anchors import PathAnchors
 from myotwin.inertia.wrap_derivatives import arc_2d, sphere_plane_axes
 from myotwin.paths.cylinder import cylinder_plane, helix
@@ -63,12 +64,13 @@ def wrap_arc(x0, x1, center, rot, radius, side, has_side: bool, is_cylinder: boo
     the 2-D wrap of `wrap_derivatives.arc_2d` (library values, closed-form derivatives). The
     obstacle type and the presence of a side site are static (Python bools), so only branches
     that can occur are traced."""
-    p0, p1, s = (rot.T @ (x - center) for x in (x0, x1, side))
+    rot_t = jnp.swapaxes(rot, -1, -2)
+    p0, p1, s = (mat_vec(rot_t, x - center) for x in (x0, x1, side))
     away = (norm(p0) >= MINVAL) & (norm(p1) >= MINVAL)
     axis0, axis1 = cylinder_plane() if is_cylinder else sphere_plane_axes(p0, p1)
 
     def plane(p):
-        return jnp.stack([jnp.dot(p, axis0), jnp.dot(p, axis1)])
+        return jnp.stack([dot_last(p, axis0), dot_last(p, axis1)])
 
     w = arc_2d(plane(p0), plane(p1), plane(s), norm(s) < radius, has_side, radius)
     t0 = axis0 * w.t0[0] + axis1 * w.t0[1]
@@ -80,7 +82,7 @@ def wrap_arc(x0, x1, center, rot, radius, side, has_side: bool, is_cylinder: boo
         z0 = z1 = jnp.zeros_like(radius)
         length = w.arc_length
     return WrapArc(center, rot, axis0, axis1, w.t0, w.angle, z0, z1, jnp.asarray(is_cylinder),
-                   rot @ t0 + center, rot @ t1 + center, length, w.wrapped & away)
+                   mat_vec(rot, t0) + center, mat_vec(rot, t1) + center, length, w.wrapped & away)
 
 
 def wrap_arcs(paths, anchors: PathAnchors, wraps: tuple[int, ...]) -> WrapArc:
@@ -114,4 +116,4 @@ def arc_point(arc: WrapArc, beta: jax.Array) -> jax.Array:
     xy = _rotate2(arc.t0_plane, beta * arc.angle)
     local = arc.axis0 * xy[0] + arc.axis1 * xy[1]
     local = jnp.where(arc.is_cylinder, local.at[2].set(arc.z0 + beta * (arc.z1 - arc.z0)), local)
-    return arc.rot_world @ local + arc.center_world
+    return mat_vec(arc.rot_world, local) + arc.center_world

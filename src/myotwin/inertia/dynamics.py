@@ -281,8 +281,11 @@ def _add_point_terms(model, m_mus, c_mus, mass, jac, acc):
     (or None: left out) added to (m_mus, c_mus)."""
     acc = -model.gravity if acc is None else acc - model.gravity
     weighted = mass[:, None, None] * jac
-    return (m_mus + jnp.einsum("kia,kib->ab", weighted, jac),
-            c_mus + jnp.einsum("kia,ki->a", weighted, jnp.broadcast_to(acc, jac.shape[:2])))
+    # sums, not einsum's dots: XLA's CPU compiler makes a dot a library (YNNPACK) fusion,
+    # which keeps a rollout's loop from being compiled whole (jax_setup.py)
+    acc = jnp.broadcast_to(acc, jac.shape[:2])
+    return (m_mus + jnp.sum(weighted[..., :, None] * jac[..., None, :], axis=(0, 1)),
+            c_mus + jnp.sum(weighted * acc[..., None], axis=(0, 1)))
 
 
 def _composite_mass_terms(model, q, qd, kin, with_bias, bodies):

@@ -165,8 +165,21 @@ def _positions(layout: PieceLayout, pieces: PathPieces, point_row: np.ndarray,
     if slots.size:
         arcs = jax.tree_util.tree_map(lambda f: f[wrap[slots[:, 0], slots[:, 1]]], pieces.arcs)
         on_arc = jax.vmap(arc_point)(arcs, beta[slots[:, 0], slots[:, 1]])
-        cand = cand.at[slots[:, 0], slots[:, 1]].set(on_arc)
-    return jnp.sum(jnp.where(pick[..., None], cand, 0.0), axis=1)
+        # placed by a static gather from [straight candidates; arc points], not a scatter:
+        # a scatter keeps XLA from compiling a rollout's loop whole (jax_setup.py)
+        n, width = wrap.shape
+        source = np.arange(n * width)
+        source[slots[:, 0] * width + slots[:, 1]] = n * width + np.arange(len(slots))
+        both = jnp.concatenate([cand.reshape(n * width, 3), on_arc])
+        cand = both[source.reshape(n, width)]
+    chosen = jnp.where(pick[..., None], cand, 0.0)
+    # the one-hot sum unrolled over the (short, static) piece axis: XLA's CPU compiler makes
+    # a reduction here, under the derivatives' vmap, a library (YNNPACK) fusion, which keeps
+    # a rollout's loop from being compiled whole (jax_setup.py)
+    out = chosen[:, 0]
+    for k in range(1, chosen.shape[1]):
+        out = out + chosen[:, k]
+    return out
 
 
 def points_along_path(paths, model, q: jax.Array, path: int, alphas: jax.Array) -> jax.Array:

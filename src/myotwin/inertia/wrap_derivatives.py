@@ -42,6 +42,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from myotwin.engine.spatial import dot_last
 from myotwin.paths.circle import _inside_newton, _tangent_solutions, circle_wrap, wrap_2d
 from myotwin.paths.safe import (MINVAL, cross2, norm, normalize_mj, safe_acos, safe_atan2,
                                 safe_div)
@@ -81,7 +82,7 @@ def arc_2d(d0, d1, side, side_inside, has_side: bool, radius) -> Arc2D:
     first = jnp.sum((_sg(a0) - lib.t0) ** 2) <= jnp.sum((_sg(b0) - lib.t0) ** 2)
     t0 = jnp.where(first, a0, b0)
     t1 = jnp.where(first, a1, b1)
-    phi = safe_atan2(cross2(t0, t1), jnp.dot(t0, t1))
+    phi = safe_atan2(cross2(t0, t1), dot_last(t0, t1))
     long_way = lib.arc_length > math.pi * _sg(radius)
     angle = jnp.where(long_way, phi - 2.0 * math.pi * jnp.sign(phi), phi)
     lib_angle = jnp.where(angle >= 0.0, 1.0, -1.0) * lib.arc_length / jnp.where(
@@ -121,7 +122,7 @@ def _stationarity(psi, d0, d1, radius):
     c, s = jnp.cos(psi), jnp.sin(psi)
     p = radius * jnp.stack([c, s])
     dp = radius * jnp.stack([-s, c])
-    return sum(jnp.dot(p - d, dp) / norm(p - d) for d in (d0, d1))
+    return sum(dot_last(p - d, dp) / norm(p - d) for d in (d0, d1))
 
 
 @jax.custom_jvp
