@@ -111,3 +111,34 @@ PENDULUM_XML = """
 </mujoco>
 """
 """Planar double pendulum with a Type II (via-point) muscle and two joint motors."""
+
+
+WRAPPED_PENDULUM_XML = """
+<mujoco model="inertia_wrapped_pendulum">
+  <option gravity="0 0 -9.81"/>
+  <worldbody>
+    <body name="upper" pos="0 0 0">
+      <joint name="shoulder" type="hinge" axis="0 1 0"/>
+      <inertial pos="0 0 -0.2" mass="1.2" diaginertia="0.016 0.016 0.001"/>
+      <site name="w_o" pos="-0.03 0 -0.2"/>
+      <site name="w_side" pos="-0.1 0 -0.4"/>
+      <geom name="elbow_cyl" type="cylinder" pos="0 0 -0.4" size="0.04 0.03"
+            quat="0.70710678118654757 -0.70710678118654757 0 0" contype="0" conaffinity="0"/>
+      <body name="lower" pos="0 0 -0.4">
+        <joint name="elbow" type="hinge" axis="0 1 0"/>
+        <inertial pos="0 0 -0.15" mass="0.8" diaginertia="0.006 0.006 0.0005"/>
+        <site name="w_ins" pos="-0.03 0 -0.2"/>
+      </body>
+    </body>
+  </worldbody>
+  <tendon>
+    <spatial name="wrapped">
+      <site site="w_o"/><geom geom="elbow_cyl" sidesite="w_side"/><site site="w_ins"/>
+    </spatial>
+  </tendon>
+</mujoco>
+"""
+"""Planar double pendulum whose one muscle wraps the back (-x side) of a cylinder at the
+elbow (radius 0.04 m, axis along y, the hinge axis). Origin and insertion are 0.03 m behind the
+bones, inside the radius, so the wrap is active for elbow angles from -1 to 0 rad at least
+(MuJoCo: ten_wrapnum 4); there the length changes by -0.04 m per radian of elbow angle."""

@@ -14,36 +14,62 @@ import jax.numpy as jnp
 import mujoco
 import pytest
 
-from inertia_models import PENDULUM_XML
+from inertia_models import PENDULUM_XML, WRAPPED_PENDULUM_XML
 from myotwin import engine, inertia
 from myotwin.engine.integrators import Integrator
 from myotwin.jax_setup import small_loop_option_set
 
 
-def test_inertial_rollout_and_gradient_loops_are_compiled_whole():
+def _skip_without_small_loops():
     if not small_loop_option_set():
         pytest.skip("XLA's small-loop option is not in XLA_FLAGS (MYOTWIN_SMALL_LOOP_BYTES=0 "
                     "or the caller's own backend extra options): loops are not hoisted")
-    model = inertia.with_muscle_mass(
-        engine.compile_model(mujoco.MjModel.from_xml_string(PENDULUM_XML)), "muscle", 0.1, 6)
 
+
+def _rollout_loss(model, n_steps=20):
     def loss(q0, masses):
         m = dataclasses.replace(model, muscle_mass=dataclasses.replace(model.muscle_mass,
                                                                       point_mass=masses))
-        q, qd = engine.rollout(m, q0, jnp.zeros(m.n_v), jnp.zeros(m.n_u), 1e-3, 20,
+        q, qd = engine.rollout(m, q0, jnp.zeros(m.n_v), jnp.zeros(m.n_u), 1e-3, n_steps,
                                Integrator.SEMI_IMPLICIT_EULER)
         return jnp.sum(q[-1] ** 2) + jnp.sum(qd[-1] ** 2)
+    return loss
 
+
+def _assert_compiled_whole(name, text):
+    loops = text.count(" while(")
+    assert loops > 0, name
+    assert "custom-call" not in text and "__ynn_fusion" not in text, name
+    # XLA wraps each hoisted loop (nested ones included) in a call carrying this attribute
+    assert text.count("xla_cpu_small_call") == loops, f"{name}: a loop not compiled whole"
+    assert " scatter(" not in text, f"{name}: a scatter is left in the program"
+
+
+def test_inertial_rollout_and_gradient_loops_are_compiled_whole():
+    _skip_without_small_loops()
+    model = inertia.with_muscle_mass(
+        engine.compile_model(mujoco.MjModel.from_xml_string(PENDULUM_XML)), "muscle", 0.1, 6)
+    loss = _rollout_loss(model)
     args = (jnp.array([0.3, -0.4]), model.muscle_mass.point_mass)
-    forward = jax.jit(loss).lower(*args).compile().as_text()
-    gradient = jax.jit(jax.grad(loss, argnums=(0, 1))).lower(*args).compile().as_text()
-    for name, text in (("rollout", forward), ("gradient", gradient)):
-        loops = text.count(" while(")
-        assert loops > 0, name
-        assert "custom-call" not in text and "__ynn_fusion" not in text, name
-        # XLA wraps each hoisted loop (nested ones included) in a call carrying this attribute
-        assert text.count("xla_cpu_small_call") == loops, f"{name}: a loop not compiled whole"
-        assert " scatter(" not in text, f"{name}: a scatter is left in the program"
+    _assert_compiled_whole("rollout", jax.jit(loss).lower(*args).compile().as_text())
+    _assert_compiled_whole(
+        "gradient", jax.jit(jax.grad(loss, argnums=(0, 1))).lower(*args).compile().as_text())
+
+
+def test_wrapped_mass_point_rollout_is_compiled_whole():
+    """Mass points on a path that wraps a cylinder (arcs.py, path_fraction._positions): the
+    arc points are placed without a scatter and summed without a library reduction, so the
+    rollout's loop compiles whole. Before session 47 neither held (this test failed on the
+    custom-call) and a wrapped myoelbow Euler step took 29x a massless one
+    (benchmarks/RESULTS.md). Only the rollout is checked: its gradient's backward loop is
+    still not compiled whole (the transposed gathers are scatter-adds; docs/inertia.md)."""
+    _skip_without_small_loops()
+    model = inertia.with_muscle_mass(
+        engine.compile_model(mujoco.MjModel.from_xml_string(WRAPPED_PENDULUM_XML)),
+        "wrapped", 0.1, 6)
+    args = (jnp.array([0.3, -0.5]), model.muscle_mass.point_mass)
+    text = jax.jit(_rollout_loss(model)).lower(*args).compile().as_text()
+    _assert_compiled_whole("wrapped rollout", text)
 
 
 def test_piece_rows_equal_numpy_indexing():
