@@ -65,12 +65,31 @@ def test_wrapped_mass_point_rollout_is_compiled_whole():
     gradient's backward loop is still not compiled whole (the transposed gathers are
     scatter-adds; docs/inertia.md)."""
     _skip_without_small_loops()
-    model = inertia.with_muscle_mass(
-        engine.compile_model(mujoco.MjModel.from_xml_string(WRAPPED_PENDULUM_XML)),
-        "wrapped", 0.1, 6)
-    args = (jnp.array([0.3, -0.5]), model.muscle_mass.point_mass)
+    mj_model = mujoco.MjModel.from_xml_string(WRAPPED_PENDULUM_XML)
+    q0 = jnp.array([0.3, -0.5])
+    _assert_wrap_active(mj_model, q0)
+    model = inertia.with_muscle_mass(engine.compile_model(mj_model), "wrapped", 0.1, 6)
+    args = (q0, model.muscle_mass.point_mass)
     text = jax.jit(_rollout_loss(model)).lower(*args).compile().as_text()
     _assert_compiled_whole("wrapped rollout", text)
+
+
+def _assert_wrap_active(mj_model, q0):
+    """The model's docstring, checked in MuJoCo: around q0 (elbow -1 to 0 rad, the 20 steps
+    move it by far less) the tendon wraps the cylinder (ten_wrapnum 4: two sites and two
+    tangent points) and dL/d(elbow) is minus the radius, 0.04 m (the tendon rolls on the
+    cylinder; MuJoCo's ten_J to 1e-12 m/rad, roundoff of its tangent points)."""
+    import numpy as np
+
+    data = mujoco.MjData(mj_model)
+    for elbow in np.linspace(-1.0, 0.0, 5):
+        data.qpos[:] = [float(q0[0]), elbow]
+        mujoco.mj_forward(mj_model, data)
+        assert data.ten_wrapnum[0] == 4, f"elbow {elbow}: the wrap is not active"
+        ten_j = np.zeros((1, mj_model.nv))
+        mujoco.mju_sparse2dense(ten_j, data.ten_J, mj_model.ten_J_rownnz,
+                                mj_model.ten_J_rowadr, mj_model.ten_J_colind)
+        np.testing.assert_allclose(ten_j[0], [0.0, -0.04], atol=1e-12)
 
 
 def test_piece_rows_equal_numpy_indexing():
