@@ -14,12 +14,15 @@ controls 0.5:
     against `mujoco.rollout` on 2 threads, steps per second;
   * --muscle-mass KG: our step with every muscle carrying KG in --points mass points
     (`myotwin.inertia`, seed Eq. 7), which MuJoCo cannot simulate, against the massless step;
-    and where an evaluation's time goes: per evaluation (2000 in one jitted fori_loop) of the
-    muscle lengths, the massless right-hand side (`musculoskeletal.rates`), the mass points'
-    positions, their Jacobians, their bias forces (J and Jdot qd) and the massive `rates`.
+    the same batch as above with the mass points (steps per second, against our massless
+    batch; with --heavy-batch N, N trajectories instead of --batch, as the heavy program
+    compiles and runs for longer); and where an evaluation's time goes: per evaluation (2000
+    in one jitted fori_loop) of the muscle lengths, the massless right-hand side
+    (`musculoskeletal.rates`), the mass points' positions, their Jacobians, their bias forces
+    (J and Jdot qd) and the massive `rates`.
 
     .venv/bin/python benchmarks/mjcf_muscles.py [--steps 1000] [--repeats 5] [--batch 256]
-        [--muscle-mass 0.2 [--points 10]] [--integrator rk4|euler]
+        [--muscle-mass 0.2 [--points 10] [--heavy-batch N]] [--integrator rk4|euler]
 """
 
 from __future__ import annotations
@@ -84,6 +87,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--muscle-mass", type=float, default=0.0)
     parser.add_argument("--points", type=int, default=10)
+    parser.add_argument("--heavy-batch", type=int, default=None,
+                        help="trajectories of the batch with mass points (default: --batch)")
     parser.add_argument("--integrator", choices=("rk4", "euler"), default="rk4")
     args = parser.parse_args()
     if not MODEL.exists():
@@ -121,12 +126,20 @@ def main() -> None:
           f"{mj_s * 1e6:.1f} us/step, ratio {ours_s / mj_s:.2f}x (compile {compile_s:.1f} s)")
 
     rng = np.random.default_rng(0)
-    q0s = jnp.asarray(rng.uniform(0.2, 1.5, (args.batch, 2)))
-    batch = jax.jit(jax.vmap(lambda q: ms.rollout(
-        msm, state0._replace(q=q), u, DT_S, n, args.integrator,
-        ctrl=jnp.full(m.nu, 0.5)).q[-1]))
-    jax.block_until_ready(batch(q0s))
-    ours_rate = args.batch * n / best_of(lambda: batch(q0s), args.repeats)
+    q0s_all = jnp.asarray(rng.uniform(0.2, 1.5, (max(args.batch, args.heavy_batch or 0), 2)))
+    q0s = q0s_all[:args.batch]
+
+    def batch_rate(model, q0s):
+        """(steps/s, compile s) of jax.vmap(rollout) over the initial angles q0s."""
+        batch = jax.jit(jax.vmap(lambda q: ms.rollout(
+            model, state0._replace(q=q), u, DT_S, n, args.integrator,
+            ctrl=jnp.full(m.nu, 0.5)).q[-1]))
+        t = time.perf_counter()
+        jax.block_until_ready(batch(q0s))
+        compile_s = time.perf_counter() - t
+        return len(q0s) * n / best_of(lambda: batch(q0s), args.repeats), compile_s
+
+    ours_rate, _ = batch_rate(msm, q0s)
     x0s = np.repeat(x0[None], args.batch, axis=0)
     x0s[:, 1:3] = np.asarray(q0s)               # full-physics state: time, qpos, ...
     datas = [mujoco.MjData(m) for _ in range(2)]
@@ -144,6 +157,12 @@ def main() -> None:
         print(f"with {args.muscle_mass} kg in {args.points} points per muscle: "
               f"{heavy_s * 1e6:.1f} us/step, {heavy_s / ours_s:.2f}x the massless step "
               f"(compile {heavy_compile_s:.1f} s)")
+        k = args.heavy_batch or args.batch
+        light_rate = ours_rate if k == args.batch else batch_rate(msm, q0s_all[:k])[0]
+        heavy_rate, heavy_batch_compile_s = batch_rate(massive, q0s_all[:k])
+        print(f"batch of {k} with the mass points: {heavy_rate / 1e6:.4f} M steps/s, "
+              f"our massless batch {light_rate / 1e6:.4f} M steps/s, ratio "
+              f"{light_rate / heavy_rate:.2f}x (compile {heavy_batch_compile_s:.1f} s)")
         breakdown(msm, massive, state0, u, jnp.full(m.nu, 0.5), args.repeats)
 
 
