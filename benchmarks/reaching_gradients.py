@@ -11,8 +11,10 @@ own), and the two gradients' agreement.
 Not a test; numbers go to benchmarks/RESULTS.md ("Inertial muscles", reaching).
 
     taskset -c 1 .venv/bin/python benchmarks/reaching_gradients.py [--quick] [--repeats 5]
+        [--modes loss forward reverse]
 
---quick: mass on the three triceps heads only (the reproduction's CI size).
+--quick: mass on the three triceps heads only (the reproduction's CI size). --modes: which of
+the three to run (reverse mode compiles for minutes and takes ~8 GB).
 """
 
 from __future__ import annotations
@@ -57,13 +59,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.quick, args.repeats)))
         return
     out = {}
-    for mode in MODES:
+    for mode in args.modes:
         cmd = [sys.executable, __file__, "--child", mode, "--repeats", str(args.repeats)]
         run = subprocess.run(cmd + (["--quick"] if args.quick else []), capture_output=True,
                              text=True, check=True)
@@ -71,6 +74,8 @@ def main() -> None:
         r = out[mode]
         print(f"{mode:8s}: compile and first run {r['compile_s']:7.1f} s, run {r['run_s']:.4f} s,"
               f" peak memory {r['peak_rss_GB']:.2f} GB", flush=True)
+    if not {"loss", "forward", "reverse"} <= set(out):
+        return
     f, b = out["forward"], out["reverse"]
     diff = sum((x - y) ** 2 for x, y in zip(f["grad"], b["grad"])) ** 0.5
     norm = sum(x * x for x in f["grad"]) ** 0.5
