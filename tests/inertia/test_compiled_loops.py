@@ -81,6 +81,7 @@ def _assert_wrap_active(mj_model, q0):
     cylinder; MuJoCo's ten_J to 1e-12 m/rad, roundoff of its tangent points)."""
     import numpy as np
 
+    assert -1.0 < float(q0[1]) < 0.0, "the rollout must start inside the checked elbow range"
     data = mujoco.MjData(mj_model)
     for elbow in np.linspace(-1.0, 0.0, 5):
         data.qpos[:] = [float(q0[0]), elbow]
