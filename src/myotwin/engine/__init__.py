@@ -14,20 +14,16 @@ See docs/engine.md.
 
 from myotwin.engine.actuation import (
     actuator_force,
-    actuator_forces,
     actuator_length,
     actuator_moment,
 )
-from myotwin.engine.applied import applied_forces
 from myotwin.engine.batching import model_axes
-from myotwin.engine.bias import bias_forces
 from myotwin.engine.builder import GeomType, ModelBuilder
 from myotwin.engine.contact import (
     CONTACT_PARAMS,
     ContactForces,
     ContactModel,
     ContactPoints,
-    contact_forces,
     contact_points,
     with_contact_params,
 )
@@ -44,12 +40,6 @@ from myotwin.engine.coupling import (
     full_positions,
     reduce_forces,
 )
-from myotwin.engine.dynamics import (
-    forward_dynamics,
-    inverse_dynamics,
-    kinetic_energy,
-    potential_energy,
-)
 from myotwin.engine.integrators import Integrator, integrate_pos
 from myotwin.engine.implicit import (
     NewtonConvergenceError,
@@ -59,14 +49,8 @@ from myotwin.engine.implicit import (
     sdirk2_solve,
     simulate_implicit,
 )
-from myotwin.engine.jacobian import dof_motion, point_jacobian, site_jacobians
-from myotwin.engine.kinematics import (
-    Kinematics,
-    center_of_mass,
-    forward_kinematics,
-    kinematics,
-    site_poses,
-)
+from myotwin.engine.jacobian import dof_motion, point_jacobian
+from myotwin.engine.kinematics import Kinematics
 from myotwin.engine.limits import (
     LimitRows,
     LimitSolution,
@@ -78,9 +62,7 @@ from myotwin.engine.limits import (
 )
 from myotwin.engine.equality import EqualityModel
 from myotwin.engine.friction import FrictionModel
-from myotwin.engine.mass import mass_matrix
 from myotwin.engine.model import JointType, Model, compile_model, load, require_dynamics_support
-from myotwin.engine.passive import passive_forces
 from myotwin.engine.simulate import rollout, simulate
 from myotwin.engine.tendon_armature import TendonArmature
 from myotwin.engine.tendons import (
@@ -90,6 +72,25 @@ from myotwin.engine.tendons import (
     tendon_spring_energy,
 )
 from myotwin.engine.twists import BodyMotion, body_bias_accelerations, body_velocities
+
+# the state functions, compiled (`jax.jit`; api.py)
+from myotwin.engine.api import (
+    actuator_forces,
+    applied_forces,
+    bias_forces,
+    center_of_mass,
+    contact_forces,
+    forward_dynamics,
+    forward_kinematics,
+    inverse_dynamics,
+    kinematics,
+    kinetic_energy,
+    mass_matrix,
+    passive_forces,
+    potential_energy,
+    site_jacobians,
+    site_poses,
+)
 
 __all__ = [
     "BodyMotion",

@@ -33,7 +33,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from myotwin.engine import actuator_forces, bias_forces, kinematics, mass_matrix, passive_forces
+from myotwin.engine.actuation import actuator_forces
+from myotwin.engine.bias import bias_forces
+from myotwin.engine.kinematics import kinematics
+from myotwin.engine.mass import mass_matrix
+from myotwin.engine.passive import passive_forces
 
 
 def attachment_positions(system, q) -> jax.Array:

@@ -31,7 +31,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine import JointType, Model, kinematics
+from myotwin.engine import JointType, Model
+from myotwin.engine.kinematics import kinematics
 from myotwin.fiber import hermite
 from myotwin.fiber.cable import EndCondition, FiberModel, element_h
 from myotwin.fiber.contact_bones import BoneCylinder
