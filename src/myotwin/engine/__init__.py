@@ -12,11 +12,6 @@ Everything is float64: enable `jax_enable_x64` in the entry point before `load`.
 See docs/engine.md.
 """
 
-from myotwin.engine.actuation import (
-    actuator_force,
-    actuator_length,
-    actuator_moment,
-)
 from myotwin.engine.batching import model_axes
 from myotwin.engine.builder import GeomType, ModelBuilder
 from myotwin.engine.contact import (
@@ -24,7 +19,6 @@ from myotwin.engine.contact import (
     ContactForces,
     ContactModel,
     ContactPoints,
-    contact_points,
     with_contact_params,
 )
 from myotwin.engine.coupled_dynamics import (
@@ -55,9 +49,7 @@ from myotwin.engine.limits import (
     LimitRows,
     LimitSolution,
     constrained_acceleration,
-    inverse_limit_forces,
     limit_forces,
-    limit_rows,
     solve_limits,
 )
 from myotwin.engine.equality import EqualityModel
@@ -65,31 +57,37 @@ from myotwin.engine.friction import FrictionModel
 from myotwin.engine.model import JointType, Model, compile_model, load, require_dynamics_support
 from myotwin.engine.simulate import rollout, simulate
 from myotwin.engine.tendon_armature import TendonArmature
-from myotwin.engine.tendons import (
-    TendonModel,
-    tendon_lengths_and_jacobians,
-    tendon_passive_forces,
-    tendon_spring_energy,
-)
-from myotwin.engine.twists import BodyMotion, body_bias_accelerations, body_velocities
+from myotwin.engine.tendons import TendonModel
+from myotwin.engine.twists import BodyMotion
 
 # the state functions, compiled (`jax.jit`; api.py)
 from myotwin.engine.api import (
+    actuator_force,
     actuator_forces,
+    actuator_length,
+    actuator_moment,
     applied_forces,
     bias_forces,
+    body_bias_accelerations,
+    body_velocities,
     center_of_mass,
     contact_forces,
+    contact_points,
     forward_dynamics,
     forward_kinematics,
     inverse_dynamics,
+    inverse_limit_forces,
     kinematics,
     kinetic_energy,
+    limit_rows,
     mass_matrix,
     passive_forces,
     potential_energy,
     site_jacobians,
     site_poses,
+    tendon_lengths_and_jacobians,
+    tendon_passive_forces,
+    tendon_spring_energy,
 )
 
 __all__ = [

@@ -24,8 +24,11 @@ from myotwin.engine import bias as _bias
 from myotwin.engine import contact as _contact
 from myotwin.engine import dynamics as _dynamics
 from myotwin.engine import jacobian as _jacobian
+from myotwin.engine import limits as _limits
 from myotwin.engine import mass as _mass
 from myotwin.engine import passive as _passive
+from myotwin.engine import tendons as _tendons
+from myotwin.engine import twists as _twists
 from myotwin.engine.kinematics import center_of_mass as _center_of_mass
 from myotwin.engine.kinematics import forward_kinematics as _forward_kinematics
 from myotwin.engine.kinematics import kinematics as _kinematics
@@ -46,3 +49,14 @@ forward_dynamics = jax.jit(_dynamics.forward_dynamics)
 inverse_dynamics = jax.jit(_dynamics.inverse_dynamics)
 kinetic_energy = jax.jit(_dynamics.kinetic_energy)
 potential_energy = jax.jit(_dynamics.potential_energy)
+body_velocities = jax.jit(_twists.body_velocities)
+body_bias_accelerations = jax.jit(_twists.body_bias_accelerations)
+actuator_length = jax.jit(_actuation.actuator_length)
+actuator_moment = jax.jit(_actuation.actuator_moment)
+actuator_force = jax.jit(_actuation.actuator_force)
+contact_points = jax.jit(_contact.contact_points)
+limit_rows = jax.jit(_limits.limit_rows)
+inverse_limit_forces = jax.jit(_limits.inverse_limit_forces)
+tendon_lengths_and_jacobians = jax.jit(_tendons.tendon_lengths_and_jacobians)
+tendon_passive_forces = jax.jit(_tendons.tendon_passive_forces)
+tendon_spring_energy = jax.jit(_tendons.tendon_spring_energy)
