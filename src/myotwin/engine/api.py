@@ -29,6 +29,7 @@ from myotwin.engine import mass as _mass
 from myotwin.engine import passive as _passive
 from myotwin.engine import tendons as _tendons
 from myotwin.engine import twists as _twists
+# by name: the package's `kinematics` attribute is the function, not the module
 from myotwin.engine.kinematics import center_of_mass as _center_of_mass
 from myotwin.engine.kinematics import forward_kinematics as _forward_kinematics
 from myotwin.engine.kinematics import kinematics as _kinematics
