@@ -20,29 +20,29 @@ import pytest
 from myotwin import engine
 from myotwin.engine import ModelBuilder
 from myotwin.engine import coupling as C
-from myotwin.engine.coupled_dynamics import coupled_inverse_dynamics, coupled_mass_matrix
+from myotwin.engine import coupled_inverse_dynamics, coupled_mass_matrix
 
 M_KG, R_M, IZZ, B, G = 1.7, 0.3, 0.02, 0.4, 9.81
 
 
-def _quadratic() -> C.PiecewisePolynomial:
-    return C.PiecewisePolynomial(np.zeros(0), np.zeros(1), np.array([[0.0, 0.0, B]]))
+def _quadratic(b: float = B) -> C.PiecewisePolynomial:
+    return C.PiecewisePolynomial(np.zeros(0), np.zeros(1), np.array([[0.0, 0.0, b]]))
 
 
-def _model():
+def _model(coefficient: float = B):
     b = ModelBuilder("rack", gravity=(0.0, -G, 0.0), contact=False)
     b.add_body("link", mass=M_KG, com=(R_M, 0.0, 0.0), inertia=(0.01, 0.015, IZZ))
     b.add_joint("link", "slide", name="s", axis=(1.0, 0.0, 0.0))
     b.add_joint("link", "hinge", name="theta", axis=(0.0, 0.0, 1.0))
     model = b.build()
-    coupling = C.coordinate_coupling(1, [0, 0], [_quadratic(), C.identity_polynomial()])
+    coupling = C.coordinate_coupling(1, [0, 0], [_quadratic(coefficient), C.identity_polynomial()])
     C.check_coupled_model(model, coupling)
     return model, coupling
 
 
-def _closed_form(theta, rate, accel):
+def _closed_form(theta, rate, accel, b: float = B):
     def mass(t):
-        return M_KG * ((2 * B * t - R_M * jnp.sin(t)) ** 2 + (R_M * jnp.cos(t)) ** 2) + IZZ
+        return M_KG * ((2 * b * t - R_M * jnp.sin(t)) ** 2 + (R_M * jnp.cos(t)) ** 2) + IZZ
     dmass = jax.grad(mass)(theta)
     return (mass(theta) * accel + 0.5 * dmass * rate ** 2
             + M_KG * G * R_M * jnp.cos(theta)), mass(theta)
@@ -58,6 +58,25 @@ def test_coupled_inverse_dynamics_and_mass_match_the_lagrangian(theta, rate, acc
     tau_ref, mass_ref = _closed_form(theta, rate, accel)
     np.testing.assert_allclose(tau[0], tau_ref, rtol=1e-12, err_msg="tau (N m)")
     np.testing.assert_allclose(mass[0, 0], mass_ref, rtol=1e-12, err_msg="M (kg m^2)")
+
+
+def test_one_compilation_serves_new_coupling_coefficients():
+    """The exported coupled functions are compiled (engine/api.py) with the coupling as an
+    argument: the slide's coefficient b = 0.4, 0.6, 0.8 (s = b theta^2) makes one cache entry
+    per function, and each result is the Lagrangian's closed form for that b (1e-12)."""
+    theta, rate, accel = 0.3, 1.2, -2.0
+    coupled_inverse_dynamics.clear_cache()
+    coupled_mass_matrix.clear_cache()
+    for b in (0.4, 0.6, 0.8):
+        model, coupling = _model(b)
+        q, qd, qdd = (jnp.array([v]) for v in (theta, rate, accel))
+        tau_ref, mass_ref = _closed_form(theta, rate, accel, b)
+        np.testing.assert_allclose(coupled_inverse_dynamics(model, coupling, q, qd, qdd)[0],
+                                   tau_ref, rtol=1e-12, err_msg=f"tau (N m), b {b}")
+        np.testing.assert_allclose(coupled_mass_matrix(model, coupling, q)[0, 0], mass_ref,
+                                   rtol=1e-12, err_msg=f"M (kg m^2), b {b}")
+    assert coupled_inverse_dynamics._cache_size() == 1
+    assert coupled_mass_matrix._cache_size() == 1
 
 
 def test_full_motion_is_the_time_derivative_of_the_full_positions():
@@ -118,7 +137,7 @@ def test_bad_piecewise_polynomial_is_refused():
 def test_coupled_forward_dynamics_inverts_the_lagrangian(theta, rate):
     """qdd from `coupled_forward_dynamics` with a generalized force tau on theta, against the
     closed form theta'' = (tau - M' theta'^2 / 2 - m g r cos theta) / M (1e-12 relative)."""
-    from myotwin.engine.coupled_dynamics import coupled_forward_dynamics
+    from myotwin.engine import coupled_forward_dynamics
 
     model, coupling = _model()
     tau = 0.7

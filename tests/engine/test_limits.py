@@ -159,7 +159,7 @@ def test_rows_forward_and_inverse_match_mujoco(seed, n_bodies, limit_balls):
     def evaluate(q, qd, qdd_random):
         rows = limits.limit_rows(model, q, qd)
         a0, factor = _smooth(model, q, qd)
-        sol = limits.solve_limits(model, q, qd, a0, factor)
+        sol = engine.solve_limits(model, q, qd, a0, factor)
         qacc = engine.forward_dynamics(model, q, qd, jnp.zeros(0))
         inv = jax.vmap(lambda a: engine.inverse_dynamics(model, q, qd, a))(
             jnp.stack([qdd_random, qacc]))

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin import osim
-from myotwin.engine.coupled_dynamics import coupled_forward_dynamics
+from myotwin.engine import coupled_forward_dynamics
 from opensim_live import opensim_package
 from shared_reference import SHARED, needs
 

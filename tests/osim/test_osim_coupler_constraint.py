@@ -57,8 +57,8 @@ import pytest
 import myotwin
 from myotwin import musculoskeletal as ms
 from myotwin import osim
-from myotwin.engine.coupled_dynamics import (coupled_forward_dynamics, coupled_inverse_dynamics,
-                                             coupled_mass_matrix)
+from myotwin.engine import (coupled_forward_dynamics, coupled_inverse_dynamics,
+                            coupled_mass_matrix)
 from myotwin.engine.dynamics import inverse_dynamics
 from myotwin.engine.mass import mass_matrix
 from myotwin.engine.coupling import full_positions

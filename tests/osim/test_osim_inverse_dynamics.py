@@ -18,7 +18,7 @@ import pytest
 
 from myotwin import osim
 from myotwin.cli.main import main
-from myotwin.engine.coupled_dynamics import coupled_inverse_dynamics
+from myotwin.engine import coupled_inverse_dynamics
 from myotwin.osim.storage import read_storage
 from opensim_live import opensim_package, run_inverse_dynamics_tool
 from osim_synthetic import locked_copy

@@ -21,11 +21,6 @@ from myotwin.engine.contact import (
     ContactPoints,
     with_contact_params,
 )
-from myotwin.engine.coupled_dynamics import (
-    coupled_forward_dynamics,
-    coupled_inverse_dynamics,
-    coupled_mass_matrix,
-)
 from myotwin.engine.coupling import (
     CoordinateCoupling,
     PiecewisePolynomial,
@@ -49,8 +44,6 @@ from myotwin.engine.limits import (
     LimitRows,
     LimitSolution,
     constrained_acceleration,
-    limit_forces,
-    solve_limits,
 )
 from myotwin.engine.equality import EqualityModel
 from myotwin.engine.friction import FrictionModel
@@ -73,18 +66,23 @@ from myotwin.engine.api import (
     center_of_mass,
     contact_forces,
     contact_points,
+    coupled_forward_dynamics,
+    coupled_inverse_dynamics,
+    coupled_mass_matrix,
     forward_dynamics,
     forward_kinematics,
     inverse_dynamics,
     inverse_limit_forces,
     kinematics,
     kinetic_energy,
+    limit_forces,
     limit_rows,
     mass_matrix,
     passive_forces,
     potential_energy,
     site_jacobians,
     site_poses,
+    solve_limits,
     tendon_lengths_and_jacobians,
     tendon_passive_forces,
     tendon_spring_energy,

@@ -12,6 +12,8 @@ compiled the same way (`paths/on_model.py`).
 
 The engine's own modules call the uncompiled functions of their defining modules
 (`engine.dynamics.forward_dynamics`, ...), which are the same functions before `jax.jit`.
+The coupled functions (`coupled_*`) take the `CoordinateCoupling` pytree and `limit_forces`
+/ `solve_limits` the mass matrix's `cholesky.Factor` as arguments, traced like the model.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from myotwin.engine import actuation as _actuation
 from myotwin.engine import applied as _applied
 from myotwin.engine import bias as _bias
 from myotwin.engine import contact as _contact
+from myotwin.engine import coupled_dynamics as _coupled
 from myotwin.engine import dynamics as _dynamics
 from myotwin.engine import jacobian as _jacobian
 from myotwin.engine import limits as _limits
@@ -61,3 +64,8 @@ inverse_limit_forces = jax.jit(_limits.inverse_limit_forces)
 tendon_lengths_and_jacobians = jax.jit(_tendons.tendon_lengths_and_jacobians)
 tendon_passive_forces = jax.jit(_tendons.tendon_passive_forces)
 tendon_spring_energy = jax.jit(_tendons.tendon_spring_energy)
+limit_forces = jax.jit(_limits.limit_forces)
+solve_limits = jax.jit(_limits.solve_limits)
+coupled_forward_dynamics = jax.jit(_coupled.coupled_forward_dynamics)
+coupled_inverse_dynamics = jax.jit(_coupled.coupled_inverse_dynamics)
+coupled_mass_matrix = jax.jit(_coupled.coupled_mass_matrix)
