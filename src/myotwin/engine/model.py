@@ -294,9 +294,6 @@ def _actuator_problems(m, a: int) -> list[str]:
 def _dynamics_problems(m, external=frozenset()) -> list[str]:
     """Messages naming each element that forces/dynamics cannot represent (kinematics can);
     the `external` actuators are not the engine's (`compile_model`)."""
-    import mujoco
-
-    dsbl = m.opt.disableflags
     out = [p for a in range(m.nu) if a not in external for p in _actuator_problems(m, a)]
     for j in range(m.njnt):
         what = f"joint {_name(m, 'mjOBJ_JOINT', j)}"
