@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from myotwin import engine
-from myotwin.engine.dynamics import kinetic_energy, potential_energy
+from myotwin.engine import kinetic_energy, potential_energy
 
 from gradient_check import value_and_gradient
 from random_trees import random_state, random_tree_mjcf

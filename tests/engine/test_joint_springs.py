@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from myotwin import engine
-from myotwin.engine.dynamics import kinetic_energy, potential_energy
+from myotwin.engine import kinetic_energy, potential_energy
 from myotwin.engine.integrators import integrate_pos
 
 from random_trees import random_state, random_tree_mjcf

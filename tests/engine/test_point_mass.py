@@ -22,7 +22,7 @@ import pytest
 
 from myotwin import engine
 from myotwin.engine.builder import ModelBuilder
-from myotwin.engine.mass import mass_matrix
+from myotwin.engine import mass_matrix
 from myotwin.engine.point_mass import STAND_IN_INERTIA_KGM2
 
 M1, M2, L1, L2, G = 1.3, 0.7, 0.6, 0.45, 9.81
