@@ -12,6 +12,7 @@ References outside the code under test:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jax.numpy as jnp
@@ -78,11 +79,14 @@ def test_mass_matrix_and_tip_jacobian_match_mujoco(mj_pair):
 
 
 def test_belly_mass_matrix_is_the_straight_segment_closed_form(mj_pair):
-    """Points on the fixed forearm segment move along it at alpha_k dL/dt."""
+    """Points on the fixed forearm segment move along it at alpha_k dL/dt. With the point
+    masses doubled too: `inertia.muscle_mass_matrix` is compiled with the model as an argument
+    (inertia/api.py), so both masses are served by one compiled program."""
     mj, _ = mj_pair
     belly = finger_flick.belly_only()
     model = finger.build(finger.MUSCLE_MASS_KG, 10, belly=belly)
     data = mujoco.MjData(mj)
+    inertia.muscle_mass_matrix.clear_cache()
     alphas = np.asarray(model.muscle_mass.point_alpha)
     masses = np.asarray(model.muscle_mass.point_mass)
     path = np.asarray(model.muscle_mass.point_path)
@@ -99,9 +103,15 @@ def test_belly_mass_matrix_is_the_straight_segment_closed_form(mj_pair):
             assert np.all(alphas[on] * data.ten_length[p] < first_segment[name]), \
                 f"{name}: a belly point left the forearm segment at q={q}"
             ref += np.sum(masses[on] * alphas[on] ** 2) * np.outer(ten_j[p], ten_j[p])
-        ours = np.asarray(inertia.muscle_mass_matrix(model, jnp.asarray(q)))
-        np.testing.assert_allclose(ours, ref, rtol=0, atol=ROUNDOFF_TOL * np.abs(ref).max(),
-                                   err_msg="belly muscle mass matrix vs sum m alpha^2 J_L'J_L")
+        for scale in (1.0, 2.0):
+            scaled = dataclasses.replace(model, muscle_mass=dataclasses.replace(
+                model.muscle_mass, point_mass=scale * model.muscle_mass.point_mass))
+            ours = np.asarray(inertia.muscle_mass_matrix(scaled, jnp.asarray(q)))
+            np.testing.assert_allclose(ours, scale * ref, rtol=0,
+                                       atol=ROUNDOFF_TOL * scale * np.abs(ref).max(),
+                                       err_msg=f"belly muscle mass matrix vs sum m alpha^2 "
+                                               f"J_L'J_L, masses x{scale}")
+    assert inertia.muscle_mass_matrix._cache_size() == 1
 
 
 def test_effective_tip_mass_matches_mujoco(mj_pair):

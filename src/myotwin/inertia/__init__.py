@@ -14,20 +14,6 @@ See docs/inertia.md.
 
 from myotwin.inertia.anchors import AnchorMotion, PathAnchors, anchor_motion, path_anchors
 from myotwin.inertia.arcs import WrapArc, arc_point, wrap_arc
-from myotwin.inertia.dynamics import (
-    jacobians_and_bias,
-    jacobians_by_autodiff,
-    mass_point_bias_accelerations,
-    mass_point_jacobians,
-    mass_point_velocities,
-    muscle_bias_forces,
-    muscle_inverse_forces,
-    muscle_kinetic_energy,
-    muscle_mass_matrix,
-    muscle_mass_terms,
-    muscle_potential_energy,
-    retract,
-)
 from myotwin.inertia.muscle_mass import (
     MuscleMass,
     PointRule,
@@ -40,12 +26,28 @@ from myotwin.inertia.muscle_mass import (
 )
 from myotwin.inertia.path_fraction import (
     mass_point_layout,
-    mass_point_positions,
     mass_point_positions_from_anchors,
     mass_point_positions_from_kinematics,
     path_pieces,
     piece_layout,
     points_along_path,
+)
+
+# the state functions, compiled (`jax.jit`; api.py)
+from myotwin.inertia.api import (
+    jacobians_and_bias,
+    jacobians_by_autodiff,
+    mass_point_bias_accelerations,
+    mass_point_jacobians,
+    mass_point_positions,
+    mass_point_velocities,
+    muscle_bias_forces,
+    muscle_inverse_forces,
+    muscle_kinetic_energy,
+    muscle_mass_matrix,
+    muscle_mass_terms,
+    muscle_potential_energy,
+    retract,
 )
 
 __all__ = [
