@@ -16,15 +16,15 @@ integration), `adaptive` (error-controlled integration, inputs as tables of time
 
 from myotwin.musculoskeletal.adaptive import (InputTable, adaptive_rollout, input_table,
                                               inputs_at)
-from myotwin.musculoskeletal.dynamics import muscle_drive, rates, state_derivative
-from myotwin.musculoskeletal.energy import (elastic_energy, mechanical_energy, muscle_input_power,
-                                            muscle_outputs_at)
 from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators
 from myotwin.musculoskeletal.model import (MusculoskeletalModel, musculoskeletal_model,
                                            with_muscle_masses)
-from myotwin.musculoskeletal.paths import path_state
 from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout, simulate
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
+# the state functions, compiled (`jax.jit`; api.py)
+from myotwin.musculoskeletal.api import (elastic_energy, mechanical_energy, muscle_drive,
+                                         muscle_input_power, muscle_outputs_at, path_state,
+                                         rates, state_derivative)
 
 __all__ = [
     "InputTable",
