@@ -503,6 +503,10 @@ def test_specification_and_validation(chain):
     pm = engine.compile_model(mujoco.MjModel.from_xml_string(pulley))
     with pytest.raises(ValueError, match="has pulleys"):
         inertia.with_muscle_mass(pm, "via", 1.0, 3)
+    # the compiled exports (inertia/api.py) name the problem at trace time on a massless model
+    for fn in (inertia.muscle_mass_matrix, inertia.mass_point_positions):
+        with pytest.raises(ValueError, match="the model has no muscle mass"):
+            fn(pm, jnp.asarray(pm.qpos0))
     # OpenSim-semantics paths (arm26, built in Python) take library positions only
     arm = arm26.build(ellipsoids=False)
     with pytest.raises(ValueError, match="'TRIlong': the network position model needs a "
