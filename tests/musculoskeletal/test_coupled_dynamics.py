@@ -87,20 +87,29 @@ def test_power_balance_of_the_coupled_system(tendon, with_mass):
 def test_muscle_forces_act_like_mujoco_tendon_motors():
     """The skeleton's acceleration under the muscles equals MuJoCo's qacc with each muscle's
     tendon force F applied by a motor on its path (gear -1, ctrl = F: generalized force
-    -ten_J^T (-F) ... = r F), joint damping included. Tolerance 1e-9 rad/s^2 of accelerations
-    ~10-100: the engine's agreement with mj_forward (tests/engine)."""
+    -ten_J^T (-F) ... = r F), joint damping included, at two activation states. Tolerance
+    1e-9 rad/s^2 of accelerations ~10-100: the engine's agreement with mj_forward
+    (tests/engine). `ms.rates` and `ms.muscle_drive` are the compiled exports
+    (musculoskeletal/api.py): one compiled program each serves both states."""
     skeleton = _skeleton()
     msm = ms.musculoskeletal_model(skeleton, _muscles(skeleton, "explicit_force"))
     x0 = ms.equilibrium_state(msm, Q0, QD0, 0.2)
-    x0 = x0._replace(activation=jnp.array([0.5, 0.1, 0.3, 0.2]))
-    qdd, _, _ = ms.rates(msm, x0, EXCITATION)
-    force = ms.muscle_drive(msm, x0, EXCITATION)[0].outputs.tendon_force_N
     mj = mujoco.MjModel.from_xml_string(_xml())
     data = mujoco.MjData(mj)
-    data.qpos[:], data.qvel[:], data.ctrl[:] = np.asarray(Q0), np.asarray(QD0), np.asarray(force)
-    mujoco.mj_forward(mj, data)
-    assert np.max(np.abs(np.asarray(force))) > 50.0
-    np.testing.assert_allclose(np.asarray(qdd), data.qacc, rtol=0, atol=1e-9)
+    ms.rates.clear_cache()
+    ms.muscle_drive.clear_cache()
+    for activation in ([0.5, 0.1, 0.3, 0.2], [0.05, 0.9, 0.6, 0.4]):
+        x = x0._replace(activation=jnp.array(activation))
+        qdd, _, _ = ms.rates(msm, x, EXCITATION)
+        force = ms.muscle_drive(msm, x, EXCITATION)[0].outputs.tendon_force_N
+        data.qpos[:], data.qvel[:] = np.asarray(Q0), np.asarray(QD0)
+        data.ctrl[:] = np.asarray(force)
+        mujoco.mj_forward(mj, data)
+        assert np.max(np.abs(np.asarray(force))) > 50.0
+        np.testing.assert_allclose(np.asarray(qdd), data.qacc, rtol=0, atol=1e-9,
+                                   err_msg=f"activations {activation}")
+    assert ms.rates._cache_size() == 1
+    assert ms.muscle_drive._cache_size() == 1
 
 
 def _reference(msm, x0, duration):
