@@ -25,8 +25,10 @@ from myotwin.engine import coupled_inverse_dynamics, coupled_mass_matrix
 M_KG, R_M, IZZ, B, G = 1.7, 0.3, 0.02, 0.4, 9.81
 
 
-def _quadratic(b: float = B) -> C.PiecewisePolynomial:
-    return C.PiecewisePolynomial(np.zeros(0), np.zeros(1), np.array([[0.0, 0.0, b]]))
+def _quadratic(coefficient: float = B) -> C.PiecewisePolynomial:
+    """s = coefficient theta^2 (m, theta in rad)."""
+    return C.PiecewisePolynomial(np.zeros(0), np.zeros(1),
+                                 np.array([[0.0, 0.0, coefficient]]))
 
 
 def _model(coefficient: float = B):
@@ -40,9 +42,10 @@ def _model(coefficient: float = B):
     return model, coupling
 
 
-def _closed_form(theta, rate, accel, b: float = B):
+def _closed_form(theta, rate, accel, coefficient: float = B):
     def mass(t):
-        return M_KG * ((2 * b * t - R_M * jnp.sin(t)) ** 2 + (R_M * jnp.cos(t)) ** 2) + IZZ
+        return (M_KG * ((2 * coefficient * t - R_M * jnp.sin(t)) ** 2 + (R_M * jnp.cos(t)) ** 2)
+                + IZZ)
     dmass = jax.grad(mass)(theta)
     return (mass(theta) * accel + 0.5 * dmass * rate ** 2
             + M_KG * G * R_M * jnp.cos(theta)), mass(theta)
