@@ -14,7 +14,9 @@
   muscles).
 * A step too large for the muscles' 10 ms activation dynamics diverges: the rows before it
   are written, the exit status is 3 and summary.json says so.
-* Bad input is one line naming the file or field and the value (exit status 2).
+* Bad input is one line naming the file or field and the value (exit status 2); a model with
+  contacts outside the engine's dynamics (MyoSuite's finger) is refused so, with the hint of
+  --disable-contact, and with it runs as mj_step with MuJoCo's contact disabled.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from myotwin.cli.main import main
 from myotwin.engine.integrators import Integrator
 from myotwin.musculoskeletal import (MusculoskeletalState, load_mjcf, musculoskeletal_model,
                                      rollout, with_muscle_masses)
-from myotwin.musculoskeletal.mjcf_forward import file_integrator
+from myotwin.musculoskeletal.mjcf_forward import file_integrator, without_contact
 from shared_reference import SHARED
 
 MYOSUITE = SHARED / "reference" / "mujoco" / "myosuite"
@@ -204,7 +206,42 @@ def test_a_model_outside_the_engines_dynamics_is_refused_before_writing(tmp_path
             "'middle'): MuJoCo collides it but the engine only has sphere/capsule-plane "
             "contact") in err
     assert "tendon" not in err
+    assert err.rstrip().endswith("or run without any contact: --disable-contact "
+                                 "(disable_contact=True)")
     assert not (tmp_path / "o").exists()
+
+
+def test_myosuites_finger_without_contact_matches_mujoco(tmp_path):
+    """--disable-contact: the finger runs as mj_step with MuJoCo's contact disabled (the
+    file's Euler at its 2 ms, flexors driven into the joints' range): q within 1e-9 rad and
+    act within 1e-10 at every written row (the elbow's tolerances above; observed ~5e-16). The
+    copy the flag makes leaves the caller's model as it was."""
+    finger = MYOSUITE / "myofinger_v0.xml"
+    _need(finger)
+    excitation = {"mflx": 0.8, "dflx": 0.5, "extn": 0.1}
+    status, summary = _run(tmp_path, finger, "--disable-contact", "--excitation",
+                           *(f"{k}={v}" for k, v in excitation.items()), "--duration-s", 0.2,
+                           "--record-every-s", 0.01)
+    assert status == 0 and summary["contact"] == "disabled" and summary["rows_written"] == 21
+    _, states = _table(tmp_path / "states.csv")
+
+    m = mujoco.MjModel.from_xml_path(str(finger))
+    off = without_contact(m)
+    assert m.opt.disableflags == 0
+    assert off.opt.disableflags == mujoco.mjtDisableBit.mjDSBL_CONTACT
+    d = mujoco.MjData(off)
+    d.ctrl[:] = [excitation.get(mujoco.mj_id2name(off, mujoco.mjtObj.mjOBJ_ACTUATOR, a), 0.0)
+                 for a in range(off.nu)]
+    ref = [np.concatenate([d.qpos, d.act])]
+    for _ in range(100):
+        mujoco.mj_step(off, d)
+        ref.append(np.concatenate([d.qpos, d.act]))
+    ref = np.array(ref)[::5]
+    err_q = np.abs(states[:, 1:1 + off.nq] - ref[:, :off.nq]).max()
+    err_a = np.abs(states[:, 1 + off.nq + off.nv:] - ref[:, off.nq:]).max()
+    print(f"finger without contact: q {err_q:.1e} rad, act {err_a:.1e}")
+    assert np.ptp(ref[:, :off.nq], axis=0).max() > 0.5       # the finger does flex
+    assert err_q <= 1e-9 and err_a <= 1e-10
 
 
 

@@ -36,6 +36,9 @@ def add_parser(sub) -> None:
                    help="initial values of hinge and slide joints (rad or m; default qpos0)")
     p.add_argument("--initial-activation", nargs="+", default=[], metavar="X|NAME=X",
                    help="initial muscle activations in [0, 1] (default 0, MuJoCo's reset)")
+    p.add_argument("--disable-contact", action="store_true",
+                   help="run without any contact, as MuJoCo with <flag contact=\"disable\"/> "
+                   "(the file is not changed)")
     p.add_argument("--duration-s", type=float, default=1.0, help="simulated time (s)")
     p.add_argument("--dt-s", type=float, default=None,
                    help="fixed step (s); default: the file's <option timestep>")
@@ -63,4 +66,4 @@ def cmd_forward(args: argparse.Namespace) -> int:
         record_every_s=args.record_every_s, q0=name_value_pairs(args.initial_q, "--initial-q"),
         activation0=number_or_pairs(args.initial_activation, "--initial-activation"),
         integrator=args.integrator, muscle_mass_kg=0.0 if mass is None else mass,
-        mass_points=args.mass_points))
+        mass_points=args.mass_points, disable_contact=args.disable_contact))

@@ -30,8 +30,12 @@ What a MuJoCo user runs with mj_step, on the model `load_mjcf` makes of the file
   it written and a FloatingPointError naming the time (`diverged` in the summary).
 
 Bad input is a ValueError naming the file, field and value, before anything is written; so is
-a model with elements outside the engine's dynamics (e.g. MyoSuite's finger: tendon springs,
-cylinder and ellipsoid contacts), each named.
+a model with elements outside the engine's dynamics, each named (e.g. MyoSuite's finger: its
+contacts of cylinders, an ellipsoid and capsule pairs). `disable_contact` runs the model as
+MuJoCo does with `<flag contact="disable"/>` (mjDSBL_CONTACT set on a copy of the model; the
+file, or a caller's MjModel, is left as it is): no contact at all, the rest of the model
+unchanged, so the finger runs and matches mj_step with that flag
+(tests/musculoskeletal/test_mjcf_forward.py).
 """
 
 from __future__ import annotations
@@ -140,6 +144,18 @@ class _Csv:
         self._file.close()
 
 
+def without_contact(m):
+    """A copy of the compiled MJCF `m` with MuJoCo's contact disabled (mjDSBL_CONTACT, what
+    `<flag contact="disable"/>` sets); `m` itself is not changed."""
+    import copy
+
+    import mujoco
+
+    m = copy.copy(m)
+    m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+    return m
+
+
 def _tendon_forces(msm, state):
     return muscle_outputs_at(msm, state).tendon_force_N
 
@@ -148,17 +164,23 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
             duration_s: float = 1.0, dt_s: float | None = None,
             record_every_s: float | None = None, q0: Mapping[str, float] | None = None,
             activation0=None, integrator: str | None = None, muscle_mass_kg=0.0,
-            mass_points: int = 10, chunk_steps: int = CHUNK_STEPS) -> dict:
+            mass_points: int = 10, disable_contact: bool = False,
+            chunk_steps: int = CHUNK_STEPS) -> dict:
     """Simulate the MJCF model `source` (a path or a compiled `mujoco.MjModel`) and write
     states.csv, muscle_forces.csv and summary.json into `out_dir` (module docstring). Returns
     the summary; raises FloatingPointError after writing if the state stops being finite."""
     import mujoco
 
     m, where = read_mjcf(source)
+    if disable_contact:
+        m = without_contact(m)
     msm = load_mjcf(m, name=where)
-    if msm.skeleton.dynamics_unsupported:      # before any file is written
-        raise ValueError(f"{where}: outside the engine's dynamics: "
-                         + "; ".join(msm.skeleton.dynamics_unsupported))
+    unsupported = msm.skeleton.dynamics_unsupported
+    if unsupported:      # before any file is written
+        hint = ("; or run without any contact: --disable-contact (disable_contact=True)"
+                if any(p.startswith("contact pair") for p in unsupported) else "")
+        raise ValueError(f"{where}: outside the engine's dynamics: " + "; ".join(unsupported)
+                         + hint)
     names = msm.muscles.names
     u = _by_name(excitation, names, "excitation", where)
     _in_unit_interval(u, names, "excitation", where)
@@ -244,6 +266,7 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
         "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
         "excitation": dict(zip(names, u.tolist())),
         "muscle_mass_kg": dict(zip(names, masses.tolist())), "mass_points": int(mass_points),
+        "contact": "disabled" if disable_contact else "as in the file",
         "steps_done": done, "final_time_s": done * dt_s,
         "rows_written": states_file.rows, "diverged": failure is not None,
         "message": failure or "completed",
