@@ -61,6 +61,22 @@ def _run(tmp_path, *args):
     return status, json.loads((tmp_path / "summary.json").read_text())
 
 
+def _vs_mujoco_loop(m, states, n_steps, every, ctrl_at):
+    """(largest |q| error, largest |act| error, largest joint travel) of states.csv rows
+    against mj_step from MuJoCo's reset state, d.ctrl = ctrl_at(k) set before step k, every
+    `every`-th state from the first."""
+    d = mujoco.MjData(m)
+    ref = [np.concatenate([d.qpos, d.act])]
+    for k in range(n_steps):
+        d.ctrl[:] = ctrl_at(k)
+        mujoco.mj_step(m, d)
+        ref.append(np.concatenate([d.qpos, d.act]))
+    ref = np.array(ref)[::every]
+    return (np.abs(states[:, 1:1 + m.nq] - ref[:, :m.nq]).max(),
+            np.abs(states[:, 1 + m.nq + m.nv:] - ref[:, m.nq:]).max(),
+            np.ptp(ref[:, :m.nq], axis=0).max())
+
+
 @pytest.mark.parametrize("integrator", ["rk4", "file"])
 def test_states_and_forces_match_mujoco(tmp_path, integrator):
     """RK4 at 1 ms, and the file's own settings (MuJoCo's default Euler, its joint damping
@@ -182,6 +198,70 @@ def test_bad_input_is_one_line_naming_the_field(tmp_path, capsys, args, message)
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("content, message", [
+    (None, "c.csv: no such controls file"),
+    ("time_s,BRA\n", "c.csv: no rows after the header"),
+    ("t,BRA\n0,1\n", "c.csv: the header must be time_s followed by actuator names"),
+    ("time_s,BRA,BRA\n0,1,1\n", "c.csv: column name 'BRA' is empty or repeated"),
+    ("time_s,BRA\n0,1\n0.1\n", "c.csv: row 3 has 1 values, the header 2"),
+    ("time_s,BRA\n0,x\n", "c.csv: row 2, column 'BRA': 'x' is not a number"),
+    ("time_s,BRA\n0,nan\n", "c.csv: row 2, column 'BRA': 'nan' is not finite"),
+    ("time_s,BRA\n0,1\n0.2,1\n0.1,1\n",
+     "c.csv: row 4: time_s 0.1 does not increase (the row before: 0.2)"),
+    ("time_s,BRA,knee\n0,1,0\n", "c.csv: column 'knee' is not an actuator of"),
+    ("time_s,BRA\n0,1\n0.1,1.5\n",
+     "c.csv: column 'BRA', row 3 (t = 0.1 s): excitation 1.5 is outside [0, 1]"),
+    ("", "no excitation: give one (--excitation) or a controls file (--controls)"),
+])
+def test_bad_controls_files_are_named(tmp_path, capsys, content, message):
+    """--controls: the file, row, column and value at fault, before anything is written."""
+    _need(ELBOW1)
+    args = [] if content == "" else ["--controls", str(tmp_path / "c.csv")]
+    if content:                                      # None: no file
+        (tmp_path / "c.csv").write_text(content)
+    status = main(["mjcf", "forward", str(ELBOW1), "--out", str(tmp_path / "o"), *args])
+    err = capsys.readouterr().err
+    assert status == 2 and message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_controls_file_drives_the_elbow_as_a_mujoco_control_loop(tmp_path):
+    """A controls table (BIClong and TRIlong ramps, a BRA column overridden by a constant, one
+    muscle constant, the others 0) against mj_step (RK4, 1 ms) with d.ctrl set from the
+    table's linear interpolation at each step's start: q within 1e-9 rad and act within 1e-10
+    (the constant-input tolerances above). 0.25 s runs past the table's last row (0.2 s), where
+    the values hold; three chunks of 100 steps, the last one partial, check that each chunk
+    takes its own rows of the table."""
+    from myotwin.musculoskeletal.mjcf_forward import forward
+
+    _need(ELBOW2)
+    table = np.array([[0.0, 0.0, 0.9, 0.0], [0.05, 1.0, 0.1, 0.2], [0.12, 0.3, 0.0, 0.9],
+                      [0.2, 0.6, 0.5, 0.4]])
+    path = tmp_path / "controls.csv"
+    path.write_text("time_s,BIClong,TRIlong,BRA\n"
+                    + "".join(",".join(repr(float(v)) for v in row) + "\n" for row in table))
+    constant = {"TRIlat": 0.3, "BRA": 0.7}
+    summary = forward(ELBOW2, tmp_path / "out", excitation=constant, controls=path,
+                      duration_s=0.25, dt_s=1e-3, integrator="rk4", record_every_s=5e-3,
+                      chunk_steps=100)
+    assert summary["message"] == "completed" and summary["rows_written"] == 51
+    assert summary["controls_columns"] == ["TRIlong", "BIClong"]     # the model's order
+    assert summary["controls_file"] == str(path)
+    _, states = _table(tmp_path / "out" / "states.csv")
+
+    m = mujoco.MjModel.from_xml_path(str(ELBOW2))
+    m.opt.integrator, m.opt.timestep = mujoco.mjtIntegrator.mjINT_RK4, 1e-3
+    names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) for a in range(m.nu)]
+    column = {"BIClong": 1, "TRIlong": 2}
+    err_q, err_a, travel = _vs_mujoco_loop(m, states, 250, 5, lambda k: [
+        constant[n] if n in constant else
+        np.interp(k * 1e-3, table[:, 0], table[:, column[n]]) if n in column else 0.0
+        for n in names])
+    print(f"controls file: q {err_q:.1e} rad, act {err_a:.1e}")
+    assert travel > 0.1
+    assert err_q <= 1e-9 and err_a <= 1e-10
+
+
 def test_missing_and_broken_files_are_named(tmp_path, capsys):
     broken = tmp_path / "broken.xml"
     broken.write_text("<mujoco><worldbody><body></mujoco>")
@@ -229,18 +309,11 @@ def test_myosuites_finger_without_contact_matches_mujoco(tmp_path):
     off = without_contact(m)
     assert m.opt.disableflags == 0
     assert off.opt.disableflags == mujoco.mjtDisableBit.mjDSBL_CONTACT
-    d = mujoco.MjData(off)
-    d.ctrl[:] = [excitation.get(mujoco.mj_id2name(off, mujoco.mjtObj.mjOBJ_ACTUATOR, a), 0.0)
-                 for a in range(off.nu)]
-    ref = [np.concatenate([d.qpos, d.act])]
-    for _ in range(100):
-        mujoco.mj_step(off, d)
-        ref.append(np.concatenate([d.qpos, d.act]))
-    ref = np.array(ref)[::5]
-    err_q = np.abs(states[:, 1:1 + off.nq] - ref[:, :off.nq]).max()
-    err_a = np.abs(states[:, 1 + off.nq + off.nv:] - ref[:, off.nq:]).max()
+    ctrl = [excitation.get(mujoco.mj_id2name(off, mujoco.mjtObj.mjOBJ_ACTUATOR, a), 0.0)
+            for a in range(off.nu)]
+    err_q, err_a, travel = _vs_mujoco_loop(off, states, 100, 5, lambda k: ctrl)
     print(f"finger without contact: q {err_q:.1e} rad, act {err_a:.1e}")
-    assert np.ptp(ref[:, :off.nq], axis=0).max() > 0.5       # the finger does flex
+    assert travel > 0.5       # the finger does flex
     assert err_q <= 1e-9 and err_a <= 1e-10
 
 

@@ -1,6 +1,6 @@
-"""`myotwin mjcf forward FILE --out DIR --excitation X|NAME=X ...`: simulate an MJCF model
-with MuJoCo `<muscle>` actuators (MyoSuite's), optionally with mass on its muscles
-(`myotwin.musculoskeletal.mjcf_forward`, docs/muscle.md "MuJoCo's muscle").
+"""`myotwin mjcf forward FILE --out DIR --excitation X|NAME=X ... | --controls FILE.csv`:
+simulate an MJCF model with MuJoCo `<muscle>` actuators (MyoSuite's), optionally with mass on
+its muscles (`myotwin.musculoskeletal.mjcf_forward`, docs/muscle.md "MuJoCo's muscle").
 
 Writes DIR/states.csv, DIR/muscle_forces.csv and DIR/summary.json, rows as they are
 produced; prints the summary. Bad input: one line naming the file, field and value (exit
@@ -22,11 +22,18 @@ def add_parser(sub) -> None:
                         "states.csv, muscle_forces.csv, summary.json into --out")
     p.add_argument("file", help="an MJCF file with <muscle> actuators on spatial tendons")
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--excitation", nargs="+", required=True, metavar="X|NAME=X",
+    p.add_argument("--excitation", nargs="+", default=[], metavar="X|NAME=X",
                    help="constant excitation in [0, 1] (the muscle actuator's ctrl): one "
-                   "value for every muscle, or by actuator name (the others 0)")
+                   "value for every muscle, or by actuator name (the others 0 or from "
+                   "--controls); this or --controls is required")
     p.add_argument("--ctrl", nargs="+", default=[], metavar="NAME=X",
-                   help="constant ctrl of the model's other actuators, by name (default 0)")
+                   help="constant ctrl of the model's other actuators, by name (default 0 or "
+                   "from --controls)")
+    p.add_argument("--controls", default=None, metavar="FILE.csv",
+                   help="time-varying ctrl: a CSV table with a header time_s,<actuator>,... "
+                   "(muscles' excitations in [0, 1], other actuators' ctrl), linear in time, "
+                   "held outside its range, each step taking its start time's values; "
+                   "--excitation and --ctrl by name override its columns")
     p.add_argument("--muscle-mass-kg", nargs="+", default=[], metavar="KG|NAME=KG",
                    help="mass of each muscle (kg), spread along its tendon in --mass-points "
                    "points: one value for every muscle, or by name (default 0: MuJoCo's "
@@ -66,4 +73,5 @@ def cmd_forward(args: argparse.Namespace) -> int:
         record_every_s=args.record_every_s, q0=name_value_pairs(args.initial_q, "--initial-q"),
         activation0=number_or_pairs(args.initial_activation, "--initial-activation"),
         integrator=args.integrator, muscle_mass_kg=0.0 if mass is None else mass,
-        mass_points=args.mass_points, disable_contact=args.disable_contact))
+        mass_points=args.mass_points, disable_contact=args.disable_contact,
+        controls=args.controls))

@@ -5,10 +5,13 @@ What a MuJoCo user runs with mj_step, on the model `load_mjcf` makes of the file
 
 * Initial state: MuJoCo's reset state (qpos0, qvel 0, act 0), hinge and slide joints set by
   name where given (`q0`), every muscle activation set to `activation0` where given.
-* Inputs, constant over the run: the excitation of each muscle (MuJoCo's ctrl of its
-  actuator; one value for all, or by actuator name; in [0, 1], then clamped to the actuator's
-  ctrlrange as MuJoCo does), and the ctrl of the model's other actuators by name (0 unless
-  given; clamped to their ctrlrange by the engine where ctrllimited).
+* Inputs: the excitation of each muscle (MuJoCo's ctrl of its actuator; one value for all, or
+  by actuator name; in [0, 1], then clamped to the actuator's ctrlrange as MuJoCo does), and
+  the ctrl of the model's other actuators by name (clamped to their ctrlrange by the engine
+  where ctrllimited): constants, or the columns of a controls file (`controls`, a CSV table
+  named by actuator, `controls_csv.py`: linear in time, each step taking the values at its
+  start, as a MuJoCo loop setting d.ctrl before each mj_step). A constant given by name
+  overrides the file's column; an actuator in neither gets 0 (MuJoCo's reset ctrl).
 * Muscle mass (`muscle_mass_kg`: one value for every muscle or by name; seed Eq. 7): that mass
   in `mass_points` points spread uniformly along the muscle's tendon path
   (`musculoskeletal.with_muscle_masses`), which MuJoCo cannot simulate. 0 (default) is
@@ -52,6 +55,8 @@ import numpy as np
 
 from myotwin.engine.integrators import Integrator
 from myotwin.engine.simulate import positive_seconds, whole_steps
+from myotwin.musculoskeletal.controls_csv import (ControlsTable, check_unit_interval,
+                                                  read_controls_csv)
 from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators, read_mjcf
 from myotwin.musculoskeletal.model import with_muscle_masses
@@ -73,6 +78,37 @@ def _by_name(value, names, what: str, where: str) -> np.ndarray:
                              f"{list(names)}")
         return np.array([float(value.get(n, 0.0)) for n in names])
     return np.full(len(names), float(value))
+
+
+def _constants(value, names, what: str, where: str) -> dict[str, float]:
+    """{name: number}: one number for every name, or the given names' (others are left out)."""
+    if isinstance(value, Mapping):
+        _by_name(value, names, what, where)       # unknown names are refused
+        return {n: float(value[n]) for n in names if n in value}
+    return {n: float(value) for n in names}
+
+
+def _check_columns(table: ControlsTable, muscles, others, where: str) -> None:
+    """Every column of the controls file names an actuator; muscles' columns in [0, 1]."""
+    for column in table.columns:
+        if column not in muscles and column not in others:
+            raise ValueError(f"{table.name}: column {column!r} is not an actuator of {where}; "
+                             f"the actuators are {[*muscles, *others]}")
+        if column in muscles:
+            check_unit_interval(table, column)
+
+
+def _per_step_inputs(names, constant: dict, table: ControlsTable | None,
+                     starts: np.ndarray) -> np.ndarray:
+    """(len(starts), len(names)) inputs at the steps' start times: a constant where given,
+    else the controls file's column, else 0 (MuJoCo's reset ctrl)."""
+    out = np.zeros((starts.size, len(names)))
+    for i, name in enumerate(names):
+        if name in constant:
+            out[:, i] = constant[name]
+        elif table is not None and name in table.columns:
+            out[:, i] = table.at(name, starts)
+    return out
 
 
 def _in_unit_interval(values, names, what: str, where: str) -> None:
@@ -164,11 +200,13 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
             duration_s: float = 1.0, dt_s: float | None = None,
             record_every_s: float | None = None, q0: Mapping[str, float] | None = None,
             activation0=None, integrator: str | None = None, muscle_mass_kg=0.0,
-            mass_points: int = 10, disable_contact: bool = False,
+            mass_points: int = 10, disable_contact: bool = False, controls=None,
             chunk_steps: int = CHUNK_STEPS) -> dict:
     """Simulate the MJCF model `source` (a path or a compiled `mujoco.MjModel`) and write
-    states.csv, muscle_forces.csv and summary.json into `out_dir` (module docstring). Returns
-    the summary; raises FloatingPointError after writing if the state stops being finite."""
+    states.csv, muscle_forces.csv and summary.json into `out_dir` (module docstring).
+    excitation: a number for every muscle, name -> number, or None (then `controls`, a CSV
+    file path, must be given). Returns the summary; raises FloatingPointError after writing
+    if the state stops being finite."""
     import mujoco
 
     m, where = read_mjcf(source)
@@ -182,8 +220,14 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
         raise ValueError(f"{where}: outside the engine's dynamics: " + "; ".join(unsupported)
                          + hint)
     names = msm.muscles.names
-    u = _by_name(excitation, names, "excitation", where)
-    _in_unit_interval(u, names, "excitation", where)
+    table = None if controls is None else read_controls_csv(controls)
+    if excitation is None and table is None:
+        raise ValueError(f"{where}: no excitation: give one (--excitation) or a controls file "
+                         "(--controls)")
+    constant_u = {} if excitation is None else _constants(excitation, names, "excitation",
+                                                          where)
+    _in_unit_interval(np.array(list(constant_u.values())), list(constant_u), "excitation",
+                      where)
     a0 = np.zeros(len(names)) if activation0 is None else _by_name(activation0, names,
                                                                     "initial activation", where)
     _in_unit_interval(a0, names, "initial activation", where)
@@ -195,12 +239,11 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
     muscle_ids = set(muscle_actuators(m))
     others = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) or f"#{a}"
               for a in range(m.nu) if a not in muscle_ids]
-    c = np.zeros(m.nu)
-    if ctrl:
-        given = _by_name(ctrl, others, "ctrl", where)
-        c[[a for a in range(m.nu) if a not in muscle_ids]] = given
-        if not np.all(np.isfinite(c)):
-            raise ValueError(f"{where}: ctrl must be finite, got {dict(ctrl)!r}")
+    constant_c = _constants(ctrl or {}, others, "ctrl", where)
+    if not all(math.isfinite(v) for v in constant_c.values()):
+        raise ValueError(f"{where}: ctrl must be finite, got {dict(ctrl)!r}")
+    if table is not None:
+        _check_columns(table, names, others, where)
     if integrator is None:
         integrator = file_integrator(m, where)
     elif integrator not in INTEGRATORS:
@@ -222,13 +265,18 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
                                             *(f"activation:{x}" for x in names)])
     forces_file = _Csv(out / "muscle_forces.csv", ["time_s", *names])
     chunk = min(int(chunk_steps), n)
+    # each step's inputs, at its start time, for whole chunks (the last one's tail unused)
+    starts = np.arange(-(-n // chunk) * chunk) * dt_s
+    u = _per_step_inputs(names, constant_u, table, starts)
+    c = np.zeros((starts.size, m.nu))
+    c[:, [a for a in range(m.nu) if a not in muscle_ids]] = _per_step_inputs(
+        others, constant_c, table, starts)
 
     @jax.jit
-    def run(s):
+    def run(s, u_chunk, c_chunk):
         """The chunk's states (chunk + 1 rows, its start first) and their tendon forces: one
         compiled function for the whole run."""
-        states = rollout(msm, s, jnp.asarray(u), dt_s, chunk, Integrator(integrator),
-                         jnp.asarray(c))
+        states = rollout(msm, s, u_chunk, dt_s, chunk, Integrator(integrator), c_chunk)
         return states, jax.vmap(_tendon_forces, in_axes=(None, 0))(msm, states)
 
     def write(states, forces, rows, steps):
@@ -240,7 +288,8 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
     try:
         done, bad_step = 0, -1
         while done < n and bad_step < 0:
-            states, forces = run(state)
+            states, forces = run(state, jnp.asarray(u[done:done + chunk]),
+                                 jnp.asarray(c[done:done + chunk]))
             if done == 0:
                 write(states, forces, np.array([0]), np.array([0]))
             steps = done + np.arange(1, chunk + 1)
@@ -264,7 +313,12 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
     summary = {
         "model": where, "muscles": list(names), "integrator": integrator, "dt_s": dt_s,
         "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
-        "excitation": dict(zip(names, u.tolist())),
+        "excitation": {x: float(u[0, i]) for i, x in enumerate(names)
+                       if x in constant_u or table is None or x not in table.columns},
+        "controls_file": None if table is None else table.name,
+        "controls_columns": [] if table is None else [
+            x for x in (*names, *others) if x in table.columns
+            and x not in constant_u and x not in constant_c],
         "muscle_mass_kg": dict(zip(names, masses.tolist())), "mass_points": int(mass_points),
         "contact": "disabled" if disable_contact else "as in the file",
         "steps_done": done, "final_time_s": done * dt_s,
