@@ -1,16 +1,22 @@
 """The engine's exported state functions are compiled once per model structure
 (engine/api.py, docs/engine.md "Public functions are compiled"): the model is an argument, so
-new parameter values reuse the compiled program, and the values are MuJoCo's for each."""
+new parameter values reuse the compiled program, and the values are MuJoCo's for each. Their
+arrays are checked against the model (engine/arguments.py): a wrong shape is a ValueError
+naming the function, the argument and both shapes."""
 
 from __future__ import annotations
 
 import dataclasses
 
+import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
+import pytest
 
 from myotwin import engine
+from myotwin.muscle import build_muscles
+from myotwin.musculoskeletal import musculoskeletal_model
 from myotwin.models import chain
 
 
@@ -44,3 +50,61 @@ def test_one_compilation_serves_new_parameter_values():
                                    err_msg=f"scale {scale}")
     assert engine.mass_matrix._cache_size() == 1
     assert engine.forward_dynamics._cache_size() == 1
+
+
+def test_arrays_of_the_wrong_shape_are_named():
+    """engine/arguments.py: each exported function and the rollout check their arrays against
+    the model at trace time. Before, a q of 5 numbers for the 3-hinge chain gave accelerations,
+    a q of 2 an IndexError from inside a gather, a ctrl of 9 rows for 10 steps a broadcasting
+    error naming no argument, and a negative dt_s "duration_s 0.1 must be a whole number of
+    steps of dt_s -0.001"."""
+    mj = mujoco.MjModel.from_xml_string(chain.mjcf())    # n_q = n_v = 3, n_u = 4, n_body = 4
+    model = engine.compile_model(mj)
+    msm = musculoskeletal_model(model, build_muscles(
+        chain.MUSCLES, curves="degroote2016", tendon="rigid", max_isometric_force_N=100.0,
+        optimal_fiber_length_m=0.3, tendon_slack_length_m=0.3))   # a pytree, not a Model
+    q, qd, ctrl = jnp.zeros(3), jnp.zeros(3), jnp.zeros(4)
+    cases = [
+        (lambda: engine.forward_dynamics(model, jnp.zeros(5), qd, ctrl),
+         "forward_dynamics: q has shape (5,), expected (3,) (the model's n_q = 3)"),
+        (lambda: engine.mass_matrix(model, jnp.zeros(2)),
+         "mass_matrix: q has shape (2,), expected (3,) (the model's n_q = 3)"),
+        (lambda: engine.forward_dynamics(model, q, qd, jnp.zeros(3)),
+         "forward_dynamics: ctrl has shape (3,), expected (4,) or a scalar (the model's n_u = 4)"),
+        (lambda: engine.inverse_dynamics(model, q, qd, jnp.zeros((3, 1))),
+         "inverse_dynamics: qdd has shape (3, 1), expected (3,) (the model's n_v = 3)"),
+        (lambda: engine.forward_dynamics(model, q, qd, ctrl, xfrc_applied=jnp.zeros((4, 3))),
+         "forward_dynamics: xfrc_applied has shape (4, 3), expected (4, 6) (n_body = 4, world "
+         "body included)"),
+        (lambda: engine.rollout(model, jnp.zeros(2), qd, ctrl, 1e-3, 10, "rk4"),
+         "rollout: q0 has shape (2,), expected (3,) (the model's n_q = 3)"),
+        (lambda: engine.rollout(model, q, qd, jnp.zeros((9, 4)), 1e-3, 10, "rk4"),
+         "rollout: ctrl has shape (9, 4), expected (4,) or a scalar (the model's n_u = 4; or "
+         "(10, 4), one per step)"),
+        (lambda: engine.simulate(model, q, qd, ctrl, 0.1, -1e-3),
+         "dt_s must be a positive number of seconds, got -0.001"),
+        (lambda: engine.kinetic_energy(msm, q, qd),
+         "kinetic_energy: expected an engine Model (engine.load or engine.compile_model), got "
+         "MusculoskeletalModel"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError) as err:
+            call()
+        assert str(err.value) == message
+
+
+def test_scalar_ctrl_and_batched_states_pass_the_checks():
+    """A scalar ctrl drives every actuator (MuJoCo's qacc with every ctrl 0.5), and under vmap
+    the checks see one state's shape (MuJoCo's qacc at each of two states); 1e-12 of the
+    largest entry, as above."""
+    mj = mujoco.MjModel.from_xml_string(chain.mjcf())
+    model = engine.compile_model(mj)
+    qs = np.array([[0.3, -0.4, 0.5], [-0.2, 0.6, 0.1]])
+    qds = np.array([[0.2, 0.1, -0.3], [0.0, -0.5, 0.4]])
+    batched = jax.vmap(engine.forward_dynamics, in_axes=(None, 0, 0, None))(
+        model, jnp.asarray(qs), jnp.asarray(qds), 0.5)
+    d = mujoco.MjData(mj)
+    for q, qd, ours in zip(qs, qds, np.asarray(batched)):
+        d.qpos[:], d.qvel[:], d.ctrl[:] = q, qd, 0.5
+        mujoco.mj_forward(mj, d)
+        np.testing.assert_allclose(ours, d.qacc, rtol=0, atol=1e-12 * np.abs(d.qacc).max())

@@ -507,6 +507,13 @@ def test_specification_and_validation(chain):
     for fn in (inertia.muscle_mass_matrix, inertia.mass_point_positions):
         with pytest.raises(ValueError, match="the model has no muscle mass"):
             fn(pm, jnp.asarray(pm.qpos0))
+    # ... and a configuration of the wrong shape (engine/arguments.py)
+    heavy = inertia.with_muscle_mass(pm, "straight", 0.2, 3)
+    with pytest.raises(ValueError, match=r"mass_point_jacobians: q has shape \(7,\), expected "
+                                         rf"\({pm.n_q},\) \(the model's n_q = {pm.n_q}\)"):
+        inertia.mass_point_jacobians(heavy, jnp.zeros(7))
+    with pytest.raises(ValueError, match=r"muscle_bias_forces: qd has shape \(1,\)"):
+        inertia.muscle_bias_forces(heavy, jnp.asarray(pm.qpos0), jnp.zeros(1))
     # OpenSim-semantics paths (arm26, built in Python) take library positions only
     arm = arm26.build(ellipsoids=False)
     with pytest.raises(ValueError, match="'TRIlong': the network position model needs a "

@@ -210,6 +210,19 @@ def test_bad_input_is_rejected_with_a_message():
         ms.simulate(msm, x0, jnp.zeros((3, 4)), 0.01, 1e-3)
     with pytest.raises(FloatingPointError, match="not finite at step 0"):
         ms.simulate(msm, x0._replace(q=jnp.array([np.nan, 0.0, 0.0])), 0.1, 0.01, 1e-3)
+    # the compiled state functions (musculoskeletal/api.py) name a wrong shape at trace time
+    u = jnp.full(4, 0.2)
+    with pytest.raises(ValueError, match=r"rates: state.activation has shape \(3,\), expected "
+                                         r"\(4,\) \(n_muscles = 4\)"):
+        ms.rates(msm, x0._replace(activation=jnp.zeros(3)), u)
+    with pytest.raises(ValueError, match=r"state_derivative: excitation has shape \(2,\), "
+                                         r"expected \(4,\) or a scalar"):
+        ms.state_derivative(msm, x0, jnp.zeros(2))
+    with pytest.raises(ValueError, match=r"muscle_outputs_at: state.q has shape \(4,\), "
+                                         r"expected \(3,\) \(the model's n_q = 3\)"):
+        ms.muscle_outputs_at(msm, x0._replace(q=jnp.zeros(4)))
+    with pytest.raises(ValueError, match="rates: expected a MusculoskeletalModel"):
+        ms.rates(skeleton, x0, u)
 
 
 def test_a_slack_musculotendon_has_no_equilibrium_state():

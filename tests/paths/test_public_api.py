@@ -89,3 +89,19 @@ def test_model_without_paths_is_a_clear_error():
     assert model.paths is None
     with pytest.raises(ValueError, match="no musculotendon paths"):
         myotwin.muscle_lengths(model, np.zeros(1))
+
+
+def test_wrong_shapes_and_nonfinite_configurations():
+    """A q of the wrong shape is named (engine/arguments.py); a non-finite q gives NaN lengths,
+    not the 0 m of the guarded square roots (paths/safe.py), as the moment arms are NaN."""
+    model = myotwin.compile_model(mujoco.MjModel.from_xml_string(FIXED_AND_SPATIAL))
+    with pytest.raises(ValueError, match=r"muscle_lengths: q has shape \(3,\), expected \(2,\) "
+                                         r"\(the model's n_q = 2\)"):
+        myotwin.muscle_lengths(model, np.zeros(3))
+    with pytest.raises(ValueError, match=r"lengthening_speeds: qd has shape \(1,\)"):
+        myotwin.lengthening_speeds(model, np.zeros(2), np.zeros(1))
+    for bad in (np.nan, np.inf):
+        q = np.array([bad, 0.1])
+        assert np.all(np.isnan(np.asarray(myotwin.muscle_lengths(model, q))))
+        assert np.all(np.isnan(np.asarray(myotwin.moment_arms(model, q))))
+    assert np.all(np.isfinite(np.asarray(myotwin.muscle_lengths(model, np.array([0.2, 0.1])))))

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from myotwin.engine.applied import check_applied_shapes
+from myotwin.engine.arguments import check_rollout_arguments
 from myotwin.engine.integrators import STEPS, Integrator
 from myotwin.engine.model import Model, require_dynamics_support
 
@@ -39,8 +40,10 @@ def whole_steps(what: str, span_s: float, dt_s: float) -> int:
 
 
 def n_steps_for(duration_s: float, dt_s: float) -> int:
-    """Number of steps of size dt_s covering duration_s (`whole_steps` for "duration_s")."""
-    return whole_steps("duration_s", duration_s, dt_s)
+    """Number of steps of size dt_s covering duration_s (`whole_steps` for "duration_s"), each
+    a positive number of seconds (ValueError naming the one that is not)."""
+    return whole_steps("duration_s", positive_seconds("duration_s", duration_s),
+                       positive_seconds("dt_s", dt_s))
 
 
 def step_inputs(model: Model, n_steps: int, ctrl, qfrc_applied=None, xfrc_applied=None):
@@ -74,6 +77,8 @@ def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integra
     applied forces as in `step_inputs` (None: nothing applied); integrator an `Integrator` or
     its name (ValueError naming the choices otherwise)."""
     step = STEPS[_integrator(integrator)]
+    check_rollout_arguments("rollout", model, n_steps, q0, qd0, ctrl)
+    check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps)
     per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
 
     # Rematerialised step: reverse mode keeps only each step's (q, qd) and recomputes the step's

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import jax
 
+from myotwin.engine.arguments import check_musculoskeletal_arguments, checked
 from myotwin.musculoskeletal import dynamics as _dynamics
 from myotwin.musculoskeletal import energy as _energy
 from myotwin.musculoskeletal import paths as _paths
 
-rates = jax.jit(_dynamics.rates)
-state_derivative = jax.jit(_dynamics.state_derivative)
-muscle_drive = jax.jit(_dynamics.muscle_drive)
-path_state = jax.jit(_paths.path_state)
-elastic_energy = jax.jit(_energy.elastic_energy)
-mechanical_energy = jax.jit(_energy.mechanical_energy)
-muscle_input_power = jax.jit(_energy.muscle_input_power)
-muscle_outputs_at = jax.jit(_energy.muscle_outputs_at)
+rates = jax.jit(checked(_dynamics.rates, check_musculoskeletal_arguments))
+state_derivative = jax.jit(checked(_dynamics.state_derivative, check_musculoskeletal_arguments))
+muscle_drive = jax.jit(checked(_dynamics.muscle_drive, check_musculoskeletal_arguments))
+path_state = jax.jit(checked(_paths.path_state, check_musculoskeletal_arguments))
+elastic_energy = jax.jit(checked(_energy.elastic_energy, check_musculoskeletal_arguments))
+mechanical_energy = jax.jit(checked(_energy.mechanical_energy, check_musculoskeletal_arguments))
+muscle_input_power = jax.jit(checked(_energy.muscle_input_power, check_musculoskeletal_arguments))
+muscle_outputs_at = jax.jit(checked(_energy.muscle_outputs_at, check_musculoskeletal_arguments))

@@ -6,7 +6,8 @@ These are the public entry points re-exported as `myotwin.muscle_lengths`,
 `moment_arms.py` take the PathSet explicitly (for paths compiled separately).
 Shapes: n_paths = number of spatial tendons, in MJCF file order.
 
-Each is compiled (`jax.jit`; inlined when called inside compiled code), so calls from plain
+Each checks its arrays' shapes against the model (`engine/arguments.py`) and is compiled
+(`jax.jit`; inlined when called inside compiled code), so calls from plain
 Python compile once per model structure and then cost what the compiled code costs (arm26's
 moment arms: 2 ms per call after a first call of ~22 s that compiles, against ~24 s for
 every call evaluated op by op; scratch timings, docs/paths.md).
@@ -15,13 +16,22 @@ every call evaluated op by op; scratch timings, docs/paths.md).
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
+from myotwin.engine.arguments import checked
 from myotwin.engine.kinematics import kinematics
 from myotwin.engine.tendons import path_rows_from_kinematics
 from myotwin.paths.length import muscle_lengths as _lengths
 from myotwin.paths.moment_arms import lengthening_speeds as _speeds
 from myotwin.paths.moment_arms import moment_arms as _moment_arms
 from myotwin.paths.pathset import PathSet
+
+
+def _nan_unless_finite(q: jax.Array, lengths: jax.Array) -> jax.Array:
+    """lengths, or NaN if q has a non-finite entry. The path geometry's guarded square roots
+    (`safe.safe_sqrt`, finite gradients at 0) map a NaN to 0, so a NaN configuration would
+    otherwise give lengths of 0 m; every other path quantity is NaN there already."""
+    return jnp.where(jnp.all(jnp.isfinite(q)), lengths, jnp.nan)
 
 
 def _paths_of(model):
@@ -31,15 +41,17 @@ def _paths_of(model):
 
 
 @jax.jit
+@checked
 def muscle_lengths(model, q: jax.Array) -> jax.Array:
     """(n_paths,) musculotendon lengths (m) at configuration q (n_q,) (MuJoCo ten_length)."""
     paths = _paths_of(model)
     if not isinstance(paths, PathSet):  # CompositePaths (paths built with paths.builder)
-        return paths.muscle_lengths(model, q)
-    return _lengths(paths, model, q)
+        return _nan_unless_finite(q, paths.muscle_lengths(model, q))
+    return _nan_unless_finite(q, _lengths(paths, model, q))
 
 
 @jax.jit
+@checked
 def moment_arms(model, q: jax.Array) -> jax.Array:
     """(n_v, n_paths) moment arms r = -dL/dq in velocity coordinates (m, or m/rad)."""
     paths = _paths_of(model)
@@ -49,6 +61,7 @@ def moment_arms(model, q: jax.Array) -> jax.Array:
 
 
 @jax.jit
+@checked
 def lengthening_speeds(model, q: jax.Array, qd: jax.Array) -> jax.Array:
     """(n_paths,) dL/dt = -r^T qd (m/s) (MuJoCo ten_velocity)."""
     paths = _paths_of(model)
@@ -58,6 +71,7 @@ def lengthening_speeds(model, q: jax.Array, qd: jax.Array) -> jax.Array:
 
 
 @jax.jit
+@checked
 def lengths_and_moment_arms(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     """((n_paths,) lengths (m), (n_v, n_paths) moment arms r = -dL/dq) at q, the two together:
     for paths built with OpenSim parts one forward-mode pass gives both
@@ -66,6 +80,8 @@ def lengths_and_moment_arms(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     traced twice, and a gradient through it (a rollout's) differentiated both copies."""
     paths = _paths_of(model)
     if not isinstance(paths, PathSet):
-        return paths.lengths_and_moment_arms(model, q)
-    lengths, ten_j = path_rows_from_kinematics(model, kinematics(model, q))
-    return lengths, -ten_j.T
+        lengths, arms = paths.lengths_and_moment_arms(model, q)
+    else:
+        lengths, ten_j = path_rows_from_kinematics(model, kinematics(model, q))
+        arms = -ten_j.T
+    return _nan_unless_finite(q, lengths), arms

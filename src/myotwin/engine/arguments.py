@@ -1,0 +1,138 @@
+"""Checks of the public functions' array arguments against the model, at trace time.
+
+The compiled exports (`engine/api.py`, `inertia/api.py`, `musculoskeletal/api.py`,
+`paths/on_model.py`) take arrays whose shapes the model fixes:
+
+  q (n_q,); qd, qdd, qacc, qacc_smooth, v, qfrc_applied (n_v,); ctrl (n_u,);
+  xfrc_applied (n_body, 6); for the coupled functions (`engine.coupled_*`, a
+  `CoordinateCoupling` c) q, qd, qdd, qfrc (c.n_reduced,); for a `MusculoskeletalModel` the
+  state's activation and tendon_state and the excitation (n_muscles,).
+
+Unchecked, JAX broadcasts or indexes a wrong shape: a q of 5 numbers for the 3-hinge chain of
+`models.chain` gave accelerations (its first 3 used), a q of 2 an IndexError from inside a
+gather. `checked(fn)` binds the arguments by name and raises a ValueError naming the function,
+the argument, its shape and the expected one before `fn` runs. Shapes are static under `jit`,
+so the check runs once per compilation and costs nothing per call; under `vmap` it sees one
+element's shape, as `fn` does. A ctrl or an excitation may also be a scalar (every actuator or
+muscle the same value, as broadcasting gave before). Values are not checked here (NaN and inf
+propagate; the simulations stop at a non-finite state, `engine/simulate.py`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+#: argument name -> the model's size it must have, as (attribute of the model, label)
+_ENGINE = {"q": ("n_q", "n_q"), "qd": ("n_v", "n_v"), "qdd": ("n_v", "n_v"),
+           "qacc": ("n_v", "n_v"), "qacc_smooth": ("n_v", "n_v"), "v": ("n_v", "n_v"),
+           "qfrc_applied": ("n_v", "n_v"), "ctrl": ("n_u", "n_u")}
+#: arguments in the reduced coordinates of a CoordinateCoupling `c`
+_REDUCED = ("q", "qd", "qdd", "qfrc")
+#: arguments that may be one number for every entry
+_SCALAR_OK = ("ctrl", "excitation")
+
+
+def _shape(value) -> tuple[int, ...]:
+    return tuple(int(n) for n in np.shape(value))
+
+
+def _require(function: str, name: str, value, shape: tuple[int, ...], what: str) -> None:
+    if value is None:
+        return
+    got = _shape(value)
+    scalar_ok = name in _SCALAR_OK
+    if got == shape or (scalar_ok and got == ()):
+        return
+    scalar = " or a scalar" if scalar_ok else ""
+    raise ValueError(f"{function}: {name} has shape {got}, expected {shape}{scalar} ({what})")
+
+
+def _model_of(function: str, model):
+    from myotwin.engine.model import Model
+
+    if not isinstance(model, Model):
+        raise ValueError(f"{function}: expected an engine Model (engine.load or "
+                         f"engine.compile_model), got {type(model).__name__}")
+    return model
+
+
+def _expected(name: str, model, coupling) -> tuple[tuple[int, ...], str] | None:
+    """(shape, what fixes it) of argument `name`, or None if it is not checked."""
+    if coupling is not None and name in _REDUCED:
+        return (coupling.n_reduced,), f"the coupling's n_reduced = {coupling.n_reduced}"
+    if name in _ENGINE:
+        attr, label = _ENGINE[name]
+        n = int(getattr(model, attr))
+        return (n,), f"the model's {label} = {n}"
+    if name == "xfrc_applied":
+        return (model.n_body, 6), f"n_body = {model.n_body}, world body included"
+    return None
+
+
+def check_engine_arguments(function: str, model, arguments: dict) -> None:
+    """Raise ValueError unless the named arrays fit `model` (module docstring); `arguments`
+    maps argument names to values, names not listed there are not checked."""
+    model = _model_of(function, model)
+    coupling = arguments.get("c")
+    for name, value in arguments.items():
+        expected = _expected(name, model, coupling)
+        if expected is not None:
+            _require(function, name, value, *expected)
+
+
+def check_musculoskeletal_arguments(function: str, msm, arguments: dict) -> None:
+    """The same for a `MusculoskeletalModel` msm: its skeleton's arrays, the state's fields
+    (q and qd in the reduced coordinates where msm.coordinates is set) and the excitation."""
+    from myotwin.musculoskeletal.model import MusculoskeletalModel
+
+    if not isinstance(msm, MusculoskeletalModel):
+        raise ValueError(f"{function}: expected a MusculoskeletalModel (musculoskeletal_model, "
+                         f"load_mjcf or osim.build_muscles), got {type(msm).__name__}")
+    skeleton = _model_of(function, msm.skeleton)
+    arguments = dict(arguments)
+    if msm.coordinates is not None:
+        arguments["c"] = msm.coordinates
+    state = arguments.pop("state", None)
+    if state is not None:
+        for name in ("q", "qd"):
+            _require(function, f"state.{name}", getattr(state, name),
+                     *_expected(name, skeleton, arguments.get("c")))
+        for name in ("activation", "tendon_state"):
+            _require(function, f"state.{name}", getattr(state, name), (msm.n_muscles,),
+                     f"n_muscles = {msm.n_muscles}")
+    _require(function, "excitation", arguments.pop("excitation", None), (msm.n_muscles,),
+             f"n_muscles = {msm.n_muscles}")
+    check_engine_arguments(function, skeleton, arguments)
+
+
+def check_rollout_arguments(function: str, model, n_steps: int, q0, qd0, ctrl) -> None:
+    """A rollout's initial state (q0 (n_q,), qd0 (n_v,)) and ctrl (a scalar, (n_u,) or one row
+    per step (n_steps, n_u)), checked as `check_engine_arguments` checks a state function's."""
+    model = _model_of(function, model)
+    _require(function, "q0", q0, (model.n_q,), f"the model's n_q = {model.n_q}")
+    _require(function, "qd0", qd0, (model.n_v,), f"the model's n_v = {model.n_v}")
+    if _shape(ctrl) != (n_steps, model.n_u):
+        _require(function, "ctrl", ctrl, (model.n_u,),
+                 f"the model's n_u = {model.n_u}; or ({n_steps}, {model.n_u}), one per step")
+
+
+def checked(fn, check=check_engine_arguments):
+    """fn with its array arguments checked against its first argument (the model) before it
+    runs (module docstring). The result keeps fn's name, docstring and signature."""
+    signature = inspect.signature(fn)
+    first = next(iter(signature.parameters))
+
+    @functools.wraps(fn)
+    def with_checks(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return fn(*args, **kwargs)     # Python's own message for a wrong call
+        arguments = dict(bound.arguments)
+        check(fn.__name__, arguments.pop(first), arguments)
+        return fn(*args, **kwargs)
+
+    return with_checks
