@@ -25,10 +25,9 @@ import inspect
 
 import numpy as np
 
-#: argument name -> the model's size it must have, as (attribute of the model, label)
-_ENGINE = {"q": ("n_q", "n_q"), "qd": ("n_v", "n_v"), "qdd": ("n_v", "n_v"),
-           "qacc": ("n_v", "n_v"), "qacc_smooth": ("n_v", "n_v"), "v": ("n_v", "n_v"),
-           "qfrc_applied": ("n_v", "n_v"), "ctrl": ("n_u", "n_u")}
+#: argument name -> the model's count (a `Model` attribute) that is its length
+_ENGINE = {"q": "n_q", "qd": "n_v", "qdd": "n_v", "qacc": "n_v", "qacc_smooth": "n_v",
+           "v": "n_v", "qfrc_applied": "n_v", "ctrl": "n_u"}
 #: arguments in the reduced coordinates of a CoordinateCoupling `c`
 _REDUCED = ("q", "qd", "qdd", "qfrc")
 #: arguments that may be one number for every entry
@@ -64,9 +63,8 @@ def _expected(name: str, model, coupling) -> tuple[tuple[int, ...], str] | None:
     if coupling is not None and name in _REDUCED:
         return (coupling.n_reduced,), f"the coupling's n_reduced = {coupling.n_reduced}"
     if name in _ENGINE:
-        attr, label = _ENGINE[name]
-        n = int(getattr(model, attr))
-        return (n,), f"the model's {label} = {n}"
+        n = int(getattr(model, _ENGINE[name]))
+        return (n,), f"the model's {_ENGINE[name]} = {n}"
     if name == "xfrc_applied":
         return (model.n_body, 6), f"n_body = {model.n_body}, world body included"
     return None
