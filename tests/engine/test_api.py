@@ -81,6 +81,8 @@ def test_arrays_of_the_wrong_shape_are_named():
         (lambda: engine.rollout(model, q, qd, jnp.zeros((9, 4)), 1e-3, 10, "rk4"),
          "rollout: ctrl has shape (9, 4), expected (4,) or a scalar (the model's n_u = 4; or "
          "(10, 4), one per step)"),
+        (lambda: engine.simulate(model, jnp.zeros(4), qd, ctrl, 0.01, 1e-3, "bdf1"),
+         "implicit_rollout: q0 has shape (4,), expected (3,) (the model's n_q = 3)"),
         (lambda: engine.simulate(model, q, qd, ctrl, 0.1, -1e-3),
          "dt_s must be a positive number of seconds, got -0.001"),
         (lambda: engine.kinetic_energy(msm, q, qd),

@@ -223,6 +223,14 @@ def test_bad_input_is_rejected_with_a_message():
         ms.muscle_outputs_at(msm, x0._replace(q=jnp.zeros(4)))
     with pytest.raises(ValueError, match="rates: expected a MusculoskeletalModel"):
         ms.rates(skeleton, x0, u)
+    with pytest.raises(ValueError, match=r"rollout: state.q has shape \(5,\), expected \(3,\)"):
+        ms.simulate(msm, x0._replace(q=jnp.zeros(5)), 0.2, 0.01, 1e-3)
+    with pytest.raises(ValueError, match=r"equilibrium_state: qd has shape \(2,\), expected "
+                                         r"\(3,\) \(the model's n_v = 3\)"):
+        ms.equilibrium_state(msm, Q0, jnp.zeros(2), 0.1)
+    with pytest.raises(ValueError, match="equilibrium_state: activation of muscle 'via1' is "
+                                         r"1.5, expected a value in \[0, 1\]"):
+        ms.equilibrium_state(msm, Q0, QD0, [0.1, 1.5, 0.1, 0.1])
 
 
 def test_a_slack_musculotendon_has_no_equilibrium_state():

@@ -13,9 +13,12 @@ Unchecked, JAX broadcasts or indexes a wrong shape: a q of 5 numbers for the 3-h
 gather. `checked(fn)` binds the arguments by name and raises a ValueError naming the function,
 the argument, its shape and the expected one before `fn` runs. Shapes are static under `jit`,
 so the check runs once per compilation and costs nothing per call; under `vmap` it sees one
-element's shape, as `fn` does. A ctrl or an excitation may also be a scalar (every actuator or
-muscle the same value, as broadcasting gave before). Values are not checked here (NaN and inf
-propagate; the simulations stop at a non-finite state, `engine/simulate.py`).
+element's shape, as `fn` does. A ctrl, an excitation or an activation argument may also be a
+scalar (every actuator or muscle the same value, as broadcasting gave before). Values are not
+checked here (NaN and inf propagate; the simulations stop at a non-finite state,
+`engine/simulate.py`). The rollouts (`engine.rollout`, `engine.implicit_rollout`,
+`musculoskeletal.rollout`) and `musculoskeletal.equilibrium_state` check their initial states
+the same way.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ _ENGINE = {"q": "n_q", "qd": "n_v", "qdd": "n_v", "qacc": "n_v", "qacc_smooth": 
 #: arguments in the reduced coordinates of a CoordinateCoupling `c`
 _REDUCED = ("q", "qd", "qdd", "qfrc")
 #: arguments that may be one number for every entry
-_SCALAR_OK = ("ctrl", "excitation")
+_SCALAR_OK = ("ctrl", "excitation", "activation")
 
 
 def _shape(value) -> tuple[int, ...]:
@@ -83,7 +86,8 @@ def check_engine_arguments(function: str, model, arguments: dict) -> None:
 
 def check_musculoskeletal_arguments(function: str, msm, arguments: dict) -> None:
     """The same for a `MusculoskeletalModel` msm: its skeleton's arrays, the state's fields
-    (q and qd in the reduced coordinates where msm.coordinates is set) and the excitation."""
+    (q and qd in the reduced coordinates where msm.coordinates is set), the excitation and an
+    activation argument."""
     from myotwin.musculoskeletal.model import MusculoskeletalModel
 
     if not isinstance(msm, MusculoskeletalModel):
@@ -101,8 +105,9 @@ def check_musculoskeletal_arguments(function: str, msm, arguments: dict) -> None
         for name in ("activation", "tendon_state"):
             _require(function, f"state.{name}", getattr(state, name), (msm.n_muscles,),
                      f"n_muscles = {msm.n_muscles}")
-    _require(function, "excitation", arguments.pop("excitation", None), (msm.n_muscles,),
-             f"n_muscles = {msm.n_muscles}")
+    for name in ("excitation", "activation"):
+        _require(function, name, arguments.pop(name, None), (msm.n_muscles,),
+                 f"n_muscles = {msm.n_muscles}")
     check_engine_arguments(function, skeleton, arguments)
 
 

@@ -164,9 +164,13 @@ def implicit_rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator
 
     Unlike `rollout`, a step that does not converge returns Newton's last iterate; check
     `status.converged` (or use `simulate_implicit`)."""
+    from myotwin.engine.applied import check_applied_shapes
+    from myotwin.engine.arguments import check_rollout_arguments
     from myotwin.engine.simulate import step_inputs
 
     solve = SOLVES[integrator]
+    check_rollout_arguments("implicit_rollout", model, n_steps, q0, qd0, ctrl)
+    check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps)
     per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
 
     def body(state, xs):

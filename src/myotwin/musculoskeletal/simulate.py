@@ -23,6 +23,7 @@ import numpy as np
 
 from myotwin.engine.integrators import (Integrator, euler_step_with, explicit_euler_step_with,
                                         rk4_step_with, semi_implicit_euler_step_with)
+from myotwin.engine.arguments import check_musculoskeletal_arguments
 from myotwin.engine.simulate import n_steps_for
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
@@ -65,6 +66,7 @@ def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation,
     state0; excitation (n_muscles,) or (n_steps, n_muscles); ctrl None (zeros), (n_u,) or
     (n_steps, n_u) for the skeleton's own actuators."""
     step = _STEPS[_integrator(integrator)]
+    check_musculoskeletal_arguments("rollout", msm, {"state": state0})
     model = msm.skeleton
     u_steps = _per_step(excitation, n_steps, msm.n_muscles, "excitation")
     c_steps = _per_step(jnp.zeros(model.n_u) if ctrl is None else ctrl, n_steps, model.n_u,

@@ -21,7 +21,9 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from myotwin.engine.arguments import check_musculoskeletal_arguments
 from myotwin.muscle.model import TendonModel
 from myotwin.muscle.musculotendon import equilibrium
 from myotwin.musculoskeletal.model import MusculoskeletalModel
@@ -50,9 +52,17 @@ def equilibrium_state(msm: MusculoskeletalModel, q, qd, activation) -> Musculosk
     compliant tendon in equilibrium (module docstring). ValueError naming the muscles whose
     equilibrium has no solution (a slack musculotendon with the tendon force as state), when
     not traced."""
+    check_musculoskeletal_arguments("equilibrium_state", msm,
+                                    {"q": q, "qd": qd, "activation": activation})
     q = jnp.asarray(q, dtype=float)
     qd = jnp.asarray(qd, dtype=float)
     a = jnp.broadcast_to(jnp.asarray(activation, dtype=float), (msm.n_muscles,))
+    if not isinstance(a, jax.core.Tracer):
+        bad = np.flatnonzero(~((a >= 0.0) & (a <= 1.0)))
+        if bad.size:
+            raise ValueError(f"equilibrium_state: activation of muscle "
+                             f"{msm.muscles.names[bad[0]]!r} is {float(a[bad[0]])!r}, expected "
+                             "a value in [0, 1]")
     m = msm.muscles
     if m.tendon is TendonModel.RIGID:
         return MusculoskeletalState(q, qd, a, jnp.zeros(msm.n_muscles))
