@@ -141,6 +141,20 @@ def test_system_input_validation():
     state = ss.SystemState(*fsys.initial_state(system))
     with pytest.raises(ValueError, match=r"activation must have shape \(2,\)"):
         ss.step(system, state, 0.1, 0.1, ss.SystemLoads(np.zeros(3)))
+    with pytest.raises(ValueError, match=r"fiber system: activation 1.5 must be in \[0, 1\]"):
+        ss.step(system, state, 0.1, 0.1, ss.SystemLoads(np.array([0.2, 1.5])))
+    with pytest.raises(ValueError, match=r"fiber system: state.u has shape \(3,\), expected"):
+        ss.step(system, state._replace(u=np.zeros(3)), 0.1, 0.1, ss.SystemLoads(np.zeros(2)))
+    # one fiber (time_stepping.py): its state and loads are checked the same way
+    loads = fiber.FiberLoads(0.1, fiber.gravity_line_force(f, [0.0, 0.0, -9.81]))
+    one = fiber.FiberState(f.ref_q, 0.0 * f.ref_q)
+    with pytest.raises(ValueError, match=rf"fiber 'a': state.q has shape \(5,\), expected "
+                                         rf"\({f.n_dof},\)"):
+        fiber.simulate(f, one._replace(q=np.zeros(5)), 0.0, 0.01, 2, lambda t: loads)
+    with pytest.raises(ValueError, match=r"fiber 'a': activation -0.1 must be in \[0, 1\]"):
+        fiber.step(f, one, 0.01, 0.01, loads._replace(activation=-0.1))
+    with pytest.raises(ValueError, match=r"fiber 'a': line_force has shape \(2, 3\)"):
+        fiber.step(f, one, 0.01, 0.01, loads._replace(line_force=np.zeros((2, 3))))
 
 
 def test_fiber_fiber_reproduction_quick(tmp_path):

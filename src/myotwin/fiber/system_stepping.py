@@ -56,6 +56,7 @@ from myotwin.fiber.time_stepping import (
     FiberNewtonError,
     InadmissibleContactError,
     NewtonOptions,
+    check_unit_activation,
 )
 
 
@@ -414,13 +415,22 @@ def _context(system, state, loads, inv_dt, time_s):
     if act.shape != (system.n_fiber,):
         raise ValueError(f"fiber system: activation must have shape ({system.n_fiber},), got "
                          f"{act.shape}")
+    check_unit_activation("fiber system", act)
+    n_u = 0 if system.skeleton is None else system.skeleton.n_u
+    for name, value, shape in (("state.q", state.q, (system.n_v,)),
+                               ("state.qd", state.qd, (system.n_v,)),
+                               ("state.u", state.u, (system.n_h,)),
+                               ("state.v", state.v, (system.n_h,)),
+                               ("ctrl", loads.ctrl, (n_u,))):
+        if value is not None and np.shape(value) != shape:
+            raise ValueError(f"fiber system: {name} has shape {np.shape(value)}, expected "
+                             f"{shape}")
     n_e, n_qp = lay.el_dofs.shape[0], system.qp_w.shape[0]
     line = np.zeros((n_e, n_qp, 3)) if loads.line_force is None else np.asarray(
         loads.line_force, dtype=np.float64)
     if line.shape != (n_e, n_qp, 3):
         raise ValueError(f"fiber system: line_force must have shape ({n_e}, {n_qp}, 3), got "
                          f"{line.shape}")
-    n_u = 0 if system.skeleton is None else system.skeleton.n_u
     ctrl = np.zeros(n_u) if loads.ctrl is None else np.asarray(loads.ctrl, np.float64)
     return _Context(np.asarray(state.q, float), np.asarray(state.qd, float),
                     np.asarray(state.u, float), np.asarray(state.v, float), float(inv_dt), act,

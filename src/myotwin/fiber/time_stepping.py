@@ -250,12 +250,50 @@ def _newton(model, contact, q, q_prev, v_prev, inv_dt, loads, time_s, options, p
         time_s, model.name, e, res_e)
 
 
+def check_unit_activation(where: str, activation) -> np.ndarray:
+    """activation as a float64 array, or ValueError naming `where` unless every entry is finite
+    and in [0, 1] (the seed's alpha, Eq. 32)."""
+    a = np.asarray(activation, dtype=np.float64)
+    bad = ~(np.isfinite(a) & (a >= 0.0) & (a <= 1.0))
+    if np.any(bad):
+        raise ValueError(f"{where}: activation {float(a[bad].reshape(-1)[0])!r} must be in "
+                         "[0, 1]")
+    return a
+
+
+def check_inputs(model: FiberModel, loads: FiberLoads | None, state: FiberState | None = None,
+                 q0=None) -> None:
+    """ValueError naming the fiber and the field unless the state (or q0) and the loads (if
+    given) fit `model`: q, v (n_dof,); activation one number in [0, 1]; line_force
+    (n_el, n_qp, 3); fixed_values None or (len(fixed_dofs),)."""
+    where = f"fiber '{model.name}'"
+    arrays = {"q0": q0} if state is None else {"state.q": state.q, "state.v": state.v}
+    shapes = {name: (model.n_dof,) for name in arrays}
+    if loads is not None:
+        arrays["line_force"] = loads.line_force
+        shapes["line_force"] = (model.n_el, model.n_qp, 3)
+        if loads.fixed_values is not None:
+            arrays["fixed_values"] = loads.fixed_values
+            shapes["fixed_values"] = (len(model.fixed_dofs),)
+    for name, value in arrays.items():
+        if np.shape(value) != shapes[name]:
+            raise ValueError(f"{where}: {name} has shape {np.shape(value)}, expected "
+                             f"{shapes[name]}")
+    if loads is None:
+        return
+    if np.shape(loads.activation) != ():
+        raise ValueError(f"{where}: activation must be one number, got shape "
+                         f"{np.shape(loads.activation)}")
+    check_unit_activation(where, loads.activation)
+
+
 def step(model: FiberModel, state: FiberState, time_s: float, dt_s: float, loads: FiberLoads,
          contact: CylinderContact | None = None,
          options: NewtonOptions = NewtonOptions()) -> tuple[FiberState, NewtonInfo]:
     """One backward-Euler step from `state` to t = time_s (loads evaluated at time_s)."""
     if not dt_s > 0:
         raise ValueError(f"fiber '{model.name}': dt_s = {dt_s!r} must be > 0")
+    check_inputs(model, loads, state=state)
     q_prev, v_prev = np.asarray(state.q, np.float64), np.asarray(state.v, np.float64)
     q, info = _newton(model, contact, q_prev, q_prev, v_prev, 1.0 / dt_s, loads, time_s,
                       options, predictor=dt_s * v_prev)
@@ -271,6 +309,7 @@ def solve_static(model: FiberModel, q0, loads: FiberLoads,
     Needs a tangent that is regular at q0 (e.g. a cable under tension); from a slack start,
     relax dynamically with `simulate` first.
     """
+    check_inputs(model, loads, q0=q0)
     zeros = np.zeros(model.n_dof)
     q, info = _newton(model, contact, q0, zeros, zeros, 0.0, loads, None, options)
     return jnp.asarray(q), info
@@ -293,6 +332,7 @@ def simulate(model: FiberModel, state0: FiberState, t0_s: float, dt_s: float, n_
     qs = np.empty((n_steps + 1, model.n_dof))
     vs = np.empty_like(qs)
     iters = np.zeros(n_steps, dtype=int)
+    check_inputs(model, None, state=state0)
     qs[0], vs[0] = np.asarray(state0.q), np.asarray(state0.v)
     state = state0
     for n in range(n_steps):
