@@ -241,6 +241,11 @@ def test_input_table_rejects_rows_that_do_not_match_its_times(ball):
     wide = input_table([0.0], np.full((1, msm.n_muscles + 1), 0.2), np.zeros((1, 0)))
     with pytest.raises(ValueError, match="2 excitation and 0 ctrl columns for 1 muscles"):
         adaptive_rollout(msm, x0, 0.0, jnp.array([0.1]), wide, rtol=1e-6, atol=1e-6)
+    fits = input_table([0.0], np.full((1, msm.n_muscles), 0.2), np.zeros((1, 0)))
+    with pytest.raises(ValueError, match=r"adaptive_rollout: state.tendon_state has shape "
+                                         r"\(2,\), expected \(1,\) \(n_muscles = 1\)"):
+        adaptive_rollout(msm, x0._replace(tendon_state=jnp.zeros(2)), 0.0, jnp.array([0.1]),
+                         fits, rtol=1e-6, atol=1e-6)
 
 
 def test_n_used_integrates_to_the_first_outputs_only(ball):

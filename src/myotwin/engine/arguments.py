@@ -17,8 +17,8 @@ element's shape, as `fn` does. A ctrl, an excitation or an activation argument m
 scalar (every actuator or muscle the same value, as broadcasting gave before). Values are not
 checked here (NaN and inf propagate; the simulations stop at a non-finite state,
 `engine/simulate.py`). The rollouts (`engine.rollout`, `engine.implicit_rollout`,
-`musculoskeletal.rollout`) and `musculoskeletal.equilibrium_state` check their initial states
-the same way.
+`musculoskeletal.rollout`, `musculoskeletal.adaptive_rollout`) and
+`musculoskeletal.equilibrium_state` check their initial states the same way.
 """
 
 from __future__ import annotations

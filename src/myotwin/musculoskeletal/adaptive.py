@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.adaptive import AdaptiveResult, dormand_prince
+from myotwin.engine.arguments import check_musculoskeletal_arguments
 from myotwin.engine.integrators import normalize_quaternions, qpos_derivative
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
@@ -131,6 +132,7 @@ def adaptive_rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, t0
     if widths != (msm.n_muscles, msm.skeleton.n_u):
         raise ValueError(f"input table: {widths[0]} excitation and {widths[1]} ctrl columns "
                          f"for {msm.n_muscles} muscles and {msm.skeleton.n_u} actuators")
+    check_musculoskeletal_arguments("adaptive_rollout", msm, {"state": state0})
     state0 = state0._replace(activation=clamped_activation(msm, state0.activation))
     result = dormand_prince(state_rate, state0, t0_s, t_out_s, rtol=rtol, atol=atol,
                             args=(msm, table), h0_s=h0_s, max_steps=max_steps,
