@@ -205,6 +205,7 @@ def test_bad_input_is_one_line_naming_the_field(tmp_path, capsys, args, message)
     ("time_s,BRA,BRA\n0,1,1\n", "c.csv: column name 'BRA' is empty or repeated"),
     ("time_s,BRA\n0,1\n0.1\n", "c.csv: row 3 has 1 values, the header 2"),
     ("time_s,BRA\n0,x\n", "c.csv: row 2, column 'BRA': 'x' is not a number"),
+    ("\ufefftime_s,BRA\n0,y\n", "c.csv: row 2, column 'BRA': 'y' is not a number"),  # BOM
     ("time_s,BRA\n0,nan\n", "c.csv: row 2, column 'BRA': 'nan' is not finite"),
     ("time_s,BRA\n0,1\n0.2,1\n0.1,1\n",
      "c.csv: row 4: time_s 0.1 does not increase (the row before: 0.2)"),
@@ -218,7 +219,7 @@ def test_bad_controls_files_are_named(tmp_path, capsys, content, message):
     _need(ELBOW1)
     args = [] if content == "" else ["--controls", str(tmp_path / "c.csv")]
     if content:                                      # None: no file
-        (tmp_path / "c.csv").write_text(content)
+        (tmp_path / "c.csv").write_text(content, encoding="utf-8")
     status = main(["mjcf", "forward", str(ELBOW1), "--out", str(tmp_path / "o"), *args])
     err = capsys.readouterr().err
     assert status == 2 and message in err and err.count("\n") == 1, err

@@ -41,7 +41,7 @@ def read_controls_csv(path) -> ControlsTable:
     name = str(path)
     if not Path(name).is_file():
         raise ValueError(f"{name}: no such controls file")
-    with open(name, newline="") as f:
+    with open(name, newline="", encoding="utf-8-sig") as f:   # a spreadsheet's BOM is skipped
         rows = [r for r in csv.reader(f) if r]
     if not rows:
         raise ValueError(f"{name}: empty controls file (expected a header "
