@@ -3,7 +3,8 @@
 Format, the layout of the `states.csv` that command writes: a header row `time_s,<actuator>,...`
 then one row per time, numbers only (SI: seconds; a muscle's column is its excitation, MuJoCo's
 ctrl of its actuator, in [0, 1]; another actuator's column its ctrl). Times strictly
-increasing, every value finite; at least one row.
+increasing, every value finite; at least one row. UTF-8, a byte-order mark (as spreadsheets
+write) allowed.
 
 Values between rows are interpolated linearly and held at the first and last row outside the
 file's time range (what OpenSim's ControlLinear does with a controls file, `osim/forward.py`).
