@@ -196,7 +196,7 @@ def _tendon_forces(msm, state):
     return muscle_outputs_at(msm, state).tendon_force_N
 
 
-def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = None,
+def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | None = None,
             duration_s: float = 1.0, dt_s: float | None = None,
             record_every_s: float | None = None, q0: Mapping[str, float] | None = None,
             activation0=None, integrator: str | None = None, muscle_mass_kg=0.0,
@@ -265,12 +265,15 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
                                             *(f"activation:{x}" for x in names)])
     forces_file = _Csv(out / "muscle_forces.csv", ["time_s", *names])
     chunk = min(int(chunk_steps), n)
-    # each step's inputs, at its start time, for whole chunks (the last one's tail unused)
-    starts = np.arange(-(-n // chunk) * chunk) * dt_s
-    u = _per_step_inputs(names, constant_u, table, starts)
-    c = np.zeros((starts.size, m.nu))
-    c[:, [a for a in range(m.nu) if a not in muscle_ids]] = _per_step_inputs(
-        others, constant_c, table, starts)
+    other_ids = [a for a in range(m.nu) if a not in muscle_ids]
+
+    def inputs(first_step):
+        """(excitations (chunk, n_muscles), ctrl (chunk, nu)) of the chunk's steps, each at
+        its start time (made chunk by chunk: a long run does not hold them all)."""
+        starts = (first_step + np.arange(chunk)) * dt_s
+        c = np.zeros((chunk, m.nu))
+        c[:, other_ids] = _per_step_inputs(others, constant_c, table, starts)
+        return _per_step_inputs(names, constant_u, table, starts), c
 
     @jax.jit
     def run(s, u_chunk, c_chunk):
@@ -288,8 +291,7 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
     try:
         done, bad_step = 0, -1
         while done < n and bad_step < 0:
-            states, forces = run(state, jnp.asarray(u[done:done + chunk]),
-                                 jnp.asarray(c[done:done + chunk]))
+            states, forces = run(state, *(jnp.asarray(x) for x in inputs(done)))
             if done == 0:
                 write(states, forces, np.array([0]), np.array([0]))
             steps = done + np.arange(1, chunk + 1)
@@ -313,7 +315,7 @@ def forward(source, out_dir, *, excitation, ctrl: Mapping[str, float] | None = N
     summary = {
         "model": where, "muscles": list(names), "integrator": integrator, "dt_s": dt_s,
         "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
-        "excitation": {x: float(u[0, i]) for i, x in enumerate(names)
+        "excitation": {x: constant_u.get(x, 0.0) for x in names
                        if x in constant_u or table is None or x not in table.columns},
         "controls_file": None if table is None else table.name,
         "controls_columns": [] if table is None else [
