@@ -74,8 +74,12 @@ def test_arrays_of_the_wrong_shape_are_named():
         (lambda: engine.inverse_dynamics(model, q, qd, jnp.zeros((3, 1))),
          "inverse_dynamics: qdd has shape (3, 1), expected (3,) (the model's n_v = 3)"),
         (lambda: engine.forward_dynamics(model, q, qd, ctrl, xfrc_applied=jnp.zeros((4, 3))),
-         "forward_dynamics: xfrc_applied has shape (4, 3), expected (4, 6) (n_body = 4, world "
-         "body included)"),
+         "forward_dynamics: xfrc_applied has shape (4, 3), expected (4, 6) (the model's n_body "
+         "= 4, world body included)"),
+        (lambda: engine.rollout(model, q, qd, ctrl, 1e-3, 10, "rk4",
+                                qfrc_applied=jnp.zeros((9, 3))),
+         "rollout: qfrc_applied has shape (9, 3), expected (3,) or (10, 3) (the model's n_v = "
+         "3)"),
         (lambda: engine.rollout(model, jnp.zeros(2), qd, ctrl, 1e-3, 10, "rk4"),
          "rollout: q0 has shape (2,), expected (3,) (the model's n_q = 3)"),
         (lambda: engine.rollout(model, q, qd, jnp.zeros((9, 4)), 1e-3, 10, "rk4"),

@@ -21,25 +21,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from myotwin.engine.arguments import check_applied_shapes
 from myotwin.engine.jacobian import body_reference_point, dof_motion, dof_plan
 from myotwin.engine.kinematics import Kinematics, kinematics, subtree_sum
 from myotwin.engine.model import Model
 from myotwin.engine.spatial import cross, dot_last
-
-
-def check_applied_shapes(model: Model, qfrc_applied, xfrc_applied, n_steps: int | None = None):
-    """Raise ValueError unless qfrc_applied is None or (n_v,) and xfrc_applied None or
-    (n_body, 6); with n_steps given, per-step (n_steps, n_v) / (n_steps, n_body, 6) are also
-    accepted. Shapes are static under jit, so this check runs at trace time."""
-    for name, value, shape in (("qfrc_applied", qfrc_applied, (model.n_v,)),
-                               ("xfrc_applied", xfrc_applied, (model.n_body, 6))):
-        if value is None:
-            continue
-        allowed = [shape] + ([(n_steps, *shape)] if n_steps is not None else [])
-        if tuple(jnp.shape(value)) not in allowed:
-            expected = " or ".join(str(s) for s in allowed)
-            raise ValueError(f"{name} has shape {tuple(jnp.shape(value))}, expected {expected} "
-                             f"(n_v = {model.n_v}, n_body = {model.n_body}, world body included)")
 
 
 def xfrc_generalized_forces(model: Model, kin: Kinematics, xfrc_applied: jax.Array) -> jax.Array:

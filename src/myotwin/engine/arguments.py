@@ -69,7 +69,7 @@ def _expected(name: str, model, coupling) -> tuple[tuple[int, ...], str] | None:
         n = int(getattr(model, _ENGINE[name]))
         return (n,), f"the model's {_ENGINE[name]} = {n}"
     if name == "xfrc_applied":
-        return (model.n_body, 6), f"n_body = {model.n_body}, world body included"
+        return (model.n_body, 6), f"the model's n_body = {model.n_body}, world body included"
     return None
 
 
@@ -111,15 +111,35 @@ def check_musculoskeletal_arguments(function: str, msm, arguments: dict) -> None
     check_engine_arguments(function, skeleton, arguments)
 
 
-def check_rollout_arguments(function: str, model, n_steps: int, q0, qd0, ctrl) -> None:
-    """A rollout's initial state (q0 (n_q,), qd0 (n_v,)) and ctrl (a scalar, (n_u,) or one row
-    per step (n_steps, n_u)), checked as `check_engine_arguments` checks a state function's."""
+def check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps: int | None = None,
+                         function: str | None = None) -> None:
+    """Raise ValueError unless qfrc_applied is None or (n_v,) and xfrc_applied None or
+    (n_body, 6); with n_steps given, one row per step ((n_steps, n_v), (n_steps, n_body, 6))
+    is accepted too. The message starts with `function` if given."""
+    prefix = "" if function is None else f"{function}: "
+    for name, value in (("qfrc_applied", qfrc_applied), ("xfrc_applied", xfrc_applied)):
+        if value is None:
+            continue
+        shape, what = _expected(name, model, None)
+        allowed = [shape] + ([(n_steps, *shape)] if n_steps is not None else [])
+        if _shape(value) not in allowed:
+            expected = " or ".join(str(a) for a in allowed)
+            raise ValueError(f"{prefix}{name} has shape {_shape(value)}, expected {expected} "
+                             f"({what})")
+
+
+def check_rollout_arguments(function: str, model, n_steps: int, q0, qd0, ctrl,
+                            qfrc_applied=None, xfrc_applied=None) -> None:
+    """A rollout's initial state (q0 (n_q,), qd0 (n_v,)), ctrl (a scalar, (n_u,) or one row
+    per step (n_steps, n_u)) and applied forces (`check_applied_shapes` with n_steps),
+    checked as `check_engine_arguments` checks a state function's."""
     model = _model_of(function, model)
     _require(function, "q0", q0, (model.n_q,), f"the model's n_q = {model.n_q}")
     _require(function, "qd0", qd0, (model.n_v,), f"the model's n_v = {model.n_v}")
     if _shape(ctrl) != (n_steps, model.n_u):
         _require(function, "ctrl", ctrl, (model.n_u,),
                  f"the model's n_u = {model.n_u}; or ({n_steps}, {model.n_u}), one per step")
+    check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps, function)
 
 
 def checked(fn, check=check_engine_arguments):

@@ -164,13 +164,12 @@ def implicit_rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator
 
     Unlike `rollout`, a step that does not converge returns Newton's last iterate; check
     `status.converged` (or use `simulate_implicit`)."""
-    from myotwin.engine.applied import check_applied_shapes
     from myotwin.engine.arguments import check_rollout_arguments
     from myotwin.engine.simulate import step_inputs
 
     solve = SOLVES[integrator]
-    check_rollout_arguments("implicit_rollout", model, n_steps, q0, qd0, ctrl)
-    check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps)
+    check_rollout_arguments("implicit_rollout", model, n_steps, q0, qd0, ctrl, qfrc_applied,
+                            xfrc_applied)
     per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
 
     def body(state, xs):
@@ -193,7 +192,6 @@ def simulate_implicit(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: floa
     NewtonConvergenceError naming the first step whose Newton solve missed the tolerance;
     inside jit/grad/vmap the rows from that step on are NaN (see `rollout_status`).
     qfrc_applied / xfrc_applied: as in `simulate`."""
-    from myotwin.engine.applied import check_applied_shapes
     from myotwin.engine.model import require_dynamics_support
     from myotwin.engine.simulate import n_steps_for
 
@@ -203,11 +201,7 @@ def simulate_implicit(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: floa
         raise ValueError(f"integrator {integrator.value!r} is not implicit; "
                          f"expected one of {[i.value for i in SOLVES]}")
     n = n_steps_for(duration_s, dt_s)
-    ctrl = jnp.asarray(ctrl, dtype=jnp.result_type(float))
-    expected = ((model.n_u,), (n, model.n_u))
-    if ctrl.shape not in expected:
-        raise ValueError(f"ctrl has shape {ctrl.shape}, expected {expected[0]} or {expected[1]}")
-    check_applied_shapes(model, qfrc_applied, xfrc_applied, n)
+    ctrl = jnp.asarray(ctrl, dtype=jnp.result_type(float))   # shapes: checked by the rollout
     q0 = jnp.asarray(q0, dtype=jnp.result_type(float))
     qd0 = jnp.asarray(qd0, dtype=jnp.result_type(float))
     q, qd, status = implicit_rollout(model, q0, qd0, ctrl, dt_s, n, integrator, max_iter, tol,

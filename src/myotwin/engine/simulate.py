@@ -16,7 +16,6 @@ import math
 import jax
 import jax.numpy as jnp
 
-from myotwin.engine.applied import check_applied_shapes
 from myotwin.engine.arguments import check_rollout_arguments
 from myotwin.engine.integrators import STEPS, Integrator
 from myotwin.engine.model import Model, require_dynamics_support
@@ -77,8 +76,8 @@ def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integra
     applied forces as in `step_inputs` (None: nothing applied); integrator an `Integrator` or
     its name (ValueError naming the choices otherwise)."""
     step = STEPS[_integrator(integrator)]
-    check_rollout_arguments("rollout", model, n_steps, q0, qd0, ctrl)
-    check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps)
+    check_rollout_arguments("rollout", model, n_steps, q0, qd0, ctrl, qfrc_applied,
+                            xfrc_applied)
     per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
 
     # Rematerialised step: reverse mode keeps only each step's (q, qd) and recomputes the step's
@@ -163,11 +162,7 @@ def simulate(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: float,
         return simulate_implicit(model, q0, qd0, ctrl, duration_s, dt_s, integrator,
                                  qfrc_applied=qfrc_applied, xfrc_applied=xfrc_applied)
     n = n_steps_for(duration_s, dt_s)
-    ctrl = jnp.asarray(ctrl, dtype=jnp.result_type(float))
-    expected = ((model.n_u,), (n, model.n_u))
-    if ctrl.shape not in expected:
-        raise ValueError(f"ctrl has shape {ctrl.shape}, expected {expected[0]} or {expected[1]}")
-    check_applied_shapes(model, qfrc_applied, xfrc_applied, n)
+    ctrl = jnp.asarray(ctrl, dtype=jnp.result_type(float))   # shapes: checked by `rollout`
     q0 = jnp.asarray(q0, dtype=jnp.result_type(float))
     qd0 = jnp.asarray(qd0, dtype=jnp.result_type(float))
     q, qd = rollout(model, q0, qd0, ctrl, dt_s, n, integrator, qfrc_applied, xfrc_applied)
