@@ -97,6 +97,10 @@ def test_arrays_of_the_wrong_shape_are_named():
         with pytest.raises(ValueError) as err:
             call()
         assert str(err.value) == message
+    # a model without tendon springs, dampers or limits has no such tendons: empty rows (this
+    # was an AttributeError from inside the function)
+    lengths, jac = engine.tendon_lengths_and_jacobians(model, q)
+    assert lengths.shape == (0,) and jac.shape == (0, 3)
 
 
 def test_scalar_ctrl_and_batched_states_pass_the_checks():

@@ -226,8 +226,12 @@ def tendon_rows(model, q: jax.Array, tendon_ids, spatial, coef_q: jax.Array,
 
 def tendon_lengths_and_jacobians(model, q: jax.Array,
                                  stages=None) -> tuple[jax.Array, jax.Array]:
-    """(L (n,), J (n, n_v)) of the tendons of `model.tendons` at configuration q (n_q,)."""
+    """(L (n,), J (n, n_v)) of the tendons of `model.tendons` (those with a spring, damper or
+    limit) at configuration q (n_q,); empty (n = 0) for a model without such tendons."""
     ten = model.tendons
+    if ten is None:
+        dtype = jnp.result_type(q.dtype, float)
+        return jnp.zeros(0, dtype), jnp.zeros((0, model.n_v), dtype)
     return tendon_rows(model, q, ten.tendon_id, ten.spatial, ten.fixed_coef_q,
                        ten.fixed_coef_v, "tendon spring/damper/limit", stages)
 
