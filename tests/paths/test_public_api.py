@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 import myotwin
+from myotwin import engine
 from myotwin.invitro.frog.mjcf import build_frog_mjcf
+from myotwin.models import chain
 from shared_reference import SHARED
 
 MYOSUITE = SHARED / "reference" / "mujoco" / "myosuite"
@@ -92,8 +94,8 @@ def test_model_without_paths_is_a_clear_error():
 
 
 def test_wrong_shapes_and_nonfinite_configurations():
-    """A q of the wrong shape is named (engine/arguments.py); a non-finite q gives NaN lengths,
-    not the 0 m of the guarded square roots (paths/safe.py), as the moment arms are NaN."""
+    """A q of the wrong shape is named (engine/arguments.py); a non-finite q gives NaN lengths
+    and moment arms."""
     model = myotwin.compile_model(mujoco.MjModel.from_xml_string(FIXED_AND_SPATIAL))
     with pytest.raises(ValueError, match=r"muscle_lengths: q has shape \(3,\), expected \(2,\) "
                                          r"\(the model's n_q = 2\)"):
@@ -105,3 +107,16 @@ def test_wrong_shapes_and_nonfinite_configurations():
         assert np.all(np.isnan(np.asarray(myotwin.muscle_lengths(model, q))))
         assert np.all(np.isnan(np.asarray(myotwin.moment_arms(model, q))))
     assert np.all(np.isfinite(np.asarray(myotwin.muscle_lengths(model, np.array([0.2, 0.1])))))
+
+
+def test_nonfinite_configuration_gives_nan_path_lengths_everywhere():
+    """The engine's own path lengths (actuator lengths of tendon motors, through straight, via
+    point and cylinder-wrapped paths) are NaN at a non-finite q too, not the 0 m that guarded
+    square roots mapping NaN to 0 gave (paths/safe.py)."""
+    model = myotwin.compile_model(mujoco.MjModel.from_xml_string(chain.mjcf(wrap=True)))
+    assert model.n_u == 5
+    for bad in (np.nan, np.inf):
+        q = np.array([0.1, bad, 0.2])
+        assert np.all(np.isnan(np.asarray(engine.actuator_length(model, q))))
+        assert np.all(np.isnan(np.asarray(myotwin.muscle_lengths(model, q))))
+    assert np.all(np.isfinite(np.asarray(engine.actuator_length(model, np.zeros(3)))))

@@ -16,7 +16,6 @@ every call evaluated op by op; scratch timings, docs/paths.md).
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 
 from myotwin.engine.arguments import checked
 from myotwin.engine.kinematics import kinematics
@@ -25,13 +24,6 @@ from myotwin.paths.length import muscle_lengths as _lengths
 from myotwin.paths.moment_arms import lengthening_speeds as _speeds
 from myotwin.paths.moment_arms import moment_arms as _moment_arms
 from myotwin.paths.pathset import PathSet
-
-
-def _nan_unless_finite(q: jax.Array, lengths: jax.Array) -> jax.Array:
-    """lengths, or NaN if q has a non-finite entry. The path geometry's guarded square roots
-    (`safe.safe_sqrt`, finite gradients at 0) map a NaN to 0, so a NaN configuration would
-    otherwise give lengths of 0 m; every other path quantity is NaN there already."""
-    return jnp.where(jnp.all(jnp.isfinite(q)), lengths, jnp.nan)
 
 
 def _paths_of(model):
@@ -46,8 +38,8 @@ def muscle_lengths(model, q: jax.Array) -> jax.Array:
     """(n_paths,) musculotendon lengths (m) at configuration q (n_q,) (MuJoCo ten_length)."""
     paths = _paths_of(model)
     if not isinstance(paths, PathSet):  # CompositePaths (paths built with paths.builder)
-        return _nan_unless_finite(q, paths.muscle_lengths(model, q))
-    return _nan_unless_finite(q, _lengths(paths, model, q))
+        return paths.muscle_lengths(model, q)
+    return _lengths(paths, model, q)
 
 
 @jax.jit
@@ -84,4 +76,4 @@ def lengths_and_moment_arms(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     else:
         lengths, ten_j = path_rows_from_kinematics(model, kinematics(model, q))
         arms = -ten_j.T
-    return _nan_unless_finite(q, lengths), arms
+    return lengths, arms

@@ -7,6 +7,11 @@ must have a finite derivative for every input, including the degenerate ones (ze
 |x| = 1 in acos/asin). The "double where" pattern does that: the unsafe argument is replaced by
 a harmless one before the unsafe function sees it.
 
+A NaN argument gives NaN, as the unguarded function does: each guard tests for the unsafe
+case (x <= 0, |x| >= 1), a test that NaN fails, so NaN goes through the computing branch.
+Guards that test for the safe case instead (x > 0) sent NaN to the fallback value, and a
+NaN configuration gave lengths of 0 m.
+
 Values are MuJoCo's where MuJoCo defines them (engine_util_blas.c): mju_normalize{2,3} return
 (1, 0[, 0]) for a vector shorter than mjMINVAL, and the caller's tests use mjMINVAL = 1e-15.
 """
@@ -22,9 +27,10 @@ MINVAL = 1e-15
 
 
 def safe_sqrt(x: jax.Array) -> jax.Array:
-    """sqrt(x) for x > 0, 0 otherwise; the derivative is 0 (not inf) at x <= 0."""
-    pos = x > 0.0
-    return jnp.where(pos, jnp.sqrt(jnp.where(pos, x, 1.0)), 0.0)
+    """sqrt(x) for x > 0, 0 for x <= 0, NaN for NaN; the derivative is 0 (not inf) at
+    x <= 0."""
+    nonpositive = x <= 0.0
+    return jnp.where(nonpositive, 0.0, jnp.sqrt(jnp.where(nonpositive, 1.0, x)))
 
 
 def norm(v: jax.Array) -> jax.Array:
@@ -48,17 +54,19 @@ def normalize_mj(v: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 
 def safe_acos(x: jax.Array) -> jax.Array:
-    """acos(clip(x, -1, 1)); derivative 0 at |x| >= 1 (where acos' is infinite)."""
-    inner = jnp.abs(x) < 1.0
-    edge = jnp.where(x > 0.0, 0.0, jnp.pi)
-    return jnp.where(inner, jnp.arccos(jnp.where(inner, x, 0.0)), edge)
+    """acos(clip(x, -1, 1)); derivative 0 at |x| >= 1 (where acos' is infinite); NaN for
+    NaN."""
+    edge = jnp.abs(x) >= 1.0
+    edge_value = jnp.where(x > 0.0, 0.0, jnp.pi)
+    return jnp.where(edge, edge_value, jnp.arccos(jnp.where(edge, 0.0, x)))
 
 
 def safe_asin(x: jax.Array) -> jax.Array:
-    """asin(clip(x, -1, 1)); derivative 0 at |x| >= 1 (where asin' is infinite)."""
-    inner = jnp.abs(x) < 1.0
-    edge = jnp.where(x > 0.0, 0.5 * jnp.pi, -0.5 * jnp.pi)
-    return jnp.where(inner, jnp.arcsin(jnp.where(inner, x, 0.0)), edge)
+    """asin(clip(x, -1, 1)); derivative 0 at |x| >= 1 (where asin' is infinite); NaN for
+    NaN."""
+    edge = jnp.abs(x) >= 1.0
+    edge_value = jnp.where(x > 0.0, 0.5 * jnp.pi, -0.5 * jnp.pi)
+    return jnp.where(edge, edge_value, jnp.arcsin(jnp.where(edge, 0.0, x)))
 
 
 def cross2(a: jax.Array, b: jax.Array) -> jax.Array:
@@ -67,6 +75,8 @@ def cross2(a: jax.Array, b: jax.Array) -> jax.Array:
 
 
 def safe_atan2(y: jax.Array, x: jax.Array) -> jax.Array:
-    """atan2(y, x) with a finite derivative at (0, 0) (where it is undefined; value 0)."""
-    ok = x * x + y * y > 1e-300
-    return jnp.where(ok, jnp.arctan2(jnp.where(ok, y, 0.0), jnp.where(ok, x, 1.0)), 0.0)
+    """atan2(y, x) with a finite derivative at (0, 0) (where it is undefined; value 0); NaN
+    if y or x is NaN."""
+    origin = x * x + y * y <= 1e-300
+    return jnp.where(origin, 0.0,
+                     jnp.arctan2(jnp.where(origin, 0.0, y), jnp.where(origin, 1.0, x)))
