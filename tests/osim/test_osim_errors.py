@@ -374,6 +374,9 @@ EDITS = {
                                        "<method>midpoint</method>", "only hybrid")),
     "unknown wrap method": (lambda r: _wrap_on_the_path(r, "spline"),
                             ("PathWrap 'pathwrap'", "muscle m", "<method>", "'spline'")),
+    "coordinate range upside down": (
+        lambda r: set_text(r, ".//Coordinate[@name='theta']/range", "0.3 -0.3"),
+        ("Coordinate 'theta'", "<range> must be min max with min <= max", "'0.3 -0.3'")),
     "missing property": (lambda r: r.find(".//Body").remove(r.find(".//Body/inertia")),
                          ("Body 'link'", "required property <inertia> is missing")),
     "unknown property": (lambda r: ET.SubElement(r.find(".//Body"), "density"),

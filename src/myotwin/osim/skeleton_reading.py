@@ -166,7 +166,12 @@ def _coordinate(node: Node) -> Coordinate:
     if node.flag("prescribed", False) and prescribed is not None and len(prescribed):
         raise node.error("prescribed motion (<prescribed>true</prescribed> with a "
                          f"<prescribed_function> {prescribed[0].tag}) is not supported")
-    return Coordinate(node.name, node.numbers("range", 2), node.flag("clamped", False),
+    low, high = node.numbers("range", 2)
+    if low > high:
+        # OpenSim refuses it too (Coordinate::extendFinalizeFromProperties)
+        raise node.error(f"<range> must be min max with min <= max, got "
+                         f"{node.text('range')!r}")
+    return Coordinate(node.name, (low, high), node.flag("clamped", False),
                       node.number("default_value", 0.0), node.flag("locked", False))
 
 
