@@ -153,6 +153,8 @@ def test_coupled_inverse_dynamics_matches_opensims_solver_at_random_states():
      "no column names a coordinate of the model"),
     (lambda text: text.replace("10.32995988", "nan", 1),
      "line 12: non-finite value"),
+    (lambda text: "\n".join(text.replace("nRows=151", "nRows=3").splitlines()[:14]) + "\n",
+     "3 time rows; OpenSim's tools fit each coordinate with a quintic spline"),
 ])
 def test_bad_coordinates_file_is_one_line(tmp_path, capsys, edit, message):
     bad = tmp_path / "bad.mot"
@@ -176,6 +178,18 @@ def test_bad_external_loads_and_cutoff_are_one_line(tmp_path, capsys):
     assert "ExternalForce 'right'" in err and "'heel_r' is not a body" in err, err
     assert main(base + ["--lowpass-hz", "0"]) == 2
     assert "--lowpass-hz must be positive" in capsys.readouterr().err
+    # subject01_walk_IK.mot's smallest step is 0.01666666 s: half its rate is 30.0000012 Hz
+    assert main(base + ["--lowpass-hz", "31"]) == 2
+    err = capsys.readouterr().err
+    assert ("subject01_walk_IK.mot: the lowpass cutoff 31.0 Hz is not below half the sampling "
+            "rate (30 Hz" in err and "OpenSim lowers such a cutoff to 29.4 Hz" in err), err
+    for args, message in ((["--start-s", "nan"], "the start time must be a number, got nan"),
+                          (["--start-s", "3"], "the time range [3.0, inf] s lies outside the "
+                                               "file's times (0.0 to 2.5 s)"),
+                          (["--end-s", "-1"], "the time range [-inf, -1.0] s lies outside")):
+        assert main(base + args) == 2
+        err = capsys.readouterr().err
+        assert "subject01_walk_IK.mot: " + message in err and err.count("\n") == 1, err
 
 
 def test_a_coordinate_missing_from_the_file_stays_at_its_default_as_in_opensim(tmp_path,

@@ -48,7 +48,8 @@ from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.osim.external_loads import (AppliedLoad, evaluate_external_loads,
                                          read_external_loads)
 from myotwin.osim.loader import OsimModel, load
-from myotwin.osim.signals import coordinate_trajectories, output_times
+from myotwin.osim.signals import (COORDINATE_SPLINE_DEGREE, coordinate_trajectories,
+                                  output_times)
 from myotwin.osim.storage import Storage, StorageWriter, read_storage
 
 GROUND = "ground"
@@ -190,6 +191,18 @@ def prepared_motion(loaded: OsimModel, table: Storage, *, cutoff_hz: float | Non
     if times.size < 2 or np.any(np.diff(times) <= 0):
         raise ValueError(f"{where}: the time column must increase strictly over at "
                          "least two rows")
+    if times.size < COORDINATE_SPLINE_DEGREE + 1:
+        raise ValueError(f"{where}: {times.size} time rows; OpenSim's tools fit each "
+                         "coordinate with a quintic spline (GCVSplineSet of degree 5), which "
+                         f"needs at least {COORDINATE_SPLINE_DEGREE + 1}")
+    _check_time_range(where, times, start_time_s, end_time_s)
+    if cutoff_hz is not None and cutoff_hz >= 0.5 / float(np.min(np.diff(times))):
+        rate = 1.0 / float(np.min(np.diff(times)))
+        raise ValueError(f"{where}: the lowpass cutoff {float(cutoff_hz)!r} Hz is not below "
+                         f"half the sampling rate ({0.5 * rate:.6g} Hz at the smallest step, "
+                         f"{1.0 / rate:.6g} s); OpenSim lowers such a cutoff to "
+                         f"{0.49 * rate:.6g} Hz with a warning (give that value to reproduce "
+                         "it)")
     values = table.data[:, [columns[n] for n in present]]
     if not np.all(np.isfinite(values)):
         row, col = np.argwhere(~np.isfinite(values))[0]
@@ -207,6 +220,18 @@ def prepared_motion(loaded: OsimModel, table: Storage, *, cutoff_hz: float | Non
     dependent = _check_dependent(loaded, table, where) if loaded.coupled_coordinates else ()
     _check_locked(loaded, table, where)
     return Motion(t_out, q, qd, qdd, missing, dependent)
+
+
+def _check_time_range(where: str, times: np.ndarray, start_s: float, end_s: float) -> None:
+    """A time range that is not two numbers, or lies wholly outside the file's times, is
+    refused (OpenSim's tool would report a single row, the first or the last)."""
+    for name, value in (("start", start_s), ("end", end_s)):
+        if np.isnan(value):
+            raise ValueError(f"{where}: the {name} time must be a number, got nan")
+    first, last = float(times[0]), float(times[-1])
+    if start_s > last or end_s < first:
+        raise ValueError(f"{where}: the time range [{float(start_s)!r}, {float(end_s)!r}] s "
+                         f"lies outside the file's times ({first!r} to {last!r} s)")
 
 
 _SUFFIX = {"rotational": "moment", "translational": "force", "coupled": "force"}
@@ -331,8 +356,8 @@ def _forces(loaded: OsimModel, motion: Motion, plan: LoadPlan):
         if not np.all(np.isfinite(tau)):
             row = int(np.argwhere(~np.all(np.isfinite(tau), axis=1))[0, 0])
             raise ValueError(f"the generalized forces are not finite at time "
-                             f"{motion.times_s[row]!r} s (check the coordinates and loads "
-                             "there)")
+                             f"{float(motion.times_s[row])!r} s (check the coordinates and "
+                             "loads there)")
     return mobility, reduced
 
 

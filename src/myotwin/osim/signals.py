@@ -42,6 +42,8 @@ from scipy.interpolate import BSpline, make_interp_spline
 _EPS = float(np.finfo(np.float64).eps)
 #: Storage::MAX_RESAMPLE_SIZE: resampling never makes more steps than this.
 MAX_RESAMPLE_SIZE = 100_000
+#: GCVSplineSet's degree for the coordinates (InverseDynamicsTool, AnalyzeTool): quintic.
+COORDINATE_SPLINE_DEGREE = 5
 #: SimTK_DEGREE_TO_RADIAN as a double (the long-double pi / 180 rounds to the same value).
 DEGREE_TO_RADIAN = math.pi / 180.0
 
@@ -312,6 +314,6 @@ def coordinate_trajectories(times_s, values, cutoff_hz: float | None, in_degrees
     ones in m, m/s, m/s^2.
     """
     t, y = prepare_coordinates(times_s, values, cutoff_hz, in_degrees, rotational_mask)
-    spline = natural_spline(t, y, degree=5)
+    spline = natural_spline(t, y, degree=COORDINATE_SPLINE_DEGREE)
     t_out = np.asarray(t_out, dtype=np.float64)
     return spline(t_out, 0), spline(t_out, 1), spline(t_out, 2)
