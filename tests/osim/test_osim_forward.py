@@ -54,16 +54,17 @@ def _controls(path, labels, rows):
                          ids=["rk4", "rk45"])
 def test_controls_file_step_gives_the_closed_form_activation(tmp_path, capsys, integrator):
     u0, u1, t_s = 0.01, 0.8, 0.05
-    controls = _controls(tmp_path / "u.sto", ("time", "muscle1", "muscle2"),
-                         [(0.0, u0, 0.05), (t_s, u0, 0.05), (t_s + 1e-12, u1, 0.05),
-                          (1.0, u1, 0.05)])
+    # a column for an actuator the model lacks (a CMC reserve) is ignored and listed
+    controls = _controls(tmp_path / "u.sto", ("time", "muscle1", "muscle2", "reserve"),
+                         [(0.0, u0, 0.05, 9.0), (t_s, u0, 0.05, 9.0),
+                          (t_s + 1e-12, u1, 0.05, 9.0), (1.0, u1, 0.05, 9.0)])
     out = tmp_path / "run"
     status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out", str(out),
                    "--controls", str(controls), "--duration-s", "0.1",
                    "--record-every-s", "0.001", *integrator])
     assert status == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["diverged"] is False
+    assert summary["diverged"] is False and summary["controls_ignored_columns"] == ["reserve"]
     assert (summary["steps_done"] == 1000 if integrator[1] == "rk4"
             else summary["steps_done"] > 100)
     assert summary == json.loads((out / "summary.json").read_text())
@@ -180,6 +181,18 @@ def test_bad_input_is_one_line_with_exit_status_2(tmp_path, capsys, args, messag
     assert status == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
+
+
+def test_controls_value_outside_the_unit_interval_is_named(tmp_path, capsys):
+    """The file, column, row, time and value, as plain numbers (not NumPy's reprs)."""
+    controls = _controls(tmp_path / "over.sto", ("time", "muscle1", "muscle2"),
+                         [(0.0, 0.5, 1.3), (1.0, 0.5, 0.5)])
+    status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--controls",
+                   str(controls), "--duration-s", "0.1", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert ("over.sto: column 'muscle2', row 1 (t = 0.0 s): excitation 1.3 is outside [0, 1]"
+            in err), err
 
 
 #: Thelen2003Muscle properties a DeGrooteFregly2016Muscle does not have.

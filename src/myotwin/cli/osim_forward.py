@@ -10,6 +10,7 @@ rows before the divergence written (exit status 3).
 from __future__ import annotations
 
 import argparse
+import pathlib
 
 
 def name_value_pairs(items, what: str) -> dict[str, float]:
@@ -60,7 +61,8 @@ def cmd_forward(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.file}: the model has no muscles to drive (osim forward "
                          "simulates muscles; simulate a skeleton without them with "
                          "myotwin.engine on osim.load(FILE).model)")
-    inputs = Inputs(loaded, excitation, controls)
+    inputs = Inputs(loaded, excitation, controls,
+                    source=pathlib.Path(args.controls).name if args.controls else None)
     msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon=args.tendon),
                                    coupling=args.coupling, coordinates=loaded.coupling)
     return print_summary_of(lambda: forward(

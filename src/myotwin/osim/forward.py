@@ -152,12 +152,19 @@ def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None) -> np
 class Inputs:
     """The excitations (n_muscles) and actuator controls (n_u) as functions of time (module
     docstring). excitation: None, a number for every muscle, or name -> number; controls: a
-    read `Storage` or None. A muscle needs a value from one of them; ValueError naming the
-    muscle, file, column or value otherwise."""
+    read `Storage` or None, and `source` its file's name for messages (default: the table's
+    name). A muscle needs a value from one of them; ValueError naming the muscle, file, column
+    or value otherwise. Columns that name no muscle or actuator are ignored, as OpenSim's
+    controller ignores controls of actuators the model does not have (arm26's CMC controls
+    hold its reserve actuators'), and listed in `ignored_columns`."""
 
-    def __init__(self, loaded: OsimModel, excitation=None, controls: Storage | None = None):
+    def __init__(self, loaded: OsimModel, excitation=None, controls: Storage | None = None,
+                 source: str | None = None):
         self.muscles = loaded.muscle_names
         self.actuators = loaded.actuator_names
+        self.ignored_columns = [] if controls is None else [
+            c for c in controls.labels[1:] if c not in self.muscles and c not in self.actuators]
+        table = None if controls is None else (source or controls.name)
         constant = {}
         if isinstance(excitation, Mapping):
             unknown = sorted(set(excitation) - set(self.muscles))
@@ -178,12 +185,12 @@ class Inputs:
                 values = controls.column(m)
                 bad = np.flatnonzero(~((values >= 0.0) & (values <= 1.0)))
                 if bad.size:
-                    raise ValueError(f"{controls.name}: column {m!r}, row {bad[0] + 1} (t = "
-                                     f"{controls.time_s[bad[0]]!r} s): excitation "
-                                     f"{values[bad[0]]!r} is outside [0, 1]")
+                    raise ValueError(f"{table}: column {m!r}, row {bad[0] + 1} (t = "
+                                     f"{float(controls.time_s[bad[0]])!r} s): excitation "
+                                     f"{float(values[bad[0]])!r} is outside [0, 1]")
                 self._muscle_source.append(values)
             else:
-                where = f" or a column of {controls.name}" if controls is not None else ""
+                where = f" or a column of {table}" if controls is not None else ""
                 raise ValueError(f"{loaded.source}: muscle {m!r} has no excitation: give "
                                  f"--excitation (a value, or {m}=value){where}")
         self._actuator_source = [controls.column(a) if a in columns else 0.0
@@ -257,6 +264,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                "muscles_starting_at_min_fiber_length": _at_minimum(msm, state),
                "integrator": integrator, "dt_s": dt_s,
                "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
+               "controls_ignored_columns": list(inputs.ignored_columns),
                "files": ["states.sto", "muscle_forces.sto", "summary.json"]}
     with StorageWriter(out / "states.sto", "states", state_labels(loaded),
                        f"myotwin osim forward: {loaded.source}") as states_file, \
