@@ -15,7 +15,7 @@ import json
 import math
 
 from myotwin.cli.main import main
-from osim_synthetic import deactivate, write_osim
+from osim_synthetic import deactivate, set_text, write_osim
 from shared_reference import SHARED, needs
 
 MODELS = SHARED / "reference" / "opensim" / "models"
@@ -37,6 +37,26 @@ def test_check_reports_the_loaded_model(capsys):
     for muscle, sign in (("muscle1", -1.0), ("muscle2", 1.0)):
         assert abs(pose[muscle]["length_m"] - 0.3) <= 1e-14
         assert abs(pose[muscle]["moment_arm_m"]["block_tz"] - sign * arm) <= 1e-14
+
+
+def test_check_and_forward_name_a_muscle_parameter_out_of_range(capsys, tmp_path):
+    """A negative max_isometric_force loads (the file is well formed) but no muscle can be
+    built from it: `check` lists the refusal, `forward` refuses in one line; both name the
+    file, the muscle, the value and the file's property. Without it `check` has no
+    muscles_refused."""
+    assert main(["osim", "check", str(_needs("Tug_of_War.osim"))]) == 0
+    assert "muscles_refused" not in json.loads(capsys.readouterr().out)
+    path = write_osim(tmp_path, _needs("Tug_of_War.osim").read_text(), lambda r: set_text(
+        r, ".//Thelen2003Muscle[@name='muscle1']/max_isometric_force", "-1000"), "neg.osim")
+    message = ("neg.osim: muscle 'muscle1': max_isometric_force_N must be > 0, got -1000.0 "
+               "(the file's <max_isometric_force>)")
+    assert main(["osim", "check", str(path)]) == 0
+    refused = json.loads(capsys.readouterr().out)["muscles_refused"]
+    assert len(refused) == 1 and refused[0].endswith(message), refused
+    assert main(["osim", "forward", str(path), "--excitation", "0.5", "--duration-s", "0.01",
+                 "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
 
 
 def test_check_reports_arm26_with_and_without_its_ellipsoids(capsys):

@@ -5,7 +5,8 @@ Prints JSON: the coordinates in the engine's q order with their ranges and defau
 the muscles (type, path kind: a MuJoCo tendon for fixed points only, an OpenSim path with
 conditional or moving points or wraps), the CoordinateActuators, the omitted elements, the
 inactive wrap objects (`<active>false</active>`), the markers (body and location, for
-`myotwin osim inverse-kinematics`); with --lengths
+`myotwin osim inverse-kinematics`), and `muscles_refused` (when there are any: the messages
+of the muscles `osim.build_muscles` refuses, which `forward` would refuse); with --lengths
 also each muscle's length (m) and moment arms (m, r = -dL/dq, per coordinate) at the
 coordinates' default values, to compare with OpenSim's plots. An element outside the
 supported subset is reported in one line naming the file, the element and the value (exit
@@ -30,6 +31,22 @@ def inactive_wrap_objects(paths) -> list[str]:
     if ps is None:
         return []
     return [name for name, active in zip(ps.cyl_names, ps.cyl_active) if not active]
+
+
+def muscles_refused(loaded) -> list[str]:
+    """The messages of the muscle groups (one per OpenSim type) that `osim.build_muscles`
+    refuses with the tendon OpenSim integrates (a parameter out of range, a flag myotwin
+    does not model): the forward simulation would refuse them."""
+    from myotwin import osim
+
+    messages = []
+    for kind in dict.fromkeys(loaded.muscles[n]["type"] for n in loaded.muscle_names):
+        names = [n for n in loaded.muscle_names if loaded.muscles[n]["type"] == kind]
+        try:
+            osim.build_muscles(loaded, tendon="opensim", names=names)
+        except ValueError as err:
+            messages.append(str(err))
+    return messages
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -71,6 +88,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         "omitted": list(loaded.omitted),
         "inactive_wrap_objects": inactive_wrap_objects(paths),
     }
+    refused = muscles_refused(loaded)
+    if refused:   # muscles are built only by forward, static optimization, muscle analysis
+        report["muscles_refused"] = refused
     try:   # markers are read only by inverse kinematics: one outside its subset is reported
         report["markers"] = {m.name: {"body": m.body, "location_m": list(m.location_m)}
                              for m in osim.read_markers(args.file)}

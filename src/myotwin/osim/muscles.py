@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from myotwin.muscle import Muscle
+from myotwin.osim.force_reading import muscle_property
 from myotwin.muscle import build_muscles as _build
 
 #: OpenSim muscle type -> curve family of `myotwin.muscle.build_muscles`.
@@ -170,4 +171,11 @@ def build_muscles(loaded, *, tendon: str, names: Sequence[str] | None = None) ->
             raise ValueError(f"{loaded.source}: muscles {list(names)} have different Millard "
                              "curve objects; build them as separate groups with names=")
         extra["millard_curve_parameters"] = _singularity_free(loaded, names, tendon, plain[0])
-    return _build(names, curves=FAMILY[kind], tendon=tendon, **keywords, **extra)
+    try:
+        return _build(names, curves=FAMILY[kind], tendon=tendon, **keywords, **extra)
+    except ValueError as err:    # a value out of range: name the file and the file's property
+        message = str(err)
+        named = [muscle_property(kind, key) for key, keyword in table.items()
+                 if f": {keyword} must" in message]
+        where = f" (the file's <{named[0]}>)" if named and named[0] else ""
+        raise ValueError(f"{loaded.source}: {message}{where}") from None
