@@ -135,7 +135,7 @@ def test_tangent_matches_central_differences():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(r0_m=-0.01), "r0_m must be > 0"),
+    (dict(r0_m=-0.01), "fiber 'bad': r0_m must be > 0, got -0.01 at theta"),
     (dict(gamma_m=1.5), "gamma_m must lie in [0, 1]"),
     (dict(rho_kg_m3=0.0), "rho_kg_m3"),
     (dict(n_qp=0), "Gauss points"),

@@ -61,7 +61,7 @@ def test_writer_streams_rows_and_keeps_them_on_a_crash(tmp_path):
     ("x\nnRows=3\nendheader\ntime a\n0 1\n", "nRows=3, the table has 1"),
     ("x\nendheader\nt a\n0 1\n", "first column must be 'time', got 't'"),
     ("x\ntime a\n0 1\n", "no 'endheader' line"),
-    ("x\nendheader\ntime a\n1 1\n0 1\n", "time decreases at row 2"),
+    ("x\nendheader\ntime a\n1 1\n0 1\n", "time decreases at row 2 (1.0 -> 0.0)"),
     ("x\ninDegrees=maybe\nendheader\ntime a\n0 1\n", "inDegrees must be 'yes' or 'no'"),
     ("x\nendheader\ntime a a\n0 1 2\n", "repeated column labels ['a']"),
 ])

@@ -184,7 +184,11 @@ def distribution(n_points: int | None = None, *, belly=(0.0, 1.0), alphas=None, 
     if not (np.isfinite(lo) and np.isfinite(hi) and 0.0 <= lo < hi <= 1.0):
         raise ValueError(f"{what}: belly ({lo!r}, {hi!r}) must satisfy 0 <= a < b <= 1")
     n = int(n_points)
-    rule = PointRule(rule)
+    try:
+        rule = PointRule(rule)
+    except ValueError:
+        raise ValueError(f"{what}: rule {rule!r} is not one of "
+                         f"{[r.value for r in PointRule]}") from None
     if rule is PointRule.MIDPOINT:
         x, w = (np.arange(n) + 0.5) / n, np.full(n, 1.0 / n)
     else:

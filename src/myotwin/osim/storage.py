@@ -105,7 +105,7 @@ def read_storage(path) -> Storage:
     if data.shape[0] > 1 and np.any(np.diff(data[:, 0]) < 0.0):
         k = int(np.argmax(np.diff(data[:, 0]) < 0.0))
         raise StorageError(f"{where}: time decreases at row {k + 2} "
-                           f"({data[k, 0]!r} -> {data[k + 1, 0]!r})")
+                           f"({float(data[k, 0])!r} -> {float(data[k + 1, 0])!r})")
     flag = header.get("inDegrees", "no").lower()
     if flag not in ("yes", "no"):
         raise StorageError(f"{where}: inDegrees must be 'yes' or 'no', got {flag!r}")
