@@ -187,8 +187,8 @@ def compile_fiber(
                              f"{theta[ref_norm <= 0][0]:.6g}")
         r0 = _sample("r0_m", r0_m, theta)
         if np.any(r0 <= 0):
-            raise ValueError(f"fiber '{name}': r0_m must be > 0, got {float(r0[r0 <= 0][0])!r} at "
-                             f"theta = {theta[r0 <= 0][0]:.6g}")
+            raise ValueError(f"fiber '{name}': r0_m must be > 0, got "
+                             f"{float(r0[r0 <= 0][0])!r} at theta = {theta[r0 <= 0][0]:.6g}")
         tables[key] = dict(xi=xi, w=w, phi=phi, dphi=dphi, theta=theta, ref_norm=ref_norm, r0=r0)
         if key == "qp":
             gm = _sample("gamma_m", gamma_m, theta)

@@ -50,12 +50,6 @@ _MUSCLE = {
     "min_control": ("min_control", "bound"),
     "max_control": ("max_control", "bound"),
 }
-def muscle_property(kind: str, recorded: str) -> str | None:
-    """The XML property of muscle type `kind` recorded under the name `recorded`, if any."""
-    table = {**_MUSCLE, **_TYPE_PROPERTIES.get(kind, {})}
-    return next((tag for tag, (name, _) in table.items() if name == recorded), None)
-
-
 #: OpenSim's defaults of the five parameters (Muscle::constructProperties).
 _MUSCLE_DEFAULTS = {"max_isometric_force": 1000.0, "optimal_fiber_length": 0.1,
                     "tendon_slack_length": 0.2, "pennation_angle_at_optimal": 0.0,
@@ -119,6 +113,14 @@ _TYPE_PROPERTIES = {
         "tendon_compliance_dynamics_mode": ("tendon_compliance_dynamics_mode", "text"),
     },
 }
+
+
+def muscle_property(kind: str, recorded: str) -> str | None:
+    """The XML property of muscle type `kind` recorded under the name `recorded`, if any."""
+    table = {**_MUSCLE, **_TYPE_PROPERTIES.get(kind, {})}
+    return next((tag for tag, (name, _) in table.items() if name == recorded), None)
+
+
 #: Millard curve objects: XML tag -> (key of `millard_curve_parameters`, its properties).
 _MILLARD_CURVES = {
     "ActiveForceLengthCurve": ("active_force_length", (

@@ -37,8 +37,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from myotwin.muscle import Muscle
-from myotwin.osim.force_reading import muscle_property
 from myotwin.muscle import build_muscles as _build
+from myotwin.osim.force_reading import muscle_property
 
 #: OpenSim muscle type -> curve family of `myotwin.muscle.build_muscles`.
 FAMILY = {"Thelen2003Muscle": "thelen2003", "Millard2012EquilibriumMuscle": "millard2012",
