@@ -165,6 +165,20 @@ def test_bad_coordinates_file_is_one_line(tmp_path, capsys, edit, message):
     assert code == 2 and message in err and "bad.mot" in err and "Traceback" not in err, err
 
 
+def test_a_misspelt_column_is_listed_and_its_coordinate_missing(tmp_path, capsys):
+    """arm26's IK table with r_elbow_flex misspelt: the column names no coordinate, so the
+    elbow is held at its default (as OpenSim would hold it) and both show in summary.json."""
+    ik = REF / "data/arm26/arm26_InverseKinematics.mot"
+    bad = tmp_path / "typo.mot"
+    bad.write_text(needs(ik).read_text().replace("\tr_elbow_flex", "\tr_elbow_flexx", 1))
+    assert main(["osim", "inverse-dynamics", str(needs(REF / "models/arm26.osim")),
+                 "--coordinates", str(bad),
+                 "--out", str(tmp_path / "out")]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["coordinates_missing"] == ["r_elbow_flex"]
+    assert summary["columns_not_coordinates"] == ["r_elbow_flexx"]
+
+
 def test_bad_external_loads_and_cutoff_are_one_line(tmp_path, capsys):
     xml = tmp_path / "grf.xml"
     xml.write_text(needs(GRF_XML).read_text().replace("<applied_to_body>calcn_r",

@@ -89,7 +89,9 @@ def output_coordinates(loaded: OsimModel) -> OutputCoordinates:
 @dataclasses.dataclass(frozen=True)
 class Motion:
     """q, qd, qdd (n_times, n_coordinates) in SI at times_s (n_times,), coordinates in the
-    model's order; `missing`: coordinates the file lacked (held at their default value)."""
+    model's order; `missing`: coordinates the file lacked (held at their default value);
+    `unmatched_columns`: the file's columns that name no coordinate (ignored, as OpenSim
+    ignores them; a misspelt coordinate shows here and in `missing`)."""
 
     times_s: np.ndarray
     q: np.ndarray
@@ -97,6 +99,7 @@ class Motion:
     qdd: np.ndarray
     missing: tuple[str, ...]
     dependent_in_file: tuple[str, ...] = ()
+    unmatched_columns: tuple[str, ...] = ()
 
 
 def _in_radians(values: np.ndarray, in_degrees: bool, motion: str) -> np.ndarray:
@@ -219,7 +222,17 @@ def prepared_motion(loaded: OsimModel, table: Storage, *, cutoff_hz: float | Non
     q[:, index], qd[:, index], qdd[:, index] = q_p, qd_p, qdd_p
     dependent = _check_dependent(loaded, table, where) if loaded.coupled_coordinates else ()
     _check_locked(loaded, table, where)
-    return Motion(t_out, q, qd, qdd, missing, dependent)
+    return Motion(t_out, q, qd, qdd, missing, dependent, _unmatched(loaded, table))
+
+
+def _unmatched(loaded: OsimModel, table: Storage) -> tuple[str, ...]:
+    """The columns of `table` (time aside) that name no coordinate of the file, independent,
+    coupled or locked, by name or OpenSim 4 state path."""
+    joints = dict(loaded.coordinate_joints)
+    joints.update({n: c.joint for n, c in loaded.coupled_coordinates.items()})
+    joints.update({n: c.joint for n, c in loaded.locked_coordinates.items()})
+    known = set(joints) | {f"/jointset/{j}/{n}/value" for n, j in joints.items()}
+    return tuple(label for label in table.labels[1:] if label not in known)
 
 
 def _check_time_range(where: str, times: np.ndarray, start_s: float, end_s: float) -> None:
@@ -420,6 +433,7 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
         "lowpass_cutoff_hz": cutoff_hz,
         "coordinates": list(output_coordinates(loaded).names),
         "coordinates_missing": list(motion.missing),
+        "columns_not_coordinates": list(motion.unmatched_columns),
         "dependent_coordinates": {
             name: {"independent": c.independent, "constraint": c.constraint,
                    "column_in_file": name in motion.dependent_in_file}

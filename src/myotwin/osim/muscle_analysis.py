@@ -200,10 +200,11 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
                                  start_time_s=start_time_s, end_time_s=end_time_s,
                                  source=str(coordinates_path))
         missing, defaulted, muscle_rows = list(motion.missing), [], None
+        unmatched = list(motion.unmatched_columns)
     else:
         motion = states_from_file(loaded, read_storage(states_path), str(states_path), groups,
                                   start_time_s, end_time_s)
-        missing, defaulted = [], list(motion.defaulted)
+        missing, defaulted, unmatched = [], list(motion.defaulted), []
         muscle_rows = (motion.activation, motion.tendon_state)
     lengths, speeds, arms = path_rows(loaded, motion.q, motion.qd)
     tables = {"Length": lengths, **{f"MomentArm_{c}": arms[:, k, :]
@@ -247,6 +248,7 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
         "muscles": list(loaded.muscle_names),
         "coordinates": list(loaded.all_coordinates),
         "coordinates_missing": missing,
+        "columns_not_coordinates": unmatched,
         "muscle_states": muscle_states,
         "muscle_states_defaulted": defaulted,
         "muscle_equilibrium_failed": _rows_by_muscle(failed[:good], motion.times_s,
