@@ -125,6 +125,15 @@ jax.tree_util.register_dataclass(
     meta_fields=["names", "tendon"])
 
 
+class MuscleParameterError(ValueError):
+    """A muscle's parameter out of its range; `muscle` and `field` (the `build_muscles`
+    keyword) name it, so a loader can name its own file's property (`osim.build_muscles`)."""
+
+    def __init__(self, muscle: str, field: str, message: str):
+        super().__init__(f"muscle '{muscle}': {field} {message}")
+        self.muscle, self.field = muscle, field
+
+
 def _per_muscle(value, names: Sequence[str], field: str, finite: bool = True) -> np.ndarray:
     """(n,) values of `field` from a scalar or n values; finite (or, with finite=False, not
     NaN: +-inf allowed), else ValueError naming the muscle."""
@@ -136,15 +145,15 @@ def _per_muscle(value, names: Sequence[str], field: str, finite: bool = True) ->
                          f"got shape {arr.shape}")
     for name, v in zip(names, arr):
         if not math.isfinite(v) if finite else math.isnan(v):
-            raise ValueError(f"muscle '{name}': {field} must be "
-                             f"{'finite' if finite else 'a number or +-inf'}, got {v}")
+            raise MuscleParameterError(
+                name, field, f"must be {'finite' if finite else 'a number or +-inf'}, got {v}")
     return arr
 
 
 def _check(arr: np.ndarray, names, field: str, ok, expected: str) -> None:
     for name, v in zip(names, arr):
         if not ok(v):
-            raise ValueError(f"muscle '{name}': {field} must be {expected}, got {v}")
+            raise MuscleParameterError(name, field, f"must be {expected}, got {v}")
 
 
 def _stack(trees):

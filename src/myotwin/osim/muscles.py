@@ -38,6 +38,7 @@ from collections.abc import Sequence
 
 from myotwin.muscle import Muscle
 from myotwin.muscle import build_muscles as _build
+from myotwin.muscle.model import MuscleParameterError
 from myotwin.osim.force_reading import muscle_property
 
 #: OpenSim muscle type -> curve family of `myotwin.muscle.build_muscles`.
@@ -173,9 +174,10 @@ def build_muscles(loaded, *, tendon: str, names: Sequence[str] | None = None) ->
         extra["millard_curve_parameters"] = _singularity_free(loaded, names, tendon, plain[0])
     try:
         return _build(names, curves=FAMILY[kind], tendon=tendon, **keywords, **extra)
-    except ValueError as err:    # a value out of range: name the file and the file's property
-        message = str(err)
-        named = [muscle_property(kind, key) for key, keyword in table.items()
-                 if f": {keyword} must" in message]
-        where = f" (the file's <{named[0]}>)" if named and named[0] else ""
-        raise ValueError(f"{loaded.source}: {message}{where}") from None
+    except MuscleParameterError as err:   # name the file and the file's property
+        keys = [key for key, keyword in table.items() if keyword == err.field]
+        tag = muscle_property(kind, keys[0]) if keys else None
+        where = f" (the file's <{tag}>)" if tag else ""
+        raise ValueError(f"{loaded.source}: {err}{where}") from None
+    except ValueError as err:             # another refusal of the group: name the file
+        raise ValueError(f"{loaded.source}: {err}") from None
