@@ -179,6 +179,25 @@ def test_a_misspelt_column_is_listed_and_its_coordinate_missing(tmp_path, capsys
     assert summary["columns_not_coordinates"] == ["r_elbow_flexx"]
 
 
+def test_default_time_range_reports_the_padded_rows_as_opensims_tool(tmp_path, capsys):
+    """No --start-s/--end-s with a lowpass cutoff: OpenSim's tool (its default range is
+    -inf..inf) reports every row of the padded table, 241 rows from -0.5 to 1.5 s for arm26's
+    0-1 s IK result, and so does ours. Tolerance 1e-9 N m on moments of up to ~6 N m (both
+    print 16 digits; the inputs are prepared identically: measured ~1e-14)."""
+    model, ik = needs(REF / "models/arm26.osim"), needs(REF / "data/arm26/"
+                                                        "arm26_InverseKinematics.mot")
+    theirs = run_inverse_dynamics_tool(tmp_path, model, ik, None, 6.0, -np.inf, np.inf)
+    assert main(["osim", "inverse-dynamics", str(model), "--coordinates", str(ik),
+                 "--lowpass-hz", "6", "--out", str(tmp_path / "ours")]) == 0
+    assert json.loads(capsys.readouterr().out)["n_rows"] == 241
+    ours = read_storage(tmp_path / "ours" / "inverse_dynamics.sto")
+    assert theirs.data.shape[0] == 241 and theirs.time_s[0] == pytest.approx(-0.5)
+    np.testing.assert_allclose(ours.time_s, theirs.time_s, rtol=0, atol=1e-12)
+    for label in theirs.labels[1:]:
+        np.testing.assert_allclose(ours.column(label), theirs.column(label), rtol=0, atol=1e-9,
+                                   err_msg=f"{label} (N m)")
+
+
 def test_bad_external_loads_and_cutoff_are_one_line(tmp_path, capsys):
     xml = tmp_path / "grf.xml"
     xml.write_text(needs(GRF_XML).read_text().replace("<applied_to_body>calcn_r",
