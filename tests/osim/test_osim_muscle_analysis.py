@@ -331,6 +331,51 @@ def test_walking_with_moving_points_matches_opensims_muscle_analysis(tmp_path):
     assert np.abs(arms["knee_angle_r"].data[:, 1:]).max() > 0.01
 
 
+def _held_block(tmp_path, model_name, edits):
+    """Tug_of_War model `model_name` with `edits` ((muscle, property, value) each) written to
+    tmp_path, and a coordinates file holding its block at 0 for 0.1 s (11 rows)."""
+    text = needs(REF / "models" / model_name).read_text()
+    for muscle, tag, value in edits:
+        start = text.index(f'Muscle name="{muscle}"')
+        at = text.index(f"<{tag}>", start) + len(tag) + 2
+        text = text[:at] + value + text[text.index("<", at):]
+    model = tmp_path / model_name
+    model.write_text(text)
+    motion = tmp_path / "held.mot"
+    motion.write_text("held\nversion=1\nnRows=11\nnColumns=2\ninDegrees=no\nendheader\n"
+                      "time\tblock_tz\n" + "".join(f"{k / 100}\t0\n" for k in range(11)))
+    return model, motion
+
+
+def test_default_states_out_of_range_are_taken_as_opensim_takes_them(tmp_path):
+    """Millard muscles with a default_activation of 2 and a default_fiber_length of -0.1 m:
+    OpenSim runs such a file, clamping the activation to 1 and the fiber to its minimum length
+    (0.0444 m, where the tendon pulls 7.4e3 N). Ours gives OpenSim's outputs (`_compare`'s
+    tolerances). Thelen's activation of 2 is clamped the same way; its fiber of -0.1 m is
+    refused (OpenSim evaluates it at zero length, where the pennation speed is 0/0), naming
+    the file, muscle and property, unless the states are equilibrated."""
+    model, motion = _held_block(tmp_path, "Tug_of_War_Millard.osim",
+                                (("RightMuscle", "default_activation", "2"),
+                                 ("LeftMuscle", "default_fiber_length", "-0.1")))
+    _compare(tmp_path, model, motion, 0.1)
+    tendon = read_storage(tmp_path / "ours" / "muscle_analysis_TendonForce.sto")
+    assert np.abs(tendon.column("LeftMuscle")).max() > 100.0   # the clamped fiber pulls
+    thelen = tmp_path / "thelen"
+    thelen.mkdir()
+    model, motion = _held_block(thelen, "Tug_of_War.osim",
+                                (("muscle2", "default_activation", "2"),))
+    _compare(thelen, model, motion, 0.1)
+    model, motion = _held_block(thelen, "Tug_of_War.osim",
+                                (("muscle2", "default_fiber_length", "-0.1"),))
+    with pytest.raises(ValueError) as refused:
+        run(model, motion, thelen / "refused", muscle_states="default")
+    assert str(refused.value) == (
+        f"{model}: Thelen2003Muscle 'muscle2': default_fiber_length -0.1 m is not positive; "
+        "the default muscle states need a fiber length (or use --muscle-states equilibrium)")
+    assert not (thelen / "refused" / "muscle_analysis_Length.sto").exists()
+    run(model, motion, thelen / "equilibrium", muscle_states="equilibrium")
+
+
 def test_the_command_writes_its_files_and_refuses_bad_input(tmp_path, capsys):
     model = needs(REF / "models" / "arm26.osim")
     motion = needs(REF / "data" / "arm26" / "arm26_InverseKinematics.mot")

@@ -48,7 +48,8 @@ from myotwin.musculoskeletal.paths import skeleton_path_state
 from myotwin.osim.inverse_dynamics import output_coordinates, prepared_motion
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.muscle_equilibrium import equilibrium_states
-from myotwin.osim.muscle_states import (UNITS, default_state_rows, muscle_groups, state_outputs,
+from myotwin.osim.muscle_states import (UNITS, default_state_rows, muscle_groups,
+                                        refuse_fibers_of_no_length, state_outputs,
                                         states_from_file)
 from myotwin.osim.row_blocks import map_row_blocks
 from myotwin.osim.storage import StorageWriter, read_storage
@@ -195,6 +196,8 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
             raise ValueError(f"{err} (the muscle-state outputs need the muscles' models; "
                              "--muscle-states none writes lengths and moment arms only)"
                              ) from None
+        if muscle_states == "default" and states_path is None:
+            refuse_fibers_of_no_length(loaded, groups, model_path)
     if states_path is None:
         motion = prepared_motion(loaded, read_storage(coordinates_path), cutoff_hz=cutoff_hz,
                                  start_time_s=start_time_s, end_time_s=end_time_s,

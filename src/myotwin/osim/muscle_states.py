@@ -155,6 +155,23 @@ def default_state_rows(groups, shape) -> tuple[np.ndarray, np.ndarray]:
     return activation, tendon_state
 
 
+def refuse_fibers_of_no_length(loaded, groups, source) -> None:
+    """ValueError naming `source` (the model file) and the muscle if a compliant
+    Thelen2003Muscle's default fiber length is not positive. OpenSim runs such a file: it
+    evaluates the fiber at zero length (its tendon then pulls ~2e4 N in Tug_of_War.osim), a
+    state in which the pennation speed is 0/0; Millard's fiber is clamped to its minimum
+    length instead, by OpenSim and by ours, so it is not refused."""
+    for g in groups:
+        if g.opensim_type != "Thelen2003Muscle" or g.muscles.tendon is TendonModel.RIGID:
+            continue
+        for column, length in zip(g.columns, g.tendon_state):
+            if not length > 0.0:
+                raise ValueError(
+                    f"{source}: Thelen2003Muscle '{loaded.muscle_names[column]}': "
+                    f"default_fiber_length {float(length)} m is not positive; the default "
+                    "muscle states need a fiber length (or use --muscle-states equilibrium)")
+
+
 class StateRows(NamedTuple):
     """The rows of a states file within a time range: times_s (n,), coordinates q and speeds
     qd (n, n_coordinates) in `loaded.coordinates` order, activation and tendon_state
