@@ -353,3 +353,17 @@ def test_weak_muscles_are_reported_through_the_command(tmp_path, capsys):
     assert len(violated) >= 20 and all(residual > 1e-3 for residual in violated.values())
     activation = read_storage(out / "static_optimization_activation.sto").data
     assert activation.shape == (25, 7) and np.all(activation[:, 1:] <= 1.0 + 1e-12)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--lowpass-hz", "0", "--lowpass-hz must be positive (omit it for no filtering), got 0.0"),
+    ("--activation-exponent", "0.5", "--activation-exponent must be a number >= 1, got 0.5"),
+    ("--activation-exponent", "nan", "--activation-exponent must be a number >= 1, got nan"),
+    ("--accuracy", "2", "--accuracy must be a number in (0, 1), got 2.0")])
+def test_bad_options_are_one_line_before_any_work(tmp_path, capsys, option, value, message):
+    out = tmp_path / "out"
+    assert main(["osim", "static-optimization", str(needs(ARM)), "--coordinates",
+                 str(needs(IK)), option, value, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
+    assert not out.exists()

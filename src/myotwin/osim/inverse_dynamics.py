@@ -173,6 +173,14 @@ def _column_of(table: Storage, loaded: OsimModel, name: str) -> int | None:
     return None
 
 
+def check_cutoff(cutoff_hz: float | None) -> None:
+    """ValueError unless the tools' --lowpass-hz is None (no filtering) or positive (OpenSim
+    reads any value <= 0 as no filtering; the commands take only the explicit form)."""
+    if cutoff_hz is not None and not cutoff_hz > 0:
+        raise ValueError(f"--lowpass-hz must be positive (omit it for no filtering), got "
+                         f"{cutoff_hz!r}")
+
+
 def prepared_motion(loaded: OsimModel, table: Storage, *, cutoff_hz: float | None = None,
                     start_time_s: float = -np.inf, end_time_s: float = np.inf,
                     source: str | None = None) -> Motion:
@@ -398,9 +406,7 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
     CoordinateCouplerConstraint DIR/inverse_dynamics_reduced.sto (`reduced_column_labels`,
     `reduced_generalized_forces`), and DIR/summary.json; returns the summary. Bad input
     raises ValueError (OsimError, StorageError) naming the file, field and value."""
-    if cutoff_hz is not None and not cutoff_hz > 0:
-        raise ValueError(f"--lowpass-hz must be positive (omit it for no filtering), got "
-                         f"{cutoff_hz!r}")
+    check_cutoff(cutoff_hz)
     started = time.perf_counter()
     loaded = load(model_path, forces=False, locks=False)
     table = read_storage(coordinates_path)

@@ -45,7 +45,8 @@ import numpy as np
 from myotwin.engine.coupling import direct_forces, full_jacobian, full_positions
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.musculoskeletal.paths import skeleton_path_state
-from myotwin.osim.inverse_dynamics import output_coordinates, prepared_motion
+from myotwin.osim.inverse_dynamics import (check_cutoff, output_coordinates,
+                                           prepared_motion)
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.muscle_equilibrium import equilibrium_states
 from myotwin.osim.muscle_states import (UNITS, default_state_rows, muscle_groups,
@@ -175,9 +176,7 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
     if (coordinates_path is None) == (states_path is None):
         raise ValueError("give the motion as either --coordinates FILE or --states FILE "
                          f"(got coordinates {coordinates_path!r}, states {states_path!r})")
-    if cutoff_hz is not None and not cutoff_hz > 0:
-        raise ValueError(f"--lowpass-hz must be positive (omit it for no filtering), got "
-                         f"{cutoff_hz!r}")
+    check_cutoff(cutoff_hz)
     if cutoff_hz is not None and states_path is not None:
         raise ValueError(f"--lowpass-hz {cutoff_hz!r} with --states {states_path}: a states "
                          "file is used as written (OpenSim filters coordinates files only)")

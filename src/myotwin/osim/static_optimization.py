@@ -62,7 +62,7 @@ from myotwin import musculoskeletal as ms
 from myotwin.muscle.musculotendon import muscle_outputs
 from myotwin.osim import millard_capacity
 from myotwin.osim.external_loads import evaluate_external_loads, read_external_loads
-from myotwin.osim.inverse_dynamics import (load_plan, prepared_motion,
+from myotwin.osim.inverse_dynamics import (check_cutoff, load_plan, prepared_motion,
                                            reduced_generalized_forces)
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.muscles import build_muscles
@@ -245,9 +245,7 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
     """`myotwin osim static-optimization`: writes DIR/static_optimization_activation.sto,
     DIR/static_optimization_force.sto and DIR/summary.json (module docstring); returns the
     summary. Bad input raises ValueError naming the file, field and value."""
-    if cutoff_hz is not None and not cutoff_hz > 0:
-        raise ValueError(f"--lowpass-hz must be positive (omit it for no filtering), got "
-                         f"{cutoff_hz!r}")
+    check_cutoff(cutoff_hz)
     if not (math.isfinite(activation_exponent) and activation_exponent >= 1.0):
         raise ValueError(f"--activation-exponent must be a number >= 1, got "
                          f"{activation_exponent!r}")
