@@ -30,6 +30,9 @@ import argparse
 import json
 import sys
 
+from myotwin.cli.arguments import (output_directory, output_directory_or_json, output_file,
+                                   seed)
+
 
 def _add_link_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="experiment config (TOML); see `myotwin invitro show-config`")
@@ -47,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     cmds = inv.add_subparsers(dest="command", required=True)
 
     p = cmds.add_parser("conditions", help="run the five conditions of the seed and a report")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, type=output_directory,
+                   help="output directory")
     p.add_argument("--only", nargs="+", help="run only these conditions")
     p.add_argument("--no-video", action="store_true", help="skip rendering the videos")
     _add_link_args(p)
@@ -55,13 +59,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = cmds.add_parser("run", help="run one condition")
     p.add_argument("--condition", required=True, help="nominal, control1, control2, delayed, "
                    "origin_shifted")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, type=output_directory,
+                   help="output directory")
     _add_link_args(p)
 
     p = cmds.add_parser("loopback", help="loopback validation: the host echoes the force code")
     p.add_argument("--rate-hz", type=float, default=1000.0, help="loop rate (Hz)")
     p.add_argument("--ticks", type=int, default=2000, help="number of ticks")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, type=output_directory,
+                   help="output directory")
     _add_link_args(p)
 
     p = cmds.add_parser("emulate", help="emulated muscle + ergometer + microcontroller")
@@ -69,14 +75,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve on a new pseudo-terminal and print its path")
     p.add_argument("--protocol", choices=("framed", "legacy"), default="framed")
     p.add_argument("--rate-hz", type=float, default=1000.0)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--stim-onset-s", type=float, default=None,
                    help="legacy protocol only: the device's own stimulation schedule")
     p.add_argument("--stim-duration-s", type=float, default=0.080)
     p.add_argument("--loopback", action="store_true", help="legacy loopback check mode")
     p.add_argument("--max-ticks", type=int, default=None, help="stop after this many ticks")
-    p.add_argument("--log", default=None, help="per-tick device log (CSV)")
-    p.add_argument("--stats", default=None, help="device statistics written at exit (JSON)")
+    p.add_argument("--log", type=output_file, default=None, help="per-tick device log (CSV)")
+    p.add_argument("--stats", type=output_file, default=None,
+                   help="device statistics written at exit (JSON)")
     p.add_argument("--config", help="experiment config (TOML) for the calibration")
     p.add_argument("--spin-s", type=float, default=200e-6,
                    help="busy-wait this long before each tick instead of sleeping (s)")
@@ -87,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = cmds.add_parser("replay-legacy", help="replay the authors' recorded trial open loop")
     p.add_argument("directory", help="folder with 5SegRM.xml, qposInit.dat, savedData*.txt, ...")
-    p.add_argument("--out", required=True, help="output directory (or a .json file)")
+    p.add_argument("--out", required=True, type=output_directory_or_json,
+                   help="output directory (or a .json file)")
 
     p = cmds.add_parser("show-config", help="print every setting with its default (TOML)")
     p.add_argument("--config", help="a config file to validate and print merged")
@@ -95,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("repro", help="reproduce a figure or table of the seeds "
                          "(figures + summary.json)")
     rep.add_argument("name", nargs="?", help="reproduction name (see --list)")
-    rep.add_argument("--out", help="output directory")
+    rep.add_argument("--out", type=output_directory, help="output directory")
     rep.add_argument("--quick", action="store_true",
                      help="the reduced size CI runs (the default is the full size)")
     rep.add_argument("--list", action="store_true", help="list the reproductions and exit")
@@ -103,9 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     tw = sub.add_parser("train-wrap", help="train the seed's wrapping-surface network (Wang "
                         "et al. 2022 §3.3) and write its weights")
-    tw.add_argument("--out", required=True, help="output .npz file")
+    tw.add_argument("--out", required=True, type=output_file, help="output .npz file")
     tw.add_argument("--quick", action="store_true", help="a tiny run that checks the pipeline")
-    tw.add_argument("--seed", type=int, default=None, help="seed (default: the shipped one, 0)")
+    tw.add_argument("--seed", type=seed, default=None, help="seed (default: the shipped one, 0)")
     tw.set_defaults(command="train-wrap")
 
     os_ = sub.add_parser("osim", help="OpenSim .osim models (the supported subset: docs/osim.md)")
@@ -142,7 +150,8 @@ def _add_forward_parser(cmds) -> None:
     p = cmds.add_parser("forward", help="simulate FILE driven by its muscles; writes "
                         "states.sto, muscle_forces.sto, summary.json into --out")
     p.add_argument("file", help="an OpenSim 4 .osim file")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, type=output_directory,
+                   help="output directory")
     p.add_argument("--omit", nargs="+", default=[], metavar="NAME",
                    help="wrap objects, constraints, forces or components to leave out")
     p.add_argument("--excitation", nargs="+", default=[], metavar="X|NAME=X",
@@ -196,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             from myotwin.cli import invitro as commands
         handler = getattr(commands, "cmd_" + args.command.replace("-", "_"))
         return int(handler(args) or 0)
-    except ValueError as e:                # bad input: one clear line, no traceback
+    except (ValueError, OSError) as e:     # bad input: one clear line, no traceback
         print(f"myotwin: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 
+from myotwin.cli.arguments import output_directory
 from myotwin.cli.osim_forward import excitation_argument, name_value_pairs, number_or_pairs
 
 
@@ -21,7 +22,8 @@ def add_parser(sub) -> None:
     p = cmds.add_parser("forward", help="simulate FILE driven by its muscles; writes "
                         "states.csv, muscle_forces.csv, summary.json into --out")
     p.add_argument("file", help="an MJCF file with <muscle> actuators on spatial tendons")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, type=output_directory,
+                   help="output directory")
     p.add_argument("--excitation", nargs="+", default=[], metavar="X|NAME=X",
                    help="constant excitation in [0, 1] (the muscle actuator's ctrl): one "
                    "value for every muscle, or by actuator name (the others 0 or from "

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 
+from myotwin.cli.arguments import output_directory
+
 
 def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     from myotwin.jax_setup import configure_jax
@@ -36,7 +38,8 @@ def add_parser(cmds) -> None:
     p.add_argument("file", help="an OpenSim 4 .osim file (its skeleton is used: muscles and "
                    "actuators are excluded, as OpenSim's tool with them excluded)")
     add_motion_arguments(p)
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, type=output_directory,
+                   help="output directory")
 
 
 def add_motion_arguments(p, external_loads: bool = True, states: bool = False) -> None:

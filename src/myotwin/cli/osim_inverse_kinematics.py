@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from myotwin.cli.arguments import output_directory
+
 
 def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
     from myotwin.jax_setup import configure_jax
@@ -65,4 +67,5 @@ def add_parser(cmds) -> None:
     p.add_argument("--accuracy", type=float, default=None, help="convergence tolerance of "
                    "each frame's least squares (relative change of cost and q; default "
                    "osim.inverse_kinematics.DEFAULT_ACCURACY, 1e-12)")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, type=output_directory,
+                   help="output directory")

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 
+from myotwin.cli.arguments import output_directory
+
 
 def cmd_muscle_analysis(args: argparse.Namespace) -> int:
     from myotwin.jax_setup import configure_jax
@@ -48,4 +50,5 @@ def add_parser(cmds) -> None:
                         "tendon's state solved for its type's equilibrium at each time (as "
                         "AnalyzeTool with solve_for_equilibrium_for_auxiliary_states); none: "
                         "lengths and moment arms only")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, type=output_directory,
+                   help="output directory")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 
+from myotwin.cli.arguments import output_directory
+
 
 def cmd_static_optimization(args: argparse.Namespace) -> int:
     from myotwin.jax_setup import configure_jax
@@ -46,4 +48,5 @@ def add_parser(cmds) -> None:
                    "use_muscle_physiology false); default: its active force-length-velocity")
     p.add_argument("--accuracy", type=float, default=None, help="SLSQP's convergence "
                    "tolerance (default osim.static_optimization.DEFAULT_ACCURACY, 1e-12)")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, type=output_directory,
+                   help="output directory")

@@ -1,0 +1,55 @@
+"""argparse types of the command line's paths and counts: checked while the arguments are
+parsed, before any work, so that a run is not lost to an output path it cannot write (argparse
+reports a refusal as `argument --out: ...` with exit status 2)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def _file_in_the_way(path: Path) -> Path | None:
+    """The first of path's ancestors (path itself included) that exists and is no directory."""
+    for part in (path, *path.parents):
+        if part.exists() and not part.is_dir():
+            return part
+    return None
+
+
+def output_directory(text: str) -> str:
+    """A directory to write into: it exists, or it can be made (no file on its way)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give an output directory")
+    blocker = _file_in_the_way(Path(text))
+    if blocker is not None:
+        raise argparse.ArgumentTypeError(f"{text}: {blocker} exists and is not a directory")
+    return text
+
+
+def output_file(text: str) -> str:
+    """A file to write: not a directory, and its folder can be made (no file on its way)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give an output file")
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory; give a file")
+    blocker = _file_in_the_way(path.parent)
+    if blocker is not None:
+        raise argparse.ArgumentTypeError(f"{text}: {blocker} exists and is not a directory")
+    return text
+
+
+def seed(text: str) -> int:
+    """A random seed: an integer >= 0 (NumPy's generators take no other)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def output_directory_or_json(text: str) -> str:
+    """A .json file to write (`output_file`), or else a directory (`output_directory`)."""
+    return output_file(text) if text.lower().endswith(".json") else output_directory(text)

@@ -1,0 +1,67 @@
+"""Output paths, seeds and unreadable inputs on the command line: refused in one line with exit
+status 2 before any work (argparse's `argument --out: ...`, or `myotwin: error: ...`), never a
+traceback. The cases are what a probe of the commands found raising FileExistsError,
+NotADirectoryError, IsADirectoryError or FileNotFoundError tracebacks (exit 1), or NumPy's
+"expected non-negative integer" for a seed."""
+
+import pytest
+
+from myotwin.cli.main import main
+
+
+@pytest.fixture
+def a_file(tmp_path):
+    path = tmp_path / "afile"
+    path.write_text("not a directory\n")
+    return path
+
+
+def _refused(capsys, argv, *needles):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].startswith("myotwin"), err
+    for needle in needles:
+        assert needle in err, err
+
+
+@pytest.mark.parametrize("command", [
+    ["invitro", "run", "--condition", "control1", "--inprocess"],
+    ["invitro", "conditions", "--inprocess"],
+    ["invitro", "loopback", "--ticks", "5", "--inprocess"],
+    ["repro", "energy-qvv", "--quick"],
+    ["osim", "inverse-dynamics", "model.osim", "--coordinates", "ik.mot"],
+    ["mjcf", "forward", "model.xml", "--excitation", "0.5"],
+])
+def test_an_output_directory_that_is_a_file_is_refused_while_parsing(capsys, a_file, command):
+    _refused(capsys, command + ["--out", str(a_file)], "argument --out:",
+             f"{a_file} exists and is not a directory")
+    _refused(capsys, command + ["--out", str(a_file / "sub")], "argument --out:",
+             f"{a_file} exists and is not a directory")
+    _refused(capsys, command + ["--out", ""], "argument --out: an empty path")
+
+
+def test_output_files_and_seeds_are_checked_before_training(capsys, a_file, tmp_path):
+    _refused(capsys, ["train-wrap", "--quick", "--out", str(a_file / "w.npz")],
+             "argument --out:", f"{a_file} exists and is not a directory")
+    folder = tmp_path / "w.npz"
+    folder.mkdir()
+    _refused(capsys, ["train-wrap", "--quick", "--out", str(folder)], "argument --out:",
+             f"{folder} is a directory; give a file")
+    _refused(capsys, ["train-wrap", "--quick", "--out", str(tmp_path / "x.npz"), "--seed",
+                      "-1"], "argument --seed: expected an integer >= 0, got -1")
+    _refused(capsys, ["invitro", "emulate", "--pty", "--seed", "two"],
+             "argument --seed: expected an integer >= 0, got 'two'")
+    _refused(capsys, ["invitro", "emulate", "--pty", "--log", str(a_file / "log.csv")],
+             "argument --log:", f"{a_file} exists and is not a directory")
+    _refused(capsys, ["invitro", "replay-legacy", "somewhere", "--out", str(a_file / "s.json")],
+             "argument --out:", f"{a_file} exists and is not a directory")
+
+
+def test_a_missing_legacy_directory_is_one_line(capsys, tmp_path):
+    """replay-legacy's own FileNotFoundError (an OSError) names the folder: exit 2."""
+    assert main(["invitro", "replay-legacy", str(tmp_path / "nowhere"), "--out",
+                 str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nowhere: not a directory" in err, err
