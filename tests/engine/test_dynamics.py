@@ -257,8 +257,14 @@ def test_rollout_gradients_match_finite_differences():
 
 def test_divergence_raises_naming_step():
     model, q0, qd0 = _double_pendulum()
-    with pytest.raises(FloatingPointError, match="non-finite state at step"):
-        engine.simulate(model, q0, qd0 * 1e200, jnp.zeros(0), 0.05, 0.01, "explicit_euler")
+    with pytest.raises(FloatingPointError, match=r"not finite or exceeds 1e\+10 at step 0"):
+        engine.simulate(model, q0.at[0].set(np.nan), qd0, jnp.zeros(0), 0.05, 0.01,
+                        "explicit_euler")
+    # finite but past MuJoCo's bound of an unstable simulation (mjMAXVAL): stopped there
+    with pytest.raises(FloatingPointError, match=r"exceeds 1e\+10 at step 0 \(t = 0 s\)"):
+        engine.simulate(model, q0, qd0 + 2e10, jnp.zeros(0), 0.05, 0.01, "explicit_euler")
+    assert np.isfinite(engine.simulate(model, q0, qd0, jnp.zeros(0), 0.05, 0.01,
+                                       "explicit_euler")[1]).all()
 
 
 @pytest.mark.parametrize("run", ["rollout", "simulate"])

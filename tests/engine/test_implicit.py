@@ -93,7 +93,7 @@ def test_stiff_spring_stable_where_explicit_euler_blows_up(integrator, late_tol)
     1.1e-8 for SDIRK2)."""
     model = _model(SPRING)
     x0, v0, dt = 1.0, 5.0, 0.01
-    with pytest.raises(FloatingPointError, match="non-finite state at step"):
+    with pytest.raises(FloatingPointError, match=r"not finite or exceeds 1e\+10 at step"):
         engine.simulate(model, jnp.array([x0]), jnp.array([v0]), jnp.zeros(0), 4.0, dt,
                         "explicit_euler")
     q, _, t = engine.simulate(model, jnp.array([x0]), jnp.array([v0]), jnp.zeros(0), 4.0, dt,

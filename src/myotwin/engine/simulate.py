@@ -2,8 +2,10 @@
 
 The scan body is one integrator step (integrators.py); the whole rollout is differentiable
 with `jax.grad` (reverse mode through the scan) w.r.t. q0, qd0, ctrl and model leaves.
-Divergence: a non-finite state raises FloatingPointError naming the first bad step when the
-result is concrete (outside `jit`/`grad` tracing); inside a trace use `rollout_status`.
+Divergence: a state that is not finite or exceeds `DIVERGED_ABOVE` in magnitude (MuJoCo's
+mjMAXVAL, above which mj_step warns that the simulation is unstable and resets it) raises
+FloatingPointError naming the first bad step when the result is concrete (outside
+`jit`/`grad` tracing); inside a trace use `rollout_status`.
 Inputs held over each step: ctrl, and optionally MuJoCo's applied forces qfrc_applied and
 xfrc_applied (applied.py), each either constant or one row per step.
 """
@@ -15,6 +17,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from myotwin.engine.arguments import check_rollout_arguments
 from myotwin.engine.integrators import STEPS, Integrator
@@ -133,9 +136,22 @@ def _chunked_scan(body, init, xs, chunk: int):
     return jax.tree_util.tree_map(lambda y: y.reshape((-1,) + y.shape[2:]), ys)
 
 
+#: A state entry above this magnitude counts as diverged: MuJoCo's mjMAXVAL (1e10), the bound of
+#: mj_checkPos, mj_checkVel and mj_checkAcc (and NaN or inf, which fail any comparison).
+DIVERGED_ABOVE = 1e10
+
+
+def diverged_rows(x) -> jax.Array:
+    """(n,) bool: the rows of x (n, ...) with an entry that is not finite or exceeds
+    `DIVERGED_ABOVE` in magnitude (traceable; NumPy arrays in, NumPy out)."""
+    xp = jnp if isinstance(x, jax.Array) else np
+    x = xp.asarray(x).reshape(x.shape[0], -1)
+    return ~xp.all(xp.abs(x) <= DIVERGED_ABOVE, axis=1)
+
+
 def rollout_status(q: jax.Array, qd: jax.Array) -> jax.Array:
-    """Index of the first row of (q, qd) with a non-finite entry, or -1 (traceable)."""
-    bad = ~(jnp.all(jnp.isfinite(q), axis=1) & jnp.all(jnp.isfinite(qd), axis=1))
+    """Index of the first row of (q, qd) that diverged (`diverged_rows`), or -1 (traceable)."""
+    bad = diverged_rows(q) | diverged_rows(qd)
     return jnp.where(jnp.any(bad), jnp.argmax(bad), -1)
 
 
@@ -151,7 +167,8 @@ def simulate(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: float,
     integrator: an `Integrator` or its name ("explicit_euler", "semi_implicit_euler", "euler"
     (MuJoCo's default Euler, dof damping implicit), "rk4", "bdf1", "sdirk2"; the implicit
     ones go through `simulate_implicit` with default Newton
-    settings). Raises FloatingPointError naming the first step whose state is not finite, or
+    settings). Raises FloatingPointError naming the first step whose state diverged
+    (`diverged_rows`), or
     NewtonConvergenceError naming the first step whose Newton solve failed (when not traced).
     """
     require_dynamics_support(model)
@@ -171,7 +188,8 @@ def simulate(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: float,
         first = int(rollout_status(q, qd))
         if first >= 0:
             raise FloatingPointError(
-                f"simulation diverged: non-finite state at step {first} (t = {first * dt_s:g} s) "
+                f"simulation diverged: the state is not finite or exceeds {DIVERGED_ABOVE:g} at "
+                f"step {first} (t = {first * dt_s:g} s) "
                 f"with integrator {integrator.value!r} and dt_s={dt_s:g}; reduce dt_s or use a "
                 "more stable integrator")
     return q, qd, t

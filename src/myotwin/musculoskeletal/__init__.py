@@ -19,7 +19,7 @@ from myotwin.musculoskeletal.adaptive import (InputTable, adaptive_rollout, inpu
 from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators
 from myotwin.musculoskeletal.model import (MusculoskeletalModel, musculoskeletal_model,
                                            with_muscle_masses)
-from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout, simulate
+from myotwin.musculoskeletal.simulate import first_diverged_step, rollout, simulate
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
 # the state functions, compiled (`jax.jit`; api.py)
 from myotwin.musculoskeletal.api import (elastic_energy, mechanical_energy, muscle_drive,
@@ -33,7 +33,7 @@ __all__ = [
     "adaptive_rollout",
     "elastic_energy",
     "equilibrium_state",
-    "first_nonfinite_step",
+    "first_diverged_step",
     "input_table",
     "load_mjcf",
     "inputs_at",

@@ -54,13 +54,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.integrators import Integrator
-from myotwin.engine.simulate import positive_seconds, whole_steps
+from myotwin.engine.simulate import DIVERGED_ABOVE, positive_seconds, whole_steps
 from myotwin.musculoskeletal.controls_csv import (ControlsTable, check_unit_interval,
                                                   read_controls_csv)
 from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators, read_mjcf
 from myotwin.musculoskeletal.model import with_muscle_masses
-from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout
+from myotwin.musculoskeletal.simulate import first_diverged_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState
 
 #: Steps per compiled chunk: the unit of writing.
@@ -296,7 +296,7 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
                 write(states, forces, np.array([0]), np.array([0]))
             steps = done + np.arange(1, chunk + 1)
             keep = steps <= n
-            bad_row = first_nonfinite_step(states)
+            bad_row = first_diverged_step(states)
             if bad_row > 0 and steps[bad_row - 1] <= n:
                 bad_step = int(steps[bad_row - 1])
                 keep &= steps < bad_step
@@ -310,8 +310,8 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
         states_file.close()
         forces_file.close()
     failure = None if bad_step < 0 else (
-        f"the state is not finite at t = {bad_step * dt_s:.6g} s; the rows before it are "
-        "written")
+        f"the state is not finite or exceeds {DIVERGED_ABOVE:g} (MuJoCo's bound of an unstable "
+        f"simulation) at t = {bad_step * dt_s:.6g} s; the rows before it are written")
     summary = {
         "model": where, "muscles": list(names), "integrator": integrator, "dt_s": dt_s,
         "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,

@@ -24,7 +24,7 @@ import numpy as np
 from myotwin.engine.integrators import (Integrator, euler_step_with, explicit_euler_step_with,
                                         rk4_step_with, semi_implicit_euler_step_with)
 from myotwin.engine.arguments import check_musculoskeletal_arguments
-from myotwin.engine.simulate import n_steps_for
+from myotwin.engine.simulate import DIVERGED_ABOVE, diverged_rows, n_steps_for
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
 from myotwin.musculoskeletal.state import MusculoskeletalState
@@ -94,13 +94,12 @@ def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation,
                                   states)
 
 
-def first_nonfinite_step(states: MusculoskeletalState) -> int:
-    """The first row of `states` (fields with a leading step axis) with a non-finite entry in
-    any field, or -1."""
+def first_diverged_step(states: MusculoskeletalState) -> int:
+    """The first row of `states` (fields with a leading step axis) in which any field is not
+    finite or exceeds `engine.simulate.DIVERGED_ABOVE` (MuJoCo's 1e10) in magnitude, or -1."""
     bad = np.zeros(states.q.shape[0], dtype=bool)
     for x in states:
-        x = np.asarray(x)
-        bad |= ~np.all(np.isfinite(x.reshape(x.shape[0], -1)), axis=1)
+        bad |= diverged_rows(np.asarray(x))
     return int(np.argmax(bad)) if bad.any() else -1
 
 
@@ -111,7 +110,8 @@ def simulate(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation
 
     excitation: scalar, (n_muscles,) or per step (n, n_muscles), in [0, 1]; ctrl: None, (n_u,)
     or (n, n_u). ValueError for a bad shape, a non-finite excitation or one outside [0, 1] (when
-    concrete); FloatingPointError naming the first step whose state is not finite."""
+    concrete); FloatingPointError naming the first step whose state diverged
+    (`first_diverged_step`)."""
     n = n_steps_for(duration_s, dt_s)
     integrator = _integrator(integrator)
     u = jnp.asarray(excitation, dtype=float)
@@ -125,8 +125,8 @@ def simulate(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation
     state0 = MusculoskeletalState(*(jnp.asarray(x, dtype=float) for x in state0))
     states = rollout(msm, state0, u, dt_s, n, integrator, ctrl)
     if not isinstance(states.q, jax.core.Tracer):
-        k = first_nonfinite_step(states)
+        k = first_diverged_step(states)
         if k >= 0:
-            raise FloatingPointError(f"simulation diverged: the state is not finite at step "
-                                     f"{k} (t = {k * dt_s:.6g} s)")
+            raise FloatingPointError(f"simulation diverged: the state is not finite or exceeds "
+                                     f"{DIVERGED_ABOVE:g} at step {k} (t = {k * dt_s:.6g} s)")
     return states, jnp.arange(n + 1) * dt_s

@@ -60,13 +60,13 @@ import numpy as np
 
 from myotwin.engine.adaptive import AdaptiveStatus
 from myotwin.engine.integrators import Integrator
-from myotwin.engine.simulate import positive_seconds, whole_steps
+from myotwin.engine.simulate import DIVERGED_ABOVE, positive_seconds, whole_steps
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.muscle.model import TendonModel
 from myotwin.musculoskeletal.adaptive import InputTable, adaptive_rollout, input_table
 from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.model import MusculoskeletalModel
-from myotwin.musculoskeletal.simulate import first_nonfinite_step, rollout
+from myotwin.musculoskeletal.simulate import first_diverged_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
 from myotwin.osim.loader import OsimModel
 from myotwin.osim.muscles import OPENSIM_STATE
@@ -324,7 +324,7 @@ def _run_fixed(msm, state, inputs, write, *, n, dt_s, stride, chunk, integrator,
                          Integrator(integrator), jnp.asarray(inputs.control(t_mid)))
         steps = done + np.arange(1, chunk + 1)
         keep = steps <= n
-        bad_row = first_nonfinite_step(states)   # row 0 is the chunk's finite start
+        bad_row = first_diverged_step(states)   # row 0 is the chunk's finite start
         if bad_row > 0 and steps[bad_row - 1] <= n:
             bad_step = int(steps[bad_row - 1])
             keep &= steps < bad_step
@@ -343,8 +343,8 @@ def _run_fixed(msm, state, inputs, write, *, n, dt_s, stride, chunk, integrator,
 
 
 def _not_finite(t_s: float) -> str:
-    return (f"the state or a muscle's fiber length or force is not finite by t = {t_s:.6g} "
-            "s; the rows before it are written")
+    return (f"the state or a muscle's fiber length or force is not finite (or a state exceeds "
+            f"{DIVERGED_ABOVE:g}) by t = {t_s:.6g} s; the rows before it are written")
 
 
 def _run_adaptive(msm, state, inputs, write, *, n, dt_s, stride, chunk, integrator,
