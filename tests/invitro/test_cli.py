@@ -75,6 +75,7 @@ def test_missing_config_file(capsys, tmp_path):
 @pytest.mark.parametrize("args, names", [
     (["--ticks", "0"], ["--ticks = 0"]),
     (["--rate-hz", "0"], ["--rate-hz = 0.0"]),
+    (["--rate-hz", "inf"], ["--rate-hz = inf: expected a rate from 10 to 100000 Hz"]),
 ])
 def test_bad_loopback_arguments(capsys, tmp_path, args, names):
     rc, _, err = run_main(capsys, "invitro", "loopback", "--inprocess", "--out", str(tmp_path),

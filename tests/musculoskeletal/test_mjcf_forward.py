@@ -239,6 +239,28 @@ def test_bad_controls_files_are_named(tmp_path, capsys, content, message):
     assert not (tmp_path / "o").exists()
 
 
+def test_binary_controls_and_mujocos_two_line_errors_are_one_line(tmp_path, capsys):
+    """A controls file that is not UTF-8 text is named (it was Python's bare 'utf-8' codec
+    message); MuJoCo's compiler message for a missing <include> (two lines: the error, then
+    the element) is joined into one."""
+    _need(ELBOW1)
+    (tmp_path / "c.csv").write_bytes(b"\xff\xfe\x00binary")
+    status = main(["mjcf", "forward", str(ELBOW1), "--out", str(tmp_path / "o"), "--controls",
+                   str(tmp_path / "c.csv")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert "c.csv: not a text (UTF-8) CSV file: invalid start byte at byte 0" in err, err
+    model = tmp_path / "include.xml"
+    model.write_text('<mujoco><include file="nonexistent_part.xml"/></mujoco>')
+    status = main(["mjcf", "forward", str(model), "--out", str(tmp_path / "o"),
+                   "--excitation", "0.5"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert "include.xml: MuJoCo cannot compile it: " in err and "nonexistent_part.xml" in err
+    assert "; Element 'include'" in err, err
+    assert not (tmp_path / "o").exists()
+
+
 def test_controls_file_drives_the_elbow_as_a_mujoco_control_loop(tmp_path):
     """A controls table (BIClong and TRIlong ramps, a BRA column overridden by a constant, one
     muscle constant, the others 0) against mj_step (RK4, 1 ms) with d.ctrl set from the

@@ -20,8 +20,9 @@ def _config(args):
         link = dataclasses.replace(link, protocol=args.protocol)
     rate = getattr(args, "rate_hz", None)
     if rate is not None:
-        if not rate > 0:
-            raise ValueError(f"--rate-hz = {rate}: expected > 0")
+        if not 10.0 <= rate <= 1e5:   # link.period_s's range, 1e-5 to 0.1 s
+            raise ValueError(f"--rate-hz = {rate}: expected a rate from 10 to 100000 Hz "
+                             "(a period of 1e-5 to 0.1 s)")
         link = dataclasses.replace(link, period_s=1.0 / rate)
     return dataclasses.replace(cfg, link=link)
 

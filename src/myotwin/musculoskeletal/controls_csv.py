@@ -42,8 +42,12 @@ def read_controls_csv(path) -> ControlsTable:
     name = str(path)
     if not Path(name).is_file():
         raise ValueError(f"{name}: no such controls file")
-    with open(name, newline="", encoding="utf-8-sig") as f:   # a spreadsheet's BOM is skipped
-        rows = [r for r in csv.reader(f) if r]
+    try:
+        with open(name, newline="", encoding="utf-8-sig") as f:   # a spreadsheet's BOM: skipped
+            rows = [r for r in csv.reader(f) if r]
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{name}: not a text (UTF-8) CSV file: {err.reason} at byte "
+                         f"{err.start}") from None
     if not rows:
         raise ValueError(f"{name}: empty controls file (expected a header "
                          "time_s,<actuator>,...)")

@@ -178,7 +178,8 @@ def read_mjcf(source):
     try:
         return mujoco.MjModel.from_xml_path(where), where
     except ValueError as err:
-        raise ValueError(f"{where}: MuJoCo cannot compile it: {err}") from None
+        message = "; ".join(line.strip() for line in str(err).splitlines() if line.strip())
+        raise ValueError(f"{where}: MuJoCo cannot compile it: {message}") from None
 
 
 def load_mjcf(source, name: str | None = None) -> MusculoskeletalModel:
