@@ -48,6 +48,11 @@ def test_load_reads_an_mjcf_file(tmp_path):
     m = mujoco.MjModel.from_xml_string(build_frog_mjcf())
     assert (model.n_q, model.n_v, model.n_body) == (m.nq, m.nv, m.nbody)
     np.testing.assert_array_equal(np.asarray(model.qpos0), m.qpos0)
+    # a path given to compile_model (which takes an MjModel) is named, with the way out; it
+    # raised an AttributeError ('str' object has no attribute 'neq') from engine/equality.py
+    with pytest.raises(TypeError, match=r"compile_model: expected a mujoco.MjModel, got str "
+                                        r"'.*frog.xml'; for an MJCF file use engine.load"):
+        engine.compile_model(str(path))
 
 
 def test_compile_neither_modifies_nor_aliases_the_mujoco_model():

@@ -162,6 +162,25 @@ def test_material_and_cylinder_reject_bad_values():
         fiber.make_cylinder_contact([0, 0, 0], [0, 1, 0], 0.1, -1.0, 1.0)
 
 
+def test_gravity_and_step_count_are_checked():
+    """A gravity of 2 or 5 components gave line forces of that many (a (8, 4, 2) array), a NaN
+    one NaN forces, and a negative step count NumPy's 'negative dimensions are not allowed'."""
+    model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 2,
+                                r0_m=0.05, gamma_m=1.0, material=fiber.table1_material(),
+                                rho_kg_m3=900.0)
+    for bad in ([0.0, -9.81], [1, 2, 3, 4, 5], [0.0, 0.0, np.nan]):
+        with pytest.raises(ValueError, match=r"fiber '.*': gravity_m_s2 must be 3 finite "
+                                             r"numbers \(m/s\^2\), got"):
+            fiber.gravity_line_force(model, bad)
+    loads = fiber.FiberLoads(0.0, fiber.gravity_line_force(model, [0, 0, -9.81]))
+    state = fiber.FiberState(model.ref_q, 0 * model.ref_q)
+    for bad in (-2, 2.5, True):
+        with pytest.raises(ValueError, match=f"n_steps must be an integer >= 0, got {bad!r}"):
+            fiber.simulate(model, state, 0.0, 0.01, bad, lambda t: loads)
+    empty = fiber.simulate(model, state, 0.0, 0.01, 0, lambda t: loads)
+    np.testing.assert_array_equal(empty.q, np.asarray(model.ref_q)[None])
+
+
 def test_band_storage_matches_dense_assembly():
     # Banded scatter vs a dense scatter of the same element matrices (pure index check).
     model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 3,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pathlib
 
+import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
@@ -107,6 +108,21 @@ def test_wrong_shapes_and_nonfinite_configurations():
         assert np.all(np.isnan(np.asarray(myotwin.muscle_lengths(model, q))))
         assert np.all(np.isnan(np.asarray(myotwin.moment_arms(model, q))))
     assert np.all(np.isfinite(np.asarray(myotwin.muscle_lengths(model, np.array([0.2, 0.1])))))
+
+
+def test_lists_and_integer_configurations_are_taken_as_float_arrays():
+    """A q given as a list (which jax.jit splits into scalars: it raised JAX's
+    TracerArrayConversionError) or as integers (which jax.jacfwd refuses: "requires real-valued
+    inputs") gives what the float array gives, bit for bit, and against MuJoCo's ten_length
+    (1e-12 m, roundoff)."""
+    m = mujoco.MjModel.from_xml_string(FIXED_AND_SPATIAL)
+    model = myotwin.compile_model(m)
+    reference = np.asarray(myotwin.muscle_lengths(model, np.array([1.0, 0.0])))
+    np.testing.assert_allclose(reference, _mujoco(m, [1.0, 0.0])[0][1:], rtol=0, atol=1e-12)
+    for q in ([1, 0], (1.0, 0.0), np.array([1, 0]), jnp.array([1, 0])):
+        np.testing.assert_array_equal(np.asarray(myotwin.muscle_lengths(model, q)), reference)
+        np.testing.assert_array_equal(np.asarray(myotwin.moment_arms(model, q)),
+                                      np.asarray(myotwin.moment_arms(model, np.array([1., 0.]))))
 
 
 def test_nonfinite_configuration_gives_nan_path_lengths_everywhere():

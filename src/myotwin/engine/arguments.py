@@ -142,9 +142,29 @@ def check_rollout_arguments(function: str, model, n_steps: int, q0, qd0, ctrl,
     check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps, function)
 
 
+#: Arguments that are arrays of real numbers: given as a list or tuple (which `jax.jit` passes
+#: on as a list of scalars) or with an integer dtype (which `jax.jacfwd` refuses), they are
+#: made float arrays before the checks, so `muscle_lengths(model, [0.3, 1.2])` works as NumPy
+#: users expect.
+_REAL = frozenset(_ENGINE) | frozenset(_REDUCED) | {"xfrc_applied", "excitation",
+                                                    "activation"}
+
+
+def _as_real(value):
+    import jax.numpy as jnp
+
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return jnp.asarray(value, dtype=jnp.result_type(float))
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and not np.issubdtype(dtype, np.inexact):
+        return jnp.asarray(value, dtype=jnp.result_type(float))
+    return value
+
+
 def checked(fn, check=check_engine_arguments):
-    """fn with its array arguments checked against its first argument (the model) before it
-    runs (module docstring). The result keeps fn's name, docstring and signature."""
+    """fn with its array arguments made real arrays (`_REAL`) and checked against its first
+    argument (the model) before it runs (module docstring). The result keeps fn's name,
+    docstring and signature."""
     signature = inspect.signature(fn)
     first = next(iter(signature.parameters))
 
@@ -154,8 +174,10 @@ def checked(fn, check=check_engine_arguments):
             bound = signature.bind(*args, **kwargs)
         except TypeError:
             return fn(*args, **kwargs)     # Python's own message for a wrong call
+        for name in _REAL.intersection(bound.arguments):
+            bound.arguments[name] = _as_real(bound.arguments[name])
         arguments = dict(bound.arguments)
         check(fn.__name__, arguments.pop(first), arguments)
-        return fn(*args, **kwargs)
+        return fn(*bound.args, **bound.kwargs)
 
     return with_checks

@@ -341,6 +341,10 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
         )
     from myotwin.engine.limits import limit_parameters  # limits.py imports this module
 
+    if not isinstance(mj_model, mujoco.MjModel):
+        raise TypeError(f"compile_model: expected a mujoco.MjModel, got "
+                        f"{type(mj_model).__name__} {mj_model!r:.80}; for an MJCF file use "
+                        "engine.load(path)")
     _validate(mj_model)
     m = mj_model
     gravity = np.array(m.opt.gravity, dtype=np.float64)

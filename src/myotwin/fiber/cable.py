@@ -298,9 +298,15 @@ def mass_matrix_banded(model: FiberModel) -> jax.Array:
 
 
 def gravity_line_force(model: FiberModel, gravity_m_s2) -> jax.Array:
-    """Line force of gravity rho A_0 g at the bulk quadrature points (n_el, n_qp, 3), N/m."""
+    """Line force of gravity rho A_0 g at the bulk quadrature points (n_el, n_qp, 3), N/m.
+    gravity_m_s2: 3 numbers (m/s^2); a concrete value must be finite."""
+    g = jnp.asarray(gravity_m_s2, jnp.float64)
+    if g.shape != (3,) or (not isinstance(g, jax.core.Tracer)
+                           and not bool(jnp.all(jnp.isfinite(g)))):
+        raise ValueError(f"fiber '{model.name}': gravity_m_s2 must be 3 finite numbers (m/s^2), "
+                         f"got {np.asarray(g).tolist() if g.size < 10 else g.shape}")
     area0 = math.pi * model.qp_r0_m**2
-    return (model.rho_kg_m3 * area0)[..., None] * jnp.asarray(gravity_m_s2, jnp.float64)
+    return (model.rho_kg_m3 * area0)[..., None] * g
 
 
 def line_force_at_quadrature(model: FiberModel, b: Callable[[np.ndarray], np.ndarray]):

@@ -56,6 +56,7 @@ from myotwin.fiber.time_stepping import (
     FiberNewtonError,
     InadmissibleContactError,
     NewtonOptions,
+    check_step_count,
     check_unit_activation,
 )
 
@@ -508,6 +509,7 @@ def simulate(system: FiberSystem, state0: SystemState, t0_s: float, dt_s: float,
     A step whose Newton iteration fails is retried as two half steps, recursively up to
     `max_halvings` times (our addition; the seed uses a fixed step); the last failure is raised.
     """
+    check_step_count(n_steps)
     t = t0_s + dt_s * np.arange(n_steps + 1)
     n_v = system.n_v
     q, qd = np.empty((n_steps + 1, n_v)), np.empty((n_steps + 1, n_v))
