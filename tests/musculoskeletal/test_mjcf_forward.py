@@ -202,6 +202,7 @@ def test_a_run_past_mujocos_bound_of_an_unstable_simulation_stops(tmp_path):
     (["--excitation", "1", "--muscle-mass-kg", "BRA=-1"],
      "muscle mass of 'BRA' must be >= 0 kg, got -1.0"),
     (["--excitation", "1", "--ctrl", "motor=1"], "ctrl: no such name 'motor'"),
+    (["--excitation", "BRA=0.2", "BRA=0.9"], "BRA is given twice (BRA=0.2 and BRA=0.9)"),
 ])
 def test_bad_input_is_one_line_naming_the_field(tmp_path, capsys, args, message):
     _need(ELBOW1)

@@ -19,6 +19,8 @@ def name_value_pairs(items, what: str) -> dict[str, float]:
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise ValueError(f"{what}: expected NAME=VALUE, got {item!r}")
+        if name in out:
+            raise ValueError(f"{what}: {name} is given twice ({name}={out[name]:g} and {item})")
         try:
             out[name] = float(value)
         except ValueError:
