@@ -73,6 +73,21 @@ def test_missing_config_file(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("args, names", [
+    (["--max-ticks", "-1"], ["--max-ticks = -1: expected >= 1"]),
+    (["--spin-s", "-1"], ["--spin-s = -1.0: expected a time in [0, 0.001) s"]),
+    (["--spin-s", "0.5"], ["--spin-s = 0.5"]),
+    (["--cpu", "99999"], ["--cpu = 99999: this process may run on CPUs ["]),
+    (["--stim-onset-s", "0.1"], ["--stim-onset-s with --protocol framed"]),
+])
+def test_bad_emulator_options_are_refused_before_the_port_opens(capsys, args, names):
+    """Each was accepted: the emulator printed its port and waited for a host, and the option
+    failed (or was ignored) only once the trial ran."""
+    rc, out, err = run_main(capsys, "invitro", "emulate", "--pty", *args)
+    assert "PORT" not in out
+    assert_one_line_error(rc, err, *names)
+
+
+@pytest.mark.parametrize("args, names", [
     (["--ticks", "0"], ["--ticks = 0"]),
     (["--rate-hz", "0"], ["--rate-hz = 0.0"]),
     (["--rate-hz", "inf"], ["--rate-hz = inf: expected a rate from 10 to 100000 Hz"]),

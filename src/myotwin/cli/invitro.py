@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import sys
 import time
@@ -38,6 +39,24 @@ def cmd_show_config(args) -> int:
     return 0
 
 
+def _check_emulate_options(args, period_s: float) -> None:
+    """The emulator's own options, refused before the port opens (any failure later would
+    come only once a host has connected and the trial started)."""
+    if args.max_ticks is not None and args.max_ticks < 1:
+        raise ValueError(f"--max-ticks = {args.max_ticks}: expected >= 1")
+    if not (math.isfinite(args.spin_s) and 0.0 <= args.spin_s < period_s):
+        raise ValueError(f"--spin-s = {args.spin_s}: expected a time in [0, {period_s:g}) s "
+                         "(below the tick period)")
+    if args.cpu is not None and hasattr(os, "sched_getaffinity"):
+        allowed = sorted(os.sched_getaffinity(0))
+        if args.cpu not in allowed:
+            raise ValueError(f"--cpu = {args.cpu}: this process may run on CPUs {allowed}")
+    if args.stim_onset_s is not None and args.protocol != "legacy":
+        raise ValueError(f"--stim-onset-s with --protocol {args.protocol}: the device's own "
+                         "stimulation schedule is for the legacy protocol (the framed "
+                         "protocol's stimulation comes from the host's commands)")
+
+
 def cmd_emulate(args) -> int:
     """An emulated rig on a new pty: prints `PORT <path>`, waits for the host's first command
     (the trigger), then ticks in real time until the host ends the trial or goes away."""
@@ -46,6 +65,7 @@ def cmd_emulate(args) -> int:
     from myotwin.invitro.stimulation import StimulationSchedule
     from myotwin.invitro.transport import open_pty_pair, pty_slave_is_open
     cfg = _config(args)
+    _check_emulate_options(args, cfg.link.period_s)
     stim = None
     if args.stim_onset_s is not None:
         stim = StimulationSchedule(onset_s=args.stim_onset_s, duration_s=args.stim_duration_s)
