@@ -55,7 +55,10 @@ def test_unknown_condition_in_only(capsys, tmp_path):
     ("[link]\nperiod_s = 0\n", ["'link.period_s'", "0.0"]),
     ("safety = 1\n", ["'safety'", "1"]),
     ("[trial\n", ["not valid TOML"]),
-], ids=["unknown_field", "wrong_type", "out_of_range", "not_a_table", "bad_toml"])
+    ("[calibration]\nforce_attenuation = -1\n", ["'calibration.force_attenuation' = -1"]),
+    ("duration_s = 1\n", ["'duration_s' = 1 at the top level", "[trial]"]),
+], ids=["unknown_field", "wrong_type", "out_of_range", "not_a_table", "bad_toml",
+        "section_named", "top_level_key"])
 @pytest.mark.parametrize("command", ["run", "loopback", "show-config"])
 def test_bad_config_file(capsys, tmp_path, text, names, command):
     path = tmp_path / "bad.toml"

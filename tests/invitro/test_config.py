@@ -25,13 +25,13 @@ from myotwin.invitro.safety import SafetyConfig
     ("[link]\nport = 3\n", ["'link.port'", "3", "str"]),
     ("trial = 0.1\n", ["'trial'", "0.1"]),
     # out of range
-    ("[safety]\nwatchdog_s = -0.005\n", ["'watchdog_s'", "-0.005"]),
+    ("[safety]\nwatchdog_s = -0.005\n", ["'safety.watchdog_s'", "-0.005"]),
     ("[link]\nperiod_s = 1.0\n", ["'link.period_s'", "1.0"]),
     ('[link]\nprotocol = "FRAMED"\n', ["'link.protocol'", "'FRAMED'"]),
     ("[trial]\nduration_s = 0\n", ["'trial.duration_s'", "0.0"]),
     ("[trial]\nseed = -1\n", ["'trial.seed'", "-1"]),
-    ("[calibration]\nlength_offset_V = 2.5\n", ["'length_offset_V'", "2.5"]),
-    ("[calibration]\nlength_max_V = -1\n", ["'length_max_V'", "-1.0"]),
+    ("[calibration]\nlength_offset_V = 2.5\n", ["'calibration.length_offset_V'", "2.5"]),
+    ("[calibration]\nlength_max_V = -1\n", ["'calibration.length_max_V'", "-1.0"]),
     # not TOML at all
     ("[safety\nwatchdog_s = 1\n", ["not valid TOML"]),
 ], ids=["unknown_section", "unknown_field", "str_for_float", "float_for_int", "bool_for_int",

@@ -130,7 +130,7 @@ def test_safety_config_rejects_bad_values(field, value):
     with pytest.raises(ValueError) as e:
         SafetyConfig(**{field: value}, source="rig.toml")
     msg = str(e.value)
-    assert "rig.toml" in msg and f"'{field}'" in msg and repr(value) in msg, msg
+    assert "rig.toml" in msg and f"'safety.{field}'" in msg and repr(value) in msg, msg
 
 
 def test_safety_config_accepts_zero_tolerances_and_ramp_time():
@@ -152,7 +152,7 @@ def test_calibration_rejects_bad_values(kw, field):
         Calibration(**kw, source="rig.toml")
     msg = str(e.value)
     value = kw.get(field, getattr(Calibration(), field))
-    assert "rig.toml" in msg and f"'{field}'" in msg and repr(value) in msg, msg
+    assert "rig.toml" in msg and f"'calibration.{field}'" in msg and repr(value) in msg, msg
 
 
 @pytest.mark.parametrize("kw, field", [

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 def _require(cond: bool, field: str, value, expected: str, source: str) -> None:
     if not cond:
-        raise ValueError(f"{source}: field '{field}' = {value!r}: expected {expected}")
+        raise ValueError(f"{source}: field 'calibration.{field}' = {value!r}: expected "
+                         f"{expected}")
 
 
 @dataclass(frozen=True)

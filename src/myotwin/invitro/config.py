@@ -125,6 +125,9 @@ def load_config(path: str | Path | None = None) -> ExperimentConfig:
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{p}: not valid TOML: {e}") from None
     for name, values in data.items():
+        if name not in _SECTIONS and not isinstance(values, dict):
+            raise ValueError(f"{p}: '{name}' = {values!r} at the top level: every setting "
+                             f"belongs to a section ({', '.join(f'[{s}]' for s in _SECTIONS)})")
         if name not in _SECTIONS:
             raise ValueError(f"{p}: unknown section [{name}] (known: {', '.join(_SECTIONS)})")
         if not isinstance(values, dict):

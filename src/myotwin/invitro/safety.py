@@ -64,7 +64,7 @@ class SafetyConfig:
             elif f.name != "ramp_s":
                 ok = ok and v > 0
             if not ok:
-                raise ValueError(f"{self.source}: safety field '{f.name}' = {v!r}: "
+                raise ValueError(f"{self.source}: field 'safety.{f.name}' = {v!r}: "
                                  "expected a finite number > 0 (counts: integer >= 0)")
 
 
