@@ -265,6 +265,8 @@ def test_divergence_raises_naming_step():
         engine.simulate(model, q0, qd0 + 2e10, jnp.zeros(0), 0.05, 0.01, "explicit_euler")
     assert np.isfinite(engine.simulate(model, q0, qd0, jnp.zeros(0), 0.05, 0.01,
                                        "explicit_euler")[1]).all()
+    with pytest.raises(ValueError, match="rollout: n_steps must be an integer >= 0, got -1"):
+        engine.rollout(model, q0, qd0, jnp.zeros(0), 0.01, -1, "rk4")
 
 
 @pytest.mark.parametrize("run", ["rollout", "simulate"])

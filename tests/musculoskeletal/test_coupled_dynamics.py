@@ -206,6 +206,14 @@ def test_bad_input_is_rejected_with_a_message():
         ms.simulate(msm, x0, 0.2, 0.01, 1e-3, "bdf1")
     with pytest.raises(ValueError, match=r"entry \(2,\) is 1.5"):
         ms.simulate(msm, x0, [0.1, 0.2, 1.5, 0.0], 0.01, 1e-3)
+    for bad in (1.5, -3.0):   # one number for every muscle (its check never fired)
+        with pytest.raises(ValueError, match=rf"excitation must be finite and in \[0, 1\], "
+                                             rf"got {bad}"):
+            ms.simulate(msm, x0, bad, 0.01, 1e-3)
+    for bad in (-1, 2.5):     # JAX's broadcast_in_dim / "Shapes must be 1D sequences" before
+        with pytest.raises(ValueError, match=rf"rollout: n_steps must be an integer >= 0, "
+                                             rf"got {bad}"):
+            ms.rollout(msm, x0, 0.1, 1e-3, bad)
     with pytest.raises(ValueError, match="excitation has shape"):
         ms.simulate(msm, x0, jnp.zeros((3, 4)), 0.01, 1e-3)
     with pytest.raises(FloatingPointError, match=r"not finite or exceeds 1e\+10 at step 0"):

@@ -128,11 +128,19 @@ def check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps: int | None 
                              f"({what})")
 
 
+def check_step_count(function: str, n_steps) -> None:
+    """ValueError naming `function` unless n_steps is an integer >= 0 (a rollout's length)."""
+    if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 0:
+        raise ValueError(f"{function}: n_steps must be an integer >= 0, got {n_steps!r}")
+
+
 def check_rollout_arguments(function: str, model, n_steps: int, q0, qd0, ctrl,
                             qfrc_applied=None, xfrc_applied=None) -> None:
     """A rollout's initial state (q0 (n_q,), qd0 (n_v,)), ctrl (a scalar, (n_u,) or one row
     per step (n_steps, n_u)) and applied forces (`check_applied_shapes` with n_steps),
-    checked as `check_engine_arguments` checks a state function's."""
+    checked as `check_engine_arguments` checks a state function's; and n_steps
+    (`check_step_count`)."""
+    check_step_count(function, n_steps)
     model = _model_of(function, model)
     _require(function, "q0", q0, (model.n_q,), f"the model's n_q = {model.n_q}")
     _require(function, "qd0", qd0, (model.n_v,), f"the model's n_v = {model.n_v}")

@@ -41,6 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse.linalg as spla
 
+from myotwin.engine.arguments import check_step_count
 from myotwin.fiber import contact_bones, contact_fibers
 from myotwin.fiber.contact_cylinder import admissible_fractions, eps_lower_bound
 from myotwin.fiber.coupling import positions_and_jacobians
@@ -56,7 +57,6 @@ from myotwin.fiber.time_stepping import (
     FiberNewtonError,
     InadmissibleContactError,
     NewtonOptions,
-    check_step_count,
     check_unit_activation,
 )
 
@@ -509,7 +509,7 @@ def simulate(system: FiberSystem, state0: SystemState, t0_s: float, dt_s: float,
     A step whose Newton iteration fails is retried as two half steps, recursively up to
     `max_halvings` times (our addition; the seed uses a fixed step); the last failure is raised.
     """
-    check_step_count(n_steps)
+    check_step_count("fiber simulate_system", n_steps)
     t = t0_s + dt_s * np.arange(n_steps + 1)
     n_v = system.n_v
     q, qd = np.empty((n_steps + 1, n_v)), np.empty((n_steps + 1, n_v))

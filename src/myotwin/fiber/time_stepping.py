@@ -39,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
+from myotwin.engine.arguments import check_step_count
 from myotwin.fiber import hermite
 from myotwin.fiber.assembly import step_system
 from myotwin.fiber.cable import FiberModel, element_h, per_element
@@ -324,17 +325,11 @@ class Trajectory(NamedTuple):
     newton_iterations: np.ndarray
 
 
-def check_step_count(n_steps) -> None:
-    """ValueError unless n_steps is an integer >= 0 (the simulations' step count)."""
-    if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 0:
-        raise ValueError(f"fiber simulate: n_steps must be an integer >= 0, got {n_steps!r}")
-
-
 def simulate(model: FiberModel, state0: FiberState, t0_s: float, dt_s: float, n_steps: int,
              loads_at: Callable[[float], FiberLoads], contact: CylinderContact | None = None,
              options: NewtonOptions = NewtonOptions()) -> Trajectory:
     """n_steps backward-Euler steps of size dt_s; loads_at(t) gives the loads at each new time."""
-    check_step_count(n_steps)
+    check_step_count("fiber simulate", n_steps)
     t = t0_s + dt_s * np.arange(n_steps + 1)
     qs = np.empty((n_steps + 1, model.n_dof))
     vs = np.empty_like(qs)

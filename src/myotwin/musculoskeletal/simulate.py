@@ -23,7 +23,7 @@ import numpy as np
 
 from myotwin.engine.integrators import (Integrator, euler_step_with, explicit_euler_step_with,
                                         rk4_step_with, semi_implicit_euler_step_with)
-from myotwin.engine.arguments import check_musculoskeletal_arguments
+from myotwin.engine.arguments import check_musculoskeletal_arguments, check_step_count
 from myotwin.engine.simulate import DIVERGED_ABOVE, diverged_rows, n_steps_for
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
@@ -58,6 +58,22 @@ def _per_step(x, n_steps: int, width: int, what: str):
     raise ValueError(f"{what} has shape {x.shape}, expected ({width},) or ({n_steps}, {width})")
 
 
+def check_excitation(excitation) -> None:
+    """ValueError unless a concrete excitation (a scalar or an array) is finite and in [0, 1]
+    (a traced one is not checked)."""
+    if isinstance(excitation, jax.core.Tracer):
+        return
+    values = np.asarray(excitation, dtype=float)
+    bad = ~(np.isfinite(values) & (values >= 0.0) & (values <= 1.0))
+    if values.ndim == 0 and bad:     # (np.argwhere of a 0-d array is empty)
+        raise ValueError(f"excitation must be finite and in [0, 1], got {float(values)!r}")
+    where = np.argwhere(bad)
+    if where.size:
+        raise ValueError(f"excitation must be finite and in [0, 1]; entry "
+                         f"{tuple(int(i) for i in where[0])} is "
+                         f"{float(values[tuple(where[0])])!r}")
+
+
 @functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
 def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation, dt_s,
             n_steps: int, integrator: Integrator = Integrator.RK4,
@@ -67,6 +83,7 @@ def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation,
     (n_steps, n_u) for the skeleton's own actuators."""
     step = _STEPS[_integrator(integrator)]
     check_musculoskeletal_arguments("rollout", msm, {"state": state0})
+    check_step_count("rollout", n_steps)   # static; values are `simulate`'s to check
     model = msm.skeleton
     u_steps = _per_step(excitation, n_steps, msm.n_muscles, "excitation")
     c_steps = _per_step(jnp.zeros(model.n_u) if ctrl is None else ctrl, n_steps, model.n_u,
@@ -115,13 +132,7 @@ def simulate(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation
     n = n_steps_for(duration_s, dt_s)
     integrator = _integrator(integrator)
     u = jnp.asarray(excitation, dtype=float)
-    if not isinstance(u, jax.core.Tracer):
-        values = np.asarray(u)
-        where = np.argwhere(~(np.isfinite(values) & (values >= 0.0) & (values <= 1.0)))
-        if where.size:
-            raise ValueError(f"excitation must be finite and in [0, 1]; entry "
-                             f"{tuple(int(i) for i in where[0])} is "
-                             f"{float(values[tuple(where[0])])!r}")
+    check_excitation(u)
     state0 = MusculoskeletalState(*(jnp.asarray(x, dtype=float) for x in state0))
     states = rollout(msm, state0, u, dt_s, n, integrator, ctrl)
     if not isinstance(states.q, jax.core.Tracer):
