@@ -466,6 +466,8 @@ def test_specification_and_validation(chain):
     bad = [
         (dict(path="nope", mass_kg=1.0, n_points=3), "unknown path 'nope'"),
         (dict(path=9, mass_kg=1.0, n_points=3), "outside [0, 4]"),
+        (dict(path=1.5, mass_kg=1.0, n_points=3),             # int(1.5): path 1 before
+         "path 1.5: expected a tendon name or an integer index"),
         (dict(path="via", mass_kg=-0.1, n_points=3), "mass_kg must be a finite scalar >= 0"),
         (dict(path="via", mass_kg=float("nan"), n_points=3), "finite scalar"),
         (dict(path="via", mass_kg=1.0, n_points=0), "n_points must be a positive integer"),

@@ -250,6 +250,11 @@ def test_equilibrium_reports_failure_for_a_slack_musculotendon():
     ({"fiber_damping": 0.0}, "fiber_damping must be > 0 for the damped"),
     ({"tau_act_s": -0.01}, "muscle 'm0' activation: tau_act_s"),
     ({"names": ["m0", "m0"]}, "duplicate muscle names"),
+    ({"names": "BRA"}, r"names must be a sequence of muscle names, got the string 'BRA' "
+                       r"\(for one muscle: \['BRA'\]\)"),     # tuple("BRA"): B, R and A
+    ({"curves": "hill"}, r"curves 'hill': expected one of \['millard2012', "),
+    ({"tendon": "stiff"}, r"tendon 'stiff': expected one of \["),
+    ({"activation_law": "fast"}, r"activation_law 'fast': expected one of \["),
     ({"tendon": "explicit_force"}, "needs the De Groote 2016 curves"),
     ({"curves": "degroote2016", "tendon": "explicit_force", "fiber_damping": 0.1},
      "fiber_damping must be 0 for the explicit"),

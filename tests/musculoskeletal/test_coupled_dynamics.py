@@ -191,6 +191,11 @@ def test_bad_input_is_rejected_with_a_message():
     muscles = _muscles(skeleton, "rigid")
     with pytest.raises(ValueError, match="unknown path 'nope'"):
         ms.musculoskeletal_model(skeleton, muscles, ["straight", "via1", "via2", "nope"])
+    with pytest.raises(ValueError, match=r"path 0.7: expected a path name or an integer index"):
+        ms.musculoskeletal_model(skeleton, muscles, [0.7, 1, 2, 3])   # int(0.7) = 0 before
+    msm0 = ms.musculoskeletal_model(skeleton, muscles)
+    with pytest.raises(ValueError, match="n_points must be a positive integer, got 2.7"):
+        ms.with_muscle_masses(msm0, 0.1, 2.7)                        # int(2.7) = 2 before
     with pytest.raises(ValueError, match="3 paths for 4 muscles"):
         ms.musculoskeletal_model(skeleton, muscles, ["straight", "via1", "via2"])
     with pytest.raises(ValueError, match="both pull on path 'via1'"):

@@ -78,7 +78,7 @@ def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integra
     """(q (n_steps+1, n_q), qd (n_steps+1, n_v)) from (q0, qd0); ctrl (n_u,) or (n_steps, n_u);
     applied forces as in `step_inputs` (None: nothing applied); integrator an `Integrator` or
     its name (ValueError naming the choices otherwise)."""
-    step = STEPS[_integrator(integrator)]
+    step = STEPS[as_integrator(integrator)]
     check_rollout_arguments("rollout", model, n_steps, q0, qd0, ctrl, qfrc_applied,
                             xfrc_applied)
     per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
@@ -97,7 +97,7 @@ def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integra
     return jnp.concatenate([q0[None], qs]), jnp.concatenate([qd0[None], qds])
 
 
-def _integrator(integrator) -> Integrator:
+def as_integrator(integrator) -> Integrator:
     try:
         return Integrator(integrator)
     except ValueError:
@@ -172,7 +172,7 @@ def simulate(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: float,
     NewtonConvergenceError naming the first step whose Newton solve failed (when not traced).
     """
     require_dynamics_support(model)
-    integrator = _integrator(integrator)
+    integrator = as_integrator(integrator)
     if integrator in (Integrator.BDF1, Integrator.SDIRK2):
         from myotwin.engine.implicit import simulate_implicit
 

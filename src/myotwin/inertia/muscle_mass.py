@@ -118,6 +118,8 @@ def path_index(paths, path: int | str) -> int:
             raise ValueError(f"unknown path '{path}': the model's paths are "
                              f"{list(paths.path_names)}")
         return paths.path_names.index(path)
+    if isinstance(path, bool) or not isinstance(path, (int, np.integer)):
+        raise ValueError(f"path {path!r}: expected a tendon name or an integer index")
     p = int(path)
     if not 0 <= p < paths.n_paths:
         raise ValueError(f"path index {path!r} outside [0, {paths.n_paths - 1}]")

@@ -225,6 +225,15 @@ def _curve_part(family, names, eps_p, eps_t, active_force_width_scale,
     return DeGrooteCurves(jnp.asarray(scale), jnp.asarray(eps_p), jnp.asarray(eps_t))
 
 
+def _choice(kind, value, argument: str):
+    """kind(value) for an Enum `kind`, or ValueError naming the argument and the choices."""
+    try:
+        return kind(value)
+    except ValueError:
+        raise ValueError(f"build_muscles: {argument} {value!r}: expected one of "
+                         f"{[k.value for k in kind]}") from None
+
+
 def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: TendonModel | str,
                   max_isometric_force_N, optimal_fiber_length_m, tendon_slack_length_m,
                   pennation_at_optimal_rad=0.0, max_contraction_velocity_Lopt_per_s=10.0,
@@ -259,6 +268,9 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
     law MUJOCO (tau 0.01 / 0.04 s, tausmooth 0); `mujoco_curve_parameters` keys lmin, lmax,
     fpmax, fvmax (each a scalar or n_muscles values; MJCF defaults 0.5, 1.6, 1.3, 1.2);
     min_excitation / max_excitation: the control range of the MUJOCO law."""
+    if isinstance(names, str):      # tuple("BRA") would be three muscles, B, R and A
+        raise ValueError(f"build_muscles: names must be a sequence of muscle names, got the "
+                         f"string {names!r} (for one muscle: [{names!r}])")
     names = tuple(names)
     if not names:
         raise ValueError("build_muscles: at least one muscle name is required")
@@ -268,7 +280,8 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"build_muscles: duplicate muscle names {dup}")
-    family, tendon = CurveFamily(curves), TendonModel(tendon)
+    family = _choice(CurveFamily, curves, "curves")
+    tendon = _choice(TendonModel, tendon, "tendon")
     damping_default, passive_default, tendon_default, law_default = _FAMILY_DEFAULTS[family]
 
     f_iso = _per_muscle(max_isometric_force_N, names, "max_isometric_force_N")
@@ -324,7 +337,8 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
         _check(beta, names, "fiber_damping", lambda v: v == 0,
                f"0 for the {which} (the velocity is f_V^-1 of the force)")
 
-    law = ActivationLaw(activation_law if activation_law is not None else law_default)
+    law = _choice(ActivationLaw, activation_law if activation_law is not None else law_default,
+                  "activation_law")
     act_args = [None if v is None else _per_muscle(v, names, field) for v, field in (
         (tau_act_s, "tau_act_s"), (tau_deact_s, "tau_deact_s"),
         (min_activation, "min_activation"), (activation_smoothing, "activation_smoothing"))]

@@ -45,6 +45,7 @@ from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from myotwin.muscle.model import Muscle
 
@@ -111,6 +112,9 @@ def _path_index(paths, linear, name_or_index, muscle: str) -> tuple[int, int]:
             return -1, linear_names.index(name_or_index)
         raise ValueError(f"muscle '{muscle}': unknown path '{name_or_index}'; the model's "
                          f"paths are {list(names + linear_names)}")
+    if isinstance(name_or_index, bool) or not isinstance(name_or_index, (int, np.integer)):
+        raise ValueError(f"muscle '{muscle}': path {name_or_index!r}: expected a path name or "
+                         "an integer index")
     p = int(name_or_index)
     if not 0 <= p < len(names):
         raise ValueError(f"muscle '{muscle}': path index {name_or_index!r} outside "
@@ -219,7 +223,7 @@ def with_muscle_masses(msm: MusculoskeletalModel, mass_kg, n_points: int,
                              f"spatial path to carry mass points): its mass must be 0 kg, got "
                              f"{kg!r}")
         if kg > 0.0:
-            skeleton = inertia.with_muscle_mass(skeleton, int(path), kg, int(n_points))
+            skeleton = inertia.with_muscle_mass(skeleton, int(path), kg, n_points)
     paths = [p if p >= 0 else msm.linear_paths.names[k]
              for p, k in zip(msm.muscle_path, linear_index(msm))]
     return musculoskeletal_model(skeleton, msm.muscles, paths=paths,

@@ -25,6 +25,7 @@ from myotwin.engine.integrators import (Integrator, euler_step_with, explicit_eu
                                         rk4_step_with, semi_implicit_euler_step_with)
 from myotwin.engine.arguments import check_musculoskeletal_arguments, check_step_count
 from myotwin.engine.simulate import DIVERGED_ABOVE, diverged_rows, n_steps_for
+from myotwin.engine.simulate import as_integrator
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
 from myotwin.musculoskeletal.state import MusculoskeletalState
@@ -38,7 +39,7 @@ _STEPS = {
 
 
 def _integrator(integrator) -> Integrator:
-    integrator = Integrator(integrator)
+    integrator = as_integrator(integrator)   # ValueError naming the choices
     if integrator not in _STEPS:
         raise ValueError(f"integrator '{integrator.value}' is not available for a "
                          "musculoskeletal model (the engine's implicit steps solve for the "
