@@ -261,6 +261,30 @@ def test_bad_files_and_settings_are_rejected(tmp_path, params, capsys):
     wn.save_params(wrong, broken)
     with pytest.raises(ValueError, match="inconsistent layer shapes"):
         wn.load_params(wrong)
+    # truncated, empty, a lone .npy, complex weights: each named (BadZipFile, EOFError,
+    # TypeError and a silent ComplexWarning before)
+    data = (tmp_path / "good.npz")
+    wn.save_params(data, params)
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(data.read_bytes()[:100])
+    empty = tmp_path / "empty.npz"
+    empty.write_bytes(b"")
+    lone = tmp_path / "lone.npy"
+    np.save(lone, np.zeros(3))
+    complex_ = tmp_path / "complex.npz"
+    with np.load(data) as z:
+        entries = {k: z[k] for k in z.files}
+    entries["weight_0"] = entries["weight_0"] * (1 + 1j)
+    np.savez(complex_, **entries)
+    for path, why in ((cut, "BadZipFile"), (empty, "EOFError"),
+                      (lone, "a single .npy array, not an .npz archive"),
+                      (complex_, "'weight_0' has dtype complex128, expected real numbers")):
+        for load in (wn.load_params, wn.load_metadata):
+            if load is wn.load_metadata and path is complex_:
+                continue
+            with pytest.raises(ValueError, match=f"wrap network file {path}: cannot read it "
+                                                 f"\\(.*{why}"):
+                load(path)
     with pytest.raises(ValueError, match="side_direction is parallel"):
         wn.surface_rotation((0, 0, 1), (0, 0, 2), (1, 0, 0))
     with pytest.raises(ValueError, match="TrainConfig.steps"):

@@ -42,11 +42,13 @@ jax.random.PRNGKey for the initial weights). Size: `FULL` (4 x 128 tanh) instead
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.resources
 import json
 import pathlib
 import time
+import zipfile
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -472,21 +474,42 @@ def _open(path):
     return open(path, "rb")
 
 
+@contextlib.contextmanager
+def _archive(path):
+    """The .npz archive at `path` (None: the shipped one), open; anything that makes it
+    unreadable (not a file, not an .npz archive, truncated, a missing entry, an entry that is
+    not what is expected) is a ValueError naming the file."""
+    where = str(path) if path is not None else f"myotwin/inertia/data/{DATA_FILE}"
+    try:
+        with _open(path) as fh:
+            z = np.load(fh, allow_pickle=False)
+            if not isinstance(z, np.lib.npyio.NpzFile):
+                raise ValueError("a single .npy array, not an .npz archive")
+            with z:
+                yield z
+    except (OSError, EOFError, KeyError, TypeError, ValueError, zipfile.BadZipFile) as err:
+        raise ValueError(f"wrap network file {where}: cannot read it "
+                         f"({type(err).__name__}: {err})") from None
+
+
+def _real(z, key: str) -> jax.Array:
+    values = z[key]
+    if not np.issubdtype(values.dtype, np.floating):
+        raise ValueError(f"entry {key!r} has dtype {values.dtype}, expected real numbers")
+    return jnp.asarray(values, jnp.float64)
+
+
 def load_params(path=None) -> WrapNetwork:
     """The network parameters from a .npz written by `save_params` (default: the shipped
     `myotwin/inertia/data/wrap_cylinder.npz`). ValueError naming the file and the problem if
     it is not a wrap-network file."""
     where = str(path) if path is not None else f"myotwin/inertia/data/{DATA_FILE}"
-    try:
-        with _open(path) as fh, np.load(fh, allow_pickle=False) as z:
-            n_layers = int(z["n_layers"])
-            weights = tuple(jnp.asarray(z[f"weight_{i}"], jnp.float64) for i in range(n_layers))
-            biases = tuple(jnp.asarray(z[f"bias_{i}"], jnp.float64) for i in range(n_layers))
-            params = WrapNetwork(weights, biases, jnp.asarray(z["feature_mean"], jnp.float64),
-                                 jnp.asarray(z["feature_std"], jnp.float64),
-                                 jnp.asarray(z["output_scale"], jnp.float64))
-    except (OSError, KeyError, ValueError) as err:
-        raise ValueError(f"wrap network file {where}: cannot read it ({err})") from err
+    with _archive(path) as z:
+        n_layers = int(z["n_layers"])
+        weights = tuple(_real(z, f"weight_{i}") for i in range(n_layers))
+        biases = tuple(_real(z, f"bias_{i}") for i in range(n_layers))
+        params = WrapNetwork(weights, biases, _real(z, "feature_mean"),
+                             _real(z, "feature_std"), _real(z, "output_scale"))
     sizes = [w.shape for w in weights]
     ok = (sizes and sizes[0][0] == N_FEATURES and sizes[-1][1] == N_OUTPUTS
           and all(a[1] == b[0] for a, b in zip(sizes[:-1], sizes[1:]))
@@ -504,6 +527,13 @@ def load_params(path=None) -> WrapNetwork:
 
 
 def load_metadata(path=None) -> dict:
-    """The metadata dict stored with the weights (training config, domain, errors)."""
-    with _open(path) as fh, np.load(fh, allow_pickle=False) as z:
-        return json.loads(str(z["metadata"]))
+    """The metadata dict stored with the weights (training config, domain, errors);
+    ValueError naming the file if it cannot be read."""
+    with _archive(path) as z:
+        text = z["metadata"]
+        if text.dtype.kind != "U" or text.shape != ():
+            raise ValueError(f"entry 'metadata' is a {text.dtype} array, expected a JSON text")
+        metadata = json.loads(str(text))     # json.JSONDecodeError is a ValueError
+        if not isinstance(metadata, dict):
+            raise ValueError("entry 'metadata' is not a JSON object")
+        return metadata
