@@ -152,16 +152,19 @@ def mujoco_muscles(mj_model, where: str = "MJCF model") -> Muscle:
     clamp = not dsbl & mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL
     ctrl = [(float(m.actuator_ctrlrange[a, 0]), float(m.actuator_ctrlrange[a, 1]))
             if m.actuator_ctrllimited[a] and clamp else (-math.inf, math.inf) for a in ids]
-    return build_muscles(
-        names, curves="mujoco", tendon="rigid", max_isometric_force_N=gear * force,
-        optimal_fiber_length_m=l0 / gear, tendon_slack_length_m=slack,
-        max_contraction_velocity_Lopt_per_s=prm[:, 6],
-        mujoco_curve_parameters={"lmin": prm[:, 4], "lmax": prm[:, 5], "fpmax": prm[:, 7],
-                                 "fvmax": prm[:, 8]},
-        tau_act_s=[m.actuator_dynprm[a, 0] for a in ids],
-        tau_deact_s=[m.actuator_dynprm[a, 1] for a in ids],
-        activation_smoothing=[m.actuator_dynprm[a, 2] for a in ids],
-        min_excitation=[lo for lo, _ in ctrl], max_excitation=[hi for _, hi in ctrl])
+    try:
+        return build_muscles(
+            names, curves="mujoco", tendon="rigid", max_isometric_force_N=gear * force,
+            optimal_fiber_length_m=l0 / gear, tendon_slack_length_m=slack,
+            max_contraction_velocity_Lopt_per_s=prm[:, 6],
+            mujoco_curve_parameters={"lmin": prm[:, 4], "lmax": prm[:, 5], "fpmax": prm[:, 7],
+                                     "fvmax": prm[:, 8]},
+            tau_act_s=[m.actuator_dynprm[a, 0] for a in ids],
+            tau_deact_s=[m.actuator_dynprm[a, 1] for a in ids],
+            activation_smoothing=[m.actuator_dynprm[a, 2] for a in ids],
+            min_excitation=[lo for lo, _ in ctrl], max_excitation=[hi for _, hi in ctrl])
+    except ValueError as err:     # a parameter build_muscles refuses: name the file too
+        raise ValueError(f"{where}: {err} (from the <muscle> actuator's attributes)") from None
 
 
 def read_mjcf(source):
