@@ -286,3 +286,10 @@ def test_state_and_model_mismatches_are_rejected():
         equilibrium(rigid, 1.0, 0.3, 0.0)
     with pytest.raises(ValueError, match="rigid tendon has no state"):
         tendon_state_derivative(rigid, 1.0, 0.3, 0.0, 0.5)
+    # one number for every muscle or one per muscle; a (1,) tendon state for these three
+    # muscles was broadcast silently, a (4,) length failed inside jnp.broadcast_to
+    with pytest.raises(ValueError, match=r"tendon_state has shape \(1,\), expected \(\) or "
+                                         r"\(3,\), one per muscle"):
+        muscle_outputs(_degroote(), 1.0, 0.3, 0.0, jnp.array([0.5]))
+    with pytest.raises(ValueError, match=r"mt_length_m has shape \(4,\)"):
+        equilibrium(_degroote(), 1.0, jnp.full(4, 0.3), 0.0)

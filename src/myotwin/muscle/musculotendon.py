@@ -186,8 +186,19 @@ def _equilibrium(m: Muscle, a, l_mt, v_mt):
     return geo.fiber_length_m, state, res
 
 
-def _broadcast(m: Muscle, *xs):
-    return [jnp.broadcast_to(jnp.asarray(x, dtype=float), (m.n_muscles,)) for x in xs]
+def _broadcast(m: Muscle, **named):
+    """Each named argument as (n_muscles,): one number for every muscle, or one per muscle;
+    ValueError naming the argument for any other shape (a (1,) array for two muscles was
+    broadcast silently, a (3,) one failed inside jnp.broadcast_to). Shapes are static under
+    `jit`, so this costs nothing per call."""
+    out = []
+    for name, x in named.items():
+        x = jnp.asarray(x, dtype=float)
+        if x.shape not in ((), (m.n_muscles,)):
+            raise ValueError(f"muscles {list(m.names)}: {name} has shape {x.shape}, expected "
+                             f"() or ({m.n_muscles},), one per muscle")
+        out.append(jnp.broadcast_to(x, (m.n_muscles,)))
+    return out
 
 
 def _require_state(m: Muscle, tendon_state):
@@ -204,7 +215,8 @@ def muscle_outputs(muscle: Muscle, activation, mt_length_m, mt_speed_m_per_s,
     """Forces, fiber/tendon kinematics, elastic energies and powers, each (n_muscles,).
     `tendon_state` (n_muscles,) is required for compliant tendons, ignored for RIGID."""
     s = _require_state(muscle, tendon_state)
-    a, l_mt, v_mt, s = _broadcast(muscle, activation, mt_length_m, mt_speed_m_per_s, s)
+    a, l_mt, v_mt, s = _broadcast(muscle, activation=activation, mt_length_m=mt_length_m,
+                                  mt_speed_m_per_s=mt_speed_m_per_s, tendon_state=s)
     return jax.vmap(_outputs)(muscle, a, l_mt, v_mt, s)
 
 
@@ -222,8 +234,8 @@ def tendon_state_derivative(muscle: Muscle, activation, mt_length_m, mt_speed_m_
     DAMPED_FIBER_LENGTH and FIBER_LENGTH. A RIGID tendon has no state (ValueError)."""
     if muscle.tendon is TendonModel.RIGID:
         raise ValueError(f"muscles {list(muscle.names)}: a rigid tendon has no state")
-    a, l_mt, v_mt, s = _broadcast(muscle, activation, mt_length_m, mt_speed_m_per_s,
-                                  tendon_state)
+    a, l_mt, v_mt, s = _broadcast(muscle, activation=activation, mt_length_m=mt_length_m,
+                                  mt_speed_m_per_s=mt_speed_m_per_s, tendon_state=tendon_state)
     return jax.vmap(_state_derivative)(muscle, a, l_mt, v_mt, s)
 
 
@@ -241,8 +253,9 @@ def dynamics(muscle: Muscle, excitation, activation, mt_length_m, mt_speed_m_per
     """Outputs and both state derivatives in one pass (the fiber state and its solve are
     computed once): what a simulation step needs."""
     s = _require_state(muscle, tendon_state)
-    u, a, l_mt, v_mt, s = _broadcast(muscle, excitation, activation, mt_length_m,
-                                     mt_speed_m_per_s, s)
+    u, a, l_mt, v_mt, s = _broadcast(muscle, excitation=excitation, activation=activation,
+                                     mt_length_m=mt_length_m,
+                                     mt_speed_m_per_s=mt_speed_m_per_s, tendon_state=s)
     return MuscleDynamics(*jax.vmap(_dynamics)(muscle, u, a, l_mt, v_mt, s))
 
 
@@ -255,6 +268,7 @@ def equilibrium(muscle: Muscle, activation, mt_length_m, mt_speed_m_per_s) -> Eq
     if muscle.tendon is TendonModel.RIGID:
         raise ValueError(f"muscles {list(muscle.names)}: a rigid tendon has no fiber "
                          "equilibrium to solve; the fiber follows l_MT (muscle_outputs)")
-    a, l_mt, v_mt = _broadcast(muscle, activation, mt_length_m, mt_speed_m_per_s)
+    a, l_mt, v_mt = _broadcast(muscle, activation=activation, mt_length_m=mt_length_m,
+                               mt_speed_m_per_s=mt_speed_m_per_s)
     l_m, state, res = jax.vmap(_equilibrium)(muscle, a, l_mt, v_mt)
     return Equilibrium(l_m, state, res, jnp.abs(res) <= EQUILIBRIUM_TOL)
