@@ -157,3 +157,14 @@ def test_quick_reproduction_thresholds(tmp_path):
     assert json.loads((tmp_path / "summary.json").read_text())["ratio"] == summary["ratio"]
     assert (tmp_path / "finger_flick_energy.png").is_file()
     assert (tmp_path / "finger_flick_response.png").is_file()
+
+
+def test_unknown_part_names_are_refused_with_the_choices():
+    """A phalanx or arm segment that does not exist is named with the ones that do (a bare
+    KeyError before)."""
+    from myotwin.models import arm_reaching
+
+    with pytest.raises(ValueError, match=r"phalanx 'thumb': expected one of \['proximal'"):
+        finger.phalanx_mass("thumb")
+    with pytest.raises(ValueError, match=r"segment 'tail': expected one of \["):
+        arm_reaching.segment("tail")

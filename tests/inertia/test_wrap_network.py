@@ -176,6 +176,10 @@ def test_engine_network_position_model_uses_this_surface_frame(params):
     model = engine.compile_model(mujoco.MjModel.from_xml_string(ws.pendulum_mjcf(p)))
     m = inertia.with_muscle_mass(model, "muscle", ws.MUSCLE_MASS_KG, ws.N_POINTS,
                                  position_model="network", network_params=params)
+    with pytest.raises(ValueError, match="network_params must be a wrap_network.WrapNetwork "
+                                         r"\(wrap_network.load_params\(path\)\), got str"):
+        inertia.with_muscle_mass(model, "muscle", ws.MUSCLE_MASS_KG, ws.N_POINTS,
+                                 position_model="network", network_params="x")
     qs = jnp.array([[0.5, 0.6], [0.2, -0.3], [-0.4, 0.3]])      # wrapped, not, wrapped
     theirs = jax.jit(jax.vmap(lambda q: inertia.mass_point_positions(m, q)))(qs)
     mine = jax.jit(jax.vmap(ws.position_model(p, "network", params)))(qs)

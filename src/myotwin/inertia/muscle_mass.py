@@ -287,6 +287,10 @@ def with_muscle_mass(model, path: int | str, mass_kg, n_points: int | None = Non
                              "position_model='library'")
         _check_network_path(*mjcf)
         net = _load_network()
+        if network_params is not None and not isinstance(network_params, net.WrapNetwork):
+            raise ValueError(f"{what}: network_params must be a wrap_network.WrapNetwork "
+                             f"(wrap_network.load_params(path)), got "
+                             f"{type(network_params).__name__}")
         params = network_params if network_params is not None else (
             params if params is not None else net.load_params())
     groups = _group(old)

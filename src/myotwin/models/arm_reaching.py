@@ -82,6 +82,8 @@ ELBOW_RADIUS_M = 0.02
 
 def segment(name: str) -> tuple[float, float, np.ndarray]:
     """(mass kg, COM distance from the proximal joint m, principal inertia (3,) kg m^2)."""
+    if name not in SEGMENTS:
+        raise ValueError(f"segment {name!r}: expected one of {list(SEGMENTS)}")
     length, frac, com, radii = SEGMENTS[name]
     mass = frac * BODY_MASS_KG
     return mass, com * length, mass * (np.asarray(radii) * length) ** 2

@@ -98,6 +98,8 @@ def _cylinder_inertia(mass: float, length: float, diameter: float) -> tuple[floa
 
 def phalanx_mass(name: str) -> float:
     """Mass (kg) of phalanx `name`: density 5 g/cm^3 (seed) times the cylinder's volume."""
+    if name not in PHALANGES:
+        raise ValueError(f"phalanx {name!r}: expected one of {list(PHALANGES)}")
     length, diameter = PHALANGES[name]
     return DENSITY_KG_PER_M3 * np.pi * (0.5 * diameter) ** 2 * length
 
