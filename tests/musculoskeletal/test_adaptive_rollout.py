@@ -237,6 +237,12 @@ def test_input_table_rejects_rows_that_do_not_match_its_times(ball):
         input_table([0.0, 0.1, 0.2], np.ones((2, 2)), np.zeros((3, 0)))
     with pytest.raises(ValueError, match=r"ctrl has shape \(1, 1\)"):
         input_table([0.0, 0.1], np.ones((2, 1)), np.zeros((1, 1)))
+    with pytest.raises(ValueError, match=r"excitation must be finite and in \[0, 1\]; row 1 "
+                                         r"\(t = 0.1 s\), column 0 is 1.5"):
+        input_table([0.0, 0.1], [[0.2], [1.5]], np.zeros((2, 0)))     # was accepted
+    with pytest.raises(ValueError, match=r"ctrl must be finite; row 0 \(t = 0 s\), column 0 "
+                                         r"is nan"):
+        input_table([0.0, 0.1], [[0.2], [0.5]], [[np.nan], [0.0]])
     msm, x0, _ = ball
     wide = input_table([0.0], np.full((1, msm.n_muscles + 1), 0.2), np.zeros((1, 0)))
     with pytest.raises(ValueError, match="2 excitation and 0 ctrl columns for 1 muscles"):

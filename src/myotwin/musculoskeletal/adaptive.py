@@ -61,7 +61,8 @@ class InputTable(NamedTuple):
 def input_table(times_s, excitation, ctrl) -> InputTable:
     """An `InputTable` from arrays: times_s (k,), excitation (k, n_muscles), ctrl (k, n_u);
     a single time (k = 1) makes the inputs constant and then also takes 1-D rows. ValueError
-    for times that are not a strictly increasing 1-D array or rows that do not match them."""
+    for times that are not a strictly increasing 1-D array, rows that do not match them, an
+    excitation that is not finite and in [0, 1] or a ctrl that is not finite."""
     times_s = np.atleast_1d(np.asarray(times_s, dtype=np.float64))
     if times_s.ndim != 1 or not (np.all(np.isfinite(times_s))
                                  and np.all(np.diff(times_s) > 0)):
@@ -76,6 +77,15 @@ def input_table(times_s, excitation, ctrl) -> InputTable:
         if values.ndim != 2 or values.shape[0] != k:
             raise ValueError(f"input table: {name} has shape {values.shape}, expected one row "
                              f"per time ({k}, n)")
+        bad = ~np.isfinite(values)
+        if name == "excitation":
+            bad |= (values < 0.0) | (values > 1.0)
+        if bad.any():
+            row, column = (int(i) for i in np.argwhere(bad)[0])
+            allowed = "finite and in [0, 1]" if name == "excitation" else "finite"
+            value = float(values[row, column])
+            raise ValueError(f"input table: {name} must be {allowed}; row {row} (t = "
+                             f"{times_s[row]:g} s), column {column} is {value!r}")
         rows.append(jnp.asarray(values))
     return InputTable(jnp.asarray(times_s), *rows)
 
