@@ -244,6 +244,8 @@ def test_bad_input_is_rejected_with_a_message():
     with pytest.raises(ValueError, match="equilibrium_state: activation of muscle 'via1' is "
                                          r"1.5, expected a value in \[0, 1\]"):
         ms.equilibrium_state(msm, Q0, QD0, [0.1, 1.5, 0.1, 0.1])
+    with pytest.raises(ValueError, match=r"equilibrium_state: qd must be finite, got \[inf, "):
+        ms.equilibrium_state(msm, Q0, jnp.array([np.inf, 0.0, 0.0]), 0.1)   # "slack" before
 
 
 def test_a_slack_musculotendon_has_no_equilibrium_state():

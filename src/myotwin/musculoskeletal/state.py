@@ -57,6 +57,10 @@ def equilibrium_state(msm: MusculoskeletalModel, q, qd, activation) -> Musculosk
     q = jnp.asarray(q, dtype=float)
     qd = jnp.asarray(qd, dtype=float)
     a = jnp.broadcast_to(jnp.asarray(activation, dtype=float), (msm.n_muscles,))
+    for name, x in (("q", q), ("qd", qd)):
+        if not isinstance(x, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(x))):
+            raise ValueError(f"equilibrium_state: {name} must be finite, got "
+                             f"{np.asarray(x).tolist()}")
     if not isinstance(a, jax.core.Tracer):
         bad = np.flatnonzero(~((a >= 0.0) & (a <= 1.0)))
         if bad.size:
