@@ -181,3 +181,9 @@ def test_wrapped_states_are_covered(results, reference):
         assert wrapped, f"{muscle} never wraps"
         gap = max(np.abs(arm[i, :, k] - arm_gf[i, :, k]).max() for i in wrapped)
         assert gap > 1e-6, f"{muscle}: -dL/dq equals computeMomentArm where wrapped ({gap:.1e})"
+
+
+def test_build_takes_true_or_false_only():
+    """A string such as "no" is true in Python, so it would have switched the ellipsoids on."""
+    with pytest.raises(ValueError, match="arm26.build: ellipsoids must be True or False, got 'no'"):
+        arm26.build(ellipsoids="no")

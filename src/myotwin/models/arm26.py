@@ -165,6 +165,9 @@ def build(ellipsoids: bool = False, ellipsoids_active: bool = True):
     r_elbow_flex) rad. Needs float64 (enable x64 first). `ellipsoids=True`: with the two
     WrapEllipsoids, OpenSim's model exactly (module docstring: why not by default);
     `ellipsoids_active=False` (with `ellipsoids=True`): the ellipsoids present but inactive."""
+    for name, flag in (("ellipsoids", ellipsoids), ("ellipsoids_active", ellipsoids_active)):
+        if not isinstance(flag, bool):   # a string such as "no" would count as true
+            raise ValueError(f"arm26.build: {name} must be True or False, got {flag!r}")
     return path_builder(ellipsoids, ellipsoids_active).build()
 
 
