@@ -14,8 +14,9 @@ gather. `checked(fn)` binds the arguments by name and raises a ValueError naming
 the argument, its shape and the expected one before `fn` runs. Shapes are static under `jit`,
 so the check runs once per compilation and costs nothing per call; under `vmap` it sees one
 element's shape, as `fn` does. A ctrl, an excitation or an activation argument may also be a
-scalar (every actuator or muscle the same value, as broadcasting gave before). Values are not
-checked here (NaN and inf propagate; the simulations stop at a non-finite state,
+scalar (every actuator or muscle the same value, as broadcasting gave before). An array
+argument given as a list, a tuple or integers is made a float array first (`_REAL`). Values
+are not checked here (NaN and inf propagate; the simulations stop at a diverged state,
 `engine/simulate.py`). The rollouts (`engine.rollout`, `engine.implicit_rollout`,
 `musculoskeletal.rollout`, `musculoskeletal.adaptive_rollout`) and
 `musculoskeletal.equilibrium_state` check their initial states the same way.

@@ -98,6 +98,7 @@ def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integra
 
 
 def as_integrator(integrator) -> Integrator:
+    """An `Integrator` from itself or its name, or ValueError naming the choices."""
     try:
         return Integrator(integrator)
     except ValueError:
