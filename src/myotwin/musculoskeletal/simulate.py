@@ -24,8 +24,7 @@ import numpy as np
 from myotwin.engine.integrators import (Integrator, euler_step_with, explicit_euler_step_with,
                                         rk4_step_with, semi_implicit_euler_step_with)
 from myotwin.engine.arguments import check_musculoskeletal_arguments, check_step_count
-from myotwin.engine.simulate import DIVERGED_ABOVE, diverged_rows, n_steps_for
-from myotwin.engine.simulate import as_integrator
+from myotwin.engine.simulate import DIVERGED_ABOVE, as_integrator, diverged_rows, n_steps_for
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
 from myotwin.musculoskeletal.state import MusculoskeletalState
