@@ -265,6 +265,10 @@ def test_equilibrium_reports_failure_for_a_slack_musculotendon():
      "active_force_width_scale"),
     ({"millard_curve_parameters": {"fiber_force_length": {"curviness": 2.0}}},
      "must all be given"),
+    ({"millard_curve_parameters": {"force_velocity": 1.0}},            # TypeError before
+     r"muscle 'm0': Millard curve parameters 'force_velocity' must be a dict"),
+    ({"millard_curve_parameters": {"fiber_force_length": {"bogus": 1.0}}},
+     r"unknown parameters \['bogus'\] of the Millard curve 'fiber_force_length'; it takes"),
     ({"min_fiber_length_m": [0.01, -0.01]}, "muscle 'm1': min_fiber_length_m must be >= 0"),
     ({"min_fiber_length_m": float("inf")}, "min_fiber_length_m"),
 ])

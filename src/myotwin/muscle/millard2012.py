@@ -22,7 +22,9 @@ Knots of the default curves (x, y, dy/dx), see docs/muscle.md for the formulas:
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
+from collections.abc import Mapping
 
 import jax
 import jax.numpy as jnp
@@ -309,6 +311,19 @@ def millard_curves(tendon_strain_at_one_norm_force=0.049, passive_strain_at_one_
                                        "tendon_force_length"}
     if unknown:
         raise ValueError(f"{where}: unknown Millard curve parameter groups {sorted(unknown)}")
+    builders = {"active_force_length": active_force_length_curve,
+                "force_velocity": force_velocity_curve,
+                "force_velocity_inverse": force_velocity_inverse_curve,
+                "fiber_force_length": fiber_force_length_curve,
+                "tendon_force_length": tendon_force_length_curve}
+    for group, values in curve_parameters.items():
+        if not isinstance(values, Mapping):
+            raise ValueError(f"{where}: Millard curve parameters {group!r} must be a dict of "
+                             f"that curve's parameters, got {values!r}")
+        allowed = set(inspect.signature(builders[group]).parameters) - {"where"}
+        if set(values) - allowed:
+            raise ValueError(f"{where}: unknown parameters {sorted(set(values) - allowed)} of "
+                             f"the Millard curve {group!r}; it takes {sorted(allowed)}")
     p = {k: dict(v) for k, v in curve_parameters.items()}
     fpe = {"strain_at_one_norm_force": passive_strain_at_one_norm_force,
            **p.get("fiber_force_length", {})}
