@@ -342,8 +342,10 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
     from myotwin.engine.limits import limit_parameters  # limits.py imports this module
 
     if not isinstance(mj_model, mujoco.MjModel):
+        text = repr(mj_model)
+        text = text if len(text) <= 300 else text[:300] + "..."
         raise TypeError(f"compile_model: expected a mujoco.MjModel, got "
-                        f"{type(mj_model).__name__} {mj_model!r:.80}; for an MJCF file use "
+                        f"{type(mj_model).__name__} {text}; for an MJCF file use "
                         "engine.load(path)")
     _validate(mj_model)
     m = mj_model
