@@ -12,7 +12,7 @@ from pathlib import Path
 
 
 def _config(args):
-    from myotwin.invitro.config import load_config
+    from myotwin.invitro.config import PERIOD_RANGE_S, load_config
     cfg = load_config(getattr(args, "config", None))
     link = cfg.link
     if getattr(args, "port", None):
@@ -21,9 +21,10 @@ def _config(args):
         link = dataclasses.replace(link, protocol=args.protocol)
     rate = getattr(args, "rate_hz", None)
     if rate is not None:
-        if not 10.0 <= rate <= 1e5:   # link.period_s's range, 1e-5 to 0.1 s
-            raise ValueError(f"--rate-hz = {rate}: expected a rate from 10 to 100000 Hz "
-                             "(a period of 1e-5 to 0.1 s)")
+        lo, hi = PERIOD_RANGE_S      # link.period_s's range, stated as a rate
+        if not 1.0 / hi <= rate <= 1.0 / lo:
+            raise ValueError(f"--rate-hz = {rate}: expected a rate from {1.0 / hi:g} to "
+                             f"{1.0 / lo:g} Hz (a period of {lo:g} to {hi:g} s)")
         link = dataclasses.replace(link, period_s=1.0 / rate)
     return dataclasses.replace(cfg, link=link)
 

@@ -19,6 +19,10 @@ from .calibration import Calibration
 from .safety import SafetyConfig
 
 
+#: The loop periods a link may run at (s): 10 Hz to 100 kHz.
+PERIOD_RANGE_S = (1e-5, 0.1)
+
+
 @dataclass(frozen=True)
 class LinkConfig:
     protocol: str = "framed"
@@ -45,9 +49,10 @@ class LinkConfig:
         if self.protocol not in ("framed", "legacy"):
             raise ValueError(f"{self.source}: field 'link.protocol' = {self.protocol!r}: "
                              "expected 'framed' or 'legacy'")
-        if not (math.isfinite(self.period_s) and 1e-5 <= self.period_s <= 0.1):
+        lo, hi = PERIOD_RANGE_S
+        if not (math.isfinite(self.period_s) and lo <= self.period_s <= hi):
             raise ValueError(f"{self.source}: field 'link.period_s' = {self.period_s!r}: "
-                             "expected a period between 1e-5 and 0.1 s")
+                             f"expected a period between {lo:g} and {hi:g} s")
         if self.baudrate <= 0:
             raise ValueError(f"{self.source}: field 'link.baudrate' = {self.baudrate!r}: expected > 0")
 

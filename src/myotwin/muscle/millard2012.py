@@ -306,16 +306,14 @@ def millard_curves(tendon_strain_at_one_norm_force=0.049, passive_strain_at_one_
     """All five curves for one muscle. `curve_parameters` may hold dicts of keyword arguments
     named `active_force_length`, `force_velocity`, `force_velocity_inverse`,
     `fiber_force_length`, `tendon_force_length` (passed to the builders above)."""
-    unknown = set(curve_parameters) - {"active_force_length", "force_velocity",
-                                       "force_velocity_inverse", "fiber_force_length",
-                                       "tendon_force_length"}
-    if unknown:
-        raise ValueError(f"{where}: unknown Millard curve parameter groups {sorted(unknown)}")
     builders = {"active_force_length": active_force_length_curve,
                 "force_velocity": force_velocity_curve,
                 "force_velocity_inverse": force_velocity_inverse_curve,
                 "fiber_force_length": fiber_force_length_curve,
                 "tendon_force_length": tendon_force_length_curve}
+    unknown = set(curve_parameters) - set(builders)
+    if unknown:
+        raise ValueError(f"{where}: unknown Millard curve parameter groups {sorted(unknown)}")
     for group, values in curve_parameters.items():
         if not isinstance(values, Mapping):
             raise ValueError(f"{where}: Millard curve parameters {group!r} must be a dict of "
