@@ -129,5 +129,10 @@ def test_attachment_validation():
     with pytest.raises(ValueError, match="end must be 0 or 1"):
         fsys.compile_system([_hanging_fiber(2)], skeleton=model,
                             attachments=[fsys.Attachment("cable", 2, 1)])
+    # True is an int in Python: it used to tie the fiber to body 1 (False to the world)
+    with pytest.raises(ValueError, match="fiber system: body True: expected a name or an "
+                                         "integer index"):
+        fsys.compile_system([_hanging_fiber(2)], skeleton=model,
+                            attachments=[fsys.Attachment("cable", 1, True)])
     with pytest.raises(ValueError, match="bone cylinder 'b': radius_m = -1"):
         make_bone_cylinder((0, 0, 0), (0, 1, 0), -1, 1e4, 5, body=1, name="b")

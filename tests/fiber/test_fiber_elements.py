@@ -149,6 +149,18 @@ def test_compile_rejects_bad_input(kwargs, message):
                             name="bad", **base)
 
 
+@pytest.mark.parametrize("n_elements", [True, 2.0, 0])
+def test_compile_rejects_an_element_count_that_is_not_a_positive_integer(n_elements):
+    """True is an int in Python (it compiled one element), and 2.0 is no count."""
+    with pytest.raises(ValueError, match=r"fiber 'bad': n_elements must be an integer >= 1, "
+                                         rf"got {n_elements!r}$"):
+        fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), n_elements,
+                            name="bad", r0_m=0.05, gamma_m=1.0,
+                            material=fiber.table1_material(), rho_kg_m3=900.0)
+    with pytest.raises(ValueError, match="number of Gauss points must be an integer >= 1"):
+        fiber.gauss_legendre(n_elements)
+
+
 def test_material_and_cylinder_reject_bad_values():
     with pytest.raises(ValueError, match="lambda_opt"):
         fiber.table1_material(lambda_opt=0.0)

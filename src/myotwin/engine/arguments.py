@@ -129,9 +129,16 @@ def check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps: int | None 
                              f"({what})")
 
 
+def is_integer(value) -> bool:
+    """Whether value is a Python or NumPy integer and not a bool (True is an int in Python,
+    and a float such as 2.7 would be truncated silently by int()): the rule for counts and
+    indices given to the builders and the rollouts."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def check_step_count(function: str, n_steps) -> None:
     """ValueError naming `function` unless n_steps is an integer >= 0 (a rollout's length)."""
-    if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 0:
+    if not is_integer(n_steps) or n_steps < 0:
         raise ValueError(f"{function}: n_steps must be an integer >= 0, got {n_steps!r}")
 
 

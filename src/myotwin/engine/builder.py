@@ -40,6 +40,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from myotwin.engine.arguments import is_integer
 from myotwin.engine.model import JointType, Model, compile_model
 from myotwin.engine.point_mass import NUMERIC_PREFIX as POINT_MASS_PREFIX
 from myotwin.engine.point_mass import STAND_IN_INERTIA_KGM2 as POINT_MASS_INERTIA
@@ -385,8 +386,7 @@ class ModelBuilder:
         if isinstance(condim, bool) or condim not in (1, 3, 4, 6):
             raise ValueError(f"{what}: condim must be 1, 3, 4 or 6, got {condim!r}")
         for field, value in (("contype", contype), ("conaffinity", conaffinity)):
-            if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
-                    or not 0 <= value < 2**31):
+            if not is_integer(value) or not 0 <= value < 2**31:
                 raise ValueError(f"{what}: {field} must be a non-negative int bitmask, got "
                                  f"{value!r}")
         friction = _vector(what, "friction", friction, 3)

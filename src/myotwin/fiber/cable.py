@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.arguments import is_integer
 from myotwin.fiber import hermite
 from myotwin.fiber.material import CableMaterial, axial_force, stress_s11
 
@@ -150,7 +151,7 @@ def compile_fiber(
     node_theta: optional increasing element boundaries from 0 to 1 (default uniform).
     Raises ValueError naming the offending argument and value.
     """
-    if not isinstance(n_elements, (int, np.integer)) or n_elements < 1:
+    if not is_integer(n_elements) or n_elements < 1:
         raise ValueError(f"fiber '{name}': n_elements must be an integer >= 1, got {n_elements!r}")
     if not (math.isfinite(float(rho_kg_m3)) and float(rho_kg_m3) > 0):
         raise ValueError(f"fiber '{name}': rho_kg_m3 = {rho_kg_m3!r} must be finite and > 0")

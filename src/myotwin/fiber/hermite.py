@@ -25,6 +25,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.arguments import is_integer
+
 #: Dofs per node (position and tangent in 3-D) and per element (two nodes).
 DOF_PER_NODE = 6
 DOF_PER_ELEMENT = 12
@@ -64,7 +66,7 @@ def gauss_legendre(n_points: int) -> tuple[np.ndarray, np.ndarray]:
 
     Exact for polynomials of degree 2 n_points - 1; the weights sum to 1.
     """
-    if not isinstance(n_points, (int, np.integer)) or n_points < 1:
+    if not is_integer(n_points) or n_points < 1:
         raise ValueError(f"quadrature: number of Gauss points must be an integer >= 1, "
                          f"got {n_points!r}")
     x, w = np.polynomial.legendre.leggauss(int(n_points))

@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine import JointType, Model
+from myotwin.engine.arguments import is_integer
 from myotwin.engine.kinematics import kinematics
 from myotwin.fiber import hermite
 from myotwin.fiber.cable import EndCondition, FiberModel, element_h
@@ -149,7 +150,10 @@ jax.tree_util.register_dataclass(
 
 
 def _index(name_or_index, names: Sequence[str], kind: str) -> int:
-    if isinstance(name_or_index, (int, np.integer)):
+    if isinstance(name_or_index, (bool, np.bool_)):
+        raise ValueError(f"fiber system: {kind} {name_or_index!r}: expected a name or an "
+                         "integer index")
+    if is_integer(name_or_index):
         if not 0 <= int(name_or_index) < len(names):
             raise ValueError(f"fiber system: {kind} index {name_or_index} out of range "
                              f"[0, {len(names)})")

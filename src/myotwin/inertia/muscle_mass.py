@@ -40,6 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.arguments import is_integer
 from myotwin.paths.sequence import WrapType
 
 _STATIC = {"static": True}
@@ -118,7 +119,7 @@ def path_index(paths, path: int | str) -> int:
             raise ValueError(f"unknown path '{path}': the model's paths are "
                              f"{list(paths.path_names)}")
         return paths.path_names.index(path)
-    if isinstance(path, bool) or not isinstance(path, (int, np.integer)):
+    if not is_integer(path):
         raise ValueError(f"path {path!r}: expected a tendon name or an integer index")
     p = int(path)
     if not 0 <= p < paths.n_paths:

@@ -45,8 +45,8 @@ from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
+from myotwin.engine.arguments import is_integer
 from myotwin.muscle.model import Muscle
 
 _STATIC = {"static": True}
@@ -112,7 +112,7 @@ def _path_index(paths, linear, name_or_index, muscle: str) -> tuple[int, int]:
             return -1, linear_names.index(name_or_index)
         raise ValueError(f"muscle '{muscle}': unknown path '{name_or_index}'; the model's "
                          f"paths are {list(names + linear_names)}")
-    if isinstance(name_or_index, bool) or not isinstance(name_or_index, (int, np.integer)):
+    if not is_integer(name_or_index):
         raise ValueError(f"muscle '{muscle}': path {name_or_index!r}: expected a path name or "
                          "an integer index")
     p = int(name_or_index)
