@@ -2,7 +2,9 @@
 status 2 before any work (argparse's `argument --out: ...`, or `myotwin: error: ...`), never a
 traceback. The cases are what a probe of the commands found raising FileExistsError,
 NotADirectoryError, IsADirectoryError or FileNotFoundError tracebacks (exit 1), or NumPy's
-"expected non-negative integer" for a seed."""
+"expected non-negative integer" for a seed. Durations and counts of the simulation commands
+are checked while parsing too, so that the refusal names the option as typed (`--duration-s`,
+not the Python name `duration_s`)."""
 
 import pytest
 
@@ -65,3 +67,32 @@ def test_a_missing_legacy_directory_is_one_line(capsys, tmp_path):
                  str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nowhere: not a directory" in err, err
+
+
+@pytest.mark.parametrize("command", [
+    ["mjcf", "forward", "model.xml", "--excitation", "0.5"],
+    ["osim", "forward", "model.osim", "--excitation", "0.5"],
+])
+@pytest.mark.parametrize("option, value, message", [
+    ("--duration-s", "-1", "expected a positive number of seconds, got -1"),
+    ("--duration-s", "0", "expected a positive number of seconds, got 0"),
+    ("--dt-s", "nan", "expected a positive number of seconds, got nan"),
+    ("--dt-s", "inf", "expected a positive number of seconds, got inf"),
+    ("--record-every-s", "1ms", "expected a number of seconds, got '1ms'"),
+])
+def test_durations_are_checked_while_parsing(capsys, tmp_path, command, option, value,
+                                             message):
+    _refused(capsys, command + ["--out", str(tmp_path), option, value],
+             f"argument {option}: {message}")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["mjcf", "forward", "model.xml", "--excitation", "0.5", "--mass-points", "0"],
+     "argument --mass-points: expected an integer >= 1, got 0"),
+    (["mjcf", "forward", "model.xml", "--excitation", "0.5", "--mass-points", "2.5"],
+     "argument --mass-points: expected an integer >= 1, got '2.5'"),
+    (["osim", "forward", "model.osim", "--excitation", "0.5", "--max-steps", "0"],
+     "argument --max-steps: expected an integer >= 1, got 0"),
+])
+def test_counts_are_checked_while_parsing(capsys, tmp_path, argv, message):
+    _refused(capsys, argv + ["--out", str(tmp_path)], message)

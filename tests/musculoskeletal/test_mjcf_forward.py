@@ -212,6 +212,19 @@ def test_bad_input_is_one_line_naming_the_field(tmp_path, capsys, args, message)
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("mass_points", [0, 2.5, True])
+def test_mass_points_must_be_a_positive_integer(tmp_path, mass_points):
+    """(int(2.5) = 2 points were placed before; True is an int in Python.)"""
+    from myotwin.musculoskeletal.mjcf_forward import forward
+
+    _need(ELBOW1)
+    with pytest.raises(ValueError, match=rf"mass_points must be a positive integer, got "
+                                         rf"{mass_points!r}$"):
+        forward(ELBOW1, tmp_path / "out", excitation=1.0, muscle_mass_kg=0.1,
+                mass_points=mass_points)
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("content, message", [
     (None, "c.csv: no such controls file"),
     ("time_s,BRA\n", "c.csv: no rows after the header"),

@@ -1,10 +1,12 @@
-"""argparse types of the command line's paths and counts: checked while the arguments are
-parsed, before any work, so that a run is not lost to an output path it cannot write (argparse
-reports a refusal as `argument --out: ...` with exit status 2)."""
+"""argparse types of the command line's paths, counts and durations: checked while the
+arguments are parsed, before any work, so that a run is not lost to an output path it cannot
+write, and a refusal names the option as it was typed (argparse reports one as
+`argument --out: ...` with exit status 2)."""
 
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 
@@ -53,3 +55,25 @@ def seed(text: str) -> int:
 def output_directory_or_json(text: str) -> str:
     """A .json file to write (`output_file`), or else a directory (`output_directory`)."""
     return output_file(text) if text.lower().endswith(".json") else output_directory(text)
+
+
+def positive_seconds(text: str) -> float:
+    """A duration or a step (s): a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0.0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
+def positive_integer(text: str) -> int:
+    """A count: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value

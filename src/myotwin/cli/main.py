@@ -31,7 +31,7 @@ import json
 import sys
 
 from myotwin.cli.arguments import (output_directory, output_directory_or_json, output_file,
-                                   seed)
+                                   positive_integer, positive_seconds, seed)
 
 
 def _add_link_args(p: argparse.ArgumentParser) -> None:
@@ -162,11 +162,11 @@ def _add_forward_parser(cmds) -> None:
     p.add_argument("--initial-q", nargs="+", default=[], metavar="NAME=VALUE",
                    help="initial coordinate values (rad or m; default: the file's "
                    "default_value)")
-    p.add_argument("--duration-s", type=float, default=1.0, help="simulated time (s)")
-    p.add_argument("--dt-s", type=float, default=1e-4,
+    p.add_argument("--duration-s", type=positive_seconds, default=1.0, help="simulated time (s)")
+    p.add_argument("--dt-s", type=positive_seconds, default=1e-4,
                    help="fixed step (s) of rk4 and semi_implicit_euler; with rk45 (the "
                    "default) only the grid of the written rows")
-    p.add_argument("--record-every-s", type=float, default=1e-3,
+    p.add_argument("--record-every-s", type=positive_seconds, default=1e-3,
                    help="interval of the written rows (s), a whole number of steps")
     p.add_argument("--tendon", choices=("opensim", "fiber_length", "explicit_force",
                                         "damped_fiber_length", "rigid"),
@@ -183,7 +183,7 @@ def _add_forward_parser(cmds) -> None:
                    "RK4 or semi-implicit Euler at --dt-s")
     p.add_argument("--accuracy", type=float, default=1e-7,
                    help="rk45: relative and absolute (SI) tolerance on every state")
-    p.add_argument("--max-steps", type=int, default=1_000_000,
+    p.add_argument("--max-steps", type=positive_integer, default=1_000_000,
                    help="rk45: most attempted steps per 500 written rows before stopping")
     p.add_argument("--coupling", choices=("opensim", "length_gradient"), default="opensim",
                    help="muscle forces through OpenSim's point-force moment arms, as OpenSim "

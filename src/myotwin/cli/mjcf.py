@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from myotwin.cli.arguments import output_directory
+from myotwin.cli.arguments import output_directory, positive_integer, positive_seconds
 from myotwin.cli.osim_forward import excitation_argument, name_value_pairs, number_or_pairs
 
 
@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
                    help="mass of each muscle (kg), spread along its tendon in --mass-points "
                    "points: one value for every muscle, or by name (default 0: MuJoCo's "
                    "massless muscle)")
-    p.add_argument("--mass-points", type=int, default=10, help="mass points per muscle")
+    p.add_argument("--mass-points", type=positive_integer, default=10, help="mass points per muscle")
     p.add_argument("--initial-q", nargs="+", default=[], metavar="JOINT=VALUE",
                    help="initial values of hinge and slide joints (rad or m; default qpos0)")
     p.add_argument("--initial-activation", nargs="+", default=[], metavar="X|NAME=X",
@@ -48,10 +48,10 @@ def add_parser(sub) -> None:
     p.add_argument("--disable-contact", action="store_true",
                    help="run without any contact, as MuJoCo with <flag contact=\"disable\"/> "
                    "(the file is not changed)")
-    p.add_argument("--duration-s", type=float, default=1.0, help="simulated time (s)")
-    p.add_argument("--dt-s", type=float, default=None,
+    p.add_argument("--duration-s", type=positive_seconds, default=1.0, help="simulated time (s)")
+    p.add_argument("--dt-s", type=positive_seconds, default=None,
                    help="fixed step (s); default: the file's <option timestep>")
-    p.add_argument("--record-every-s", type=float, default=None,
+    p.add_argument("--record-every-s", type=positive_seconds, default=None,
                    help="interval of the written rows (s), a whole number of steps (default: "
                    "every step)")
     p.add_argument("--integrator", choices=("euler", "rk4", "semi_implicit_euler"),

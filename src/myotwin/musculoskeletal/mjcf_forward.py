@@ -53,6 +53,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.arguments import is_integer
 from myotwin.engine.integrators import Integrator
 from myotwin.engine.simulate import DIVERGED_ABOVE, positive_seconds, whole_steps
 from myotwin.musculoskeletal.controls_csv import (ControlsTable, check_unit_interval,
@@ -232,7 +233,7 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
                                                                     "initial activation", where)
     _in_unit_interval(a0, names, "initial activation", where)
     masses = _by_name(muscle_mass_kg, names, "muscle mass", where)
-    if int(mass_points) < 1:
+    if not is_integer(mass_points) or mass_points < 1:
         raise ValueError(f"mass_points must be a positive integer, got {mass_points!r}")
     if np.any(masses != 0.0):   # checked here, before any file is written
         msm = with_muscle_masses(msm, masses, int(mass_points), where=where)

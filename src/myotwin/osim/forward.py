@@ -59,6 +59,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.adaptive import AdaptiveStatus
+from myotwin.engine.arguments import is_integer
 from myotwin.engine.integrators import Integrator
 from myotwin.engine.simulate import DIVERGED_ABOVE, positive_seconds, whole_steps
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
@@ -249,7 +250,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     accuracy = float(accuracy)
     if not (math.isfinite(accuracy) and 0.0 < accuracy < 1.0):
         raise ValueError(f"accuracy must be a number in (0, 1), got {accuracy!r}")
-    if int(max_steps) < 1:
+    if not is_integer(max_steps) or max_steps < 1:
         raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
     if tuple(msm.muscles.names) != tuple(loaded.muscle_names):
         raise ValueError("the musculoskeletal model's muscles are not the loaded model's, in "
