@@ -41,15 +41,20 @@ def output_file(text: str) -> str:
     return text
 
 
-def seed(text: str) -> int:
-    """A random seed: an integer >= 0 (NumPy's generators take no other)."""
+def _integer_at_least(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+        raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}"
+                                         ) from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
     return value
+
+
+def seed(text: str) -> int:
+    """A random seed: an integer >= 0 (NumPy's generators take no other)."""
+    return _integer_at_least(text, 0)
 
 
 def output_directory_or_json(text: str) -> str:
@@ -70,10 +75,4 @@ def positive_seconds(text: str) -> float:
 
 def positive_integer(text: str) -> int:
     """A count: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
-    return value
+    return _integer_at_least(text, 1)
