@@ -103,6 +103,56 @@ def test_arrays_of_the_wrong_shape_are_named():
     assert lengths.shape == (0,) and jac.shape == (0, 3)
 
 
+def test_simulation_inputs_are_converted_and_checked():
+    """engine.simulate and the rollouts take lists as NumPy users expect (a list reached the
+    jitted rollout as a list of scalars: TracerArrayConversionError), refuse a non-finite
+    initial state or input by name (it was reported as the simulation diverging at step 0,
+    with advice to reduce dt_s), an MjModel (an AttributeError from inside) and Newton settings
+    that cannot converge (tol inf: every step 'converged' with the pendulum not moving)."""
+    mj = mujoco.MjModel.from_xml_string(chain.mjcf())    # n_q = n_v = 3, n_u = 4, n_body = 4
+    model = engine.compile_model(mj)
+    q, qd, ctrl = [0.3, -0.2, 0.1], [0.0, 0.5, 0.0], [0.0] * 4
+    # lists give what arrays give (the same compiled rollout: a comparison of two inputs)
+    listed = engine.simulate(model, q, qd, ctrl, 0.01, 1e-3, "rk4",
+                             qfrc_applied=[0.1, 0.0, -0.1], xfrc_applied=[[0.0] * 6] * 4)
+    arrays = engine.simulate(model, jnp.array(q), jnp.array(qd), jnp.array(ctrl), 0.01, 1e-3,
+                             "rk4", qfrc_applied=jnp.array([0.1, 0.0, -0.1]),
+                             xfrc_applied=jnp.zeros((4, 6)))
+    for a, b in zip(listed, arrays):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    q_list, _ = engine.rollout(model, q, qd, ctrl, 1e-3, 3, "rk4")
+    assert q_list.shape == (4, 3)
+    cases = [
+        (lambda: engine.simulate(model, [0.3, np.nan, 0.1], qd, ctrl, 0.01, 1e-3),
+         "simulate: q0 is not finite: entry (1,) is nan"),
+        (lambda: engine.simulate(model, q, qd, ctrl, 0.01, 1e-3, "bdf1",
+                                 qfrc_applied=[0.0, np.inf, 0.0]),
+         "simulate_implicit: qfrc_applied is not finite: entry (1,) is inf"),
+        (lambda: engine.simulate(model, q, qd, "on", 0.01, 1e-3),
+         "simulate: ctrl must be numbers, got 'on'"),
+        (lambda: engine.simulate(mj, q, qd, ctrl, 0.01, 1e-3),
+         "simulate: expected an engine Model (engine.load or engine.compile_model), got "
+         "MjModel"),
+        (lambda: engine.simulate_implicit(model, q, qd, ctrl, 0.01, 1e-3, "bdf1", tol=np.inf),
+         "simulate_implicit: tol must be a finite number > 0, got inf"),
+        (lambda: engine.simulate_implicit(model, q, qd, ctrl, 0.01, 1e-3, "bdf1", max_iter=2.5),
+         "simulate_implicit: max_iter must be an integer >= 1, got 2.5"),
+        (lambda: engine.simulate_implicit(model, q, qd, ctrl, 0.01, 1e-3, "rk4"),
+         "integrator 'rk4' is not implicit; expected one of ['bdf1', 'sdirk2']"),
+        (lambda: engine.implicit_rollout(model, jnp.array(q), jnp.array(qd), jnp.zeros(4),
+                                         1e-3, 3, "BDF1"),
+         "integrator 'BDF1': expected one of"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError) as err:
+            call()
+        assert str(err.value).startswith(message), str(err.value)
+    # a name works in implicit_rollout as in rollout (a KeyError before)
+    q_imp, _, status = engine.implicit_rollout(model, jnp.array(q), jnp.array(qd),
+                                               jnp.zeros(4), 1e-3, 3, "bdf1")
+    assert q_imp.shape == (4, 3) and bool(jnp.all(status.converged))
+
+
 def test_scalar_ctrl_and_batched_states_pass_the_checks():
     """A scalar ctrl drives every actuator (MuJoCo's qacc with every ctrl 0.5), and under vmap
     the checks see one state's shape (MuJoCo's qacc at each of two states); 1e-12 of the

@@ -325,6 +325,11 @@ _ERRORS = [
      "density/mass only apply to a body added with inertia_from_geoms=True"),
     (lambda b: b.add_geom("a", "sphere", size=(0.1,), condim=2), "condim must be 1, 3, 4 or 6"),
     (lambda b: b.add_geom("a", "sphere", size=(0.1,), contype=-1), "contype must be a non-neg"),
+    # 3.0 passed `in (1, 3, 4, 6)` and was written as condim="3.0", which MuJoCo refused
+    (lambda b: b.add_geom("a", "sphere", size=(0.1,), condim=3.0),
+     r"condim must be 1, 3, 4 or 6, got 3.0"),
+    (lambda b: b.add_motor("ja", gear=True), "actuator 'ja_motor': gear must be a number, got "
+     "True"),
     (lambda b: b.add_site("a", "s", size=0.0), "site 's': size must be > 0"),
     (lambda b: b.add_site("nope", "s"), "site 's': unknown body 'nope'"),
     (lambda b: b.add_motor("nope"), "actuator 'nope_motor': unknown joint 'nope'"),
@@ -352,6 +357,8 @@ def test_bad_input_is_rejected_naming_element_field_and_value(call, message):
     ({"integrator": "rk45"}, "model 'model': integrator must be one of"),
     ({"gravity": (0, 0)}, "model 'model': gravity must have 3 entries"),
     ({"name": ""}, "model name must be a non-empty string"),
+    ({"contact": "false"}, "model 'model': contact must be True or False, got 'false'"),
+    ({"timestep_s": True}, "model 'model': timestep_s must be a number, got True"),
 ])
 def test_bad_options_are_rejected(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -17,9 +17,11 @@ element's shape, as `fn` does. A ctrl, an excitation or an activation argument m
 scalar (every actuator or muscle the same value, as broadcasting gave before). An array
 argument given as a list, a tuple or integers is made a float array first (`_REAL`). Values
 are not checked here (NaN and inf propagate; the simulations stop at a diverged state,
-`engine/simulate.py`). The rollouts (`engine.rollout`, `engine.implicit_rollout`,
+`engine/simulate.py`), except by `real_array`, which `engine.simulate` and
+`engine.simulate_implicit` apply to a concrete initial state and inputs (a NaN q0 is refused
+by name rather than reported as a divergence at step 0). The rollouts (`engine.rollout`, `engine.implicit_rollout`,
 `musculoskeletal.rollout`, `musculoskeletal.adaptive_rollout`) and
-`musculoskeletal.equilibrium_state` check their initial states the same way.
+`musculoskeletal.equilibrium_state` convert and check their initial states the same way.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ def _require(function: str, name: str, value, shape: tuple[int, ...], what: str)
     raise ValueError(f"{function}: {name} has shape {got}, expected {shape}{scalar} ({what})")
 
 
-def _model_of(function: str, model):
+def model_of(function: str, model):
+    """`model` if it is an engine Model, else ValueError naming `function` and the type."""
     from myotwin.engine.model import Model
 
     if not isinstance(model, Model):
@@ -77,7 +80,7 @@ def _expected(name: str, model, coupling) -> tuple[tuple[int, ...], str] | None:
 def check_engine_arguments(function: str, model, arguments: dict) -> None:
     """Raise ValueError unless the named arrays fit `model` (module docstring); `arguments`
     maps argument names to values, names not listed there are not checked."""
-    model = _model_of(function, model)
+    model = model_of(function, model)
     coupling = arguments.get("c")
     for name, value in arguments.items():
         expected = _expected(name, model, coupling)
@@ -94,7 +97,7 @@ def check_musculoskeletal_arguments(function: str, msm, arguments: dict) -> None
     if not isinstance(msm, MusculoskeletalModel):
         raise ValueError(f"{function}: expected a MusculoskeletalModel (musculoskeletal_model, "
                          f"load_mjcf or osim.build_muscles), got {type(msm).__name__}")
-    skeleton = _model_of(function, msm.skeleton)
+    skeleton = model_of(function, msm.skeleton)
     arguments = dict(arguments)
     if msm.coordinates is not None:
         arguments["c"] = msm.coordinates
@@ -136,26 +139,52 @@ def is_integer(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def real_array(function: str, name: str, value):
+    """`value` as a float array; ValueError naming `function` and the argument unless it holds
+    numbers, or, when it is concrete (not traced), unless every entry is finite: for the entry
+    points that run a simulation (values inside the jitted cores are not checked)."""
+    import jax
+    import jax.numpy as jnp
+
+    if isinstance(value, jax.core.Tracer):
+        return value.astype(jnp.result_type(float))
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{function}: {name} must be numbers, got {value!r}") from None
+    bad = np.argwhere(~np.isfinite(array))
+    if bad.size:
+        where = tuple(int(i) for i in bad[0])
+        raise ValueError(f"{function}: {name} is not finite: entry {where} is "
+                         f"{float(array[where])!r}" if where else
+                         f"{function}: {name} is not finite: {float(array)!r}")
+    return jnp.asarray(array, dtype=jnp.result_type(float))
+
+
 def check_step_count(function: str, n_steps) -> None:
     """ValueError naming `function` unless n_steps is an integer >= 0 (a rollout's length)."""
     if not is_integer(n_steps) or n_steps < 0:
         raise ValueError(f"{function}: n_steps must be an integer >= 0, got {n_steps!r}")
 
 
-def check_rollout_arguments(function: str, model, n_steps: int, q0, qd0, ctrl,
-                            qfrc_applied=None, xfrc_applied=None) -> None:
+def rollout_arguments(function: str, model, n_steps: int, q0, qd0, ctrl,
+                      qfrc_applied=None, xfrc_applied=None) -> tuple:
     """A rollout's initial state (q0 (n_q,), qd0 (n_v,)), ctrl (a scalar, (n_u,) or one row
-    per step (n_steps, n_u)) and applied forces (`check_applied_shapes` with n_steps),
-    checked as `check_engine_arguments` checks a state function's; and n_steps
-    (`check_step_count`)."""
+    per step (n_steps, n_u)) and applied forces (`check_applied_shapes` with n_steps), made
+    real arrays (`_as_real`: a list reaches a jitted rollout as a list of scalars) and checked
+    as `check_engine_arguments` checks a state function's; and n_steps (`check_step_count`).
+    Returns (q0, qd0, ctrl, qfrc_applied, xfrc_applied)."""
     check_step_count(function, n_steps)
-    model = _model_of(function, model)
+    model = model_of(function, model)
+    q0, qd0, ctrl, qfrc_applied, xfrc_applied = (
+        None if v is None else _as_real(v) for v in (q0, qd0, ctrl, qfrc_applied, xfrc_applied))
     _require(function, "q0", q0, (model.n_q,), f"the model's n_q = {model.n_q}")
     _require(function, "qd0", qd0, (model.n_v,), f"the model's n_v = {model.n_v}")
     if _shape(ctrl) != (n_steps, model.n_u):
         _require(function, "ctrl", ctrl, (model.n_u,),
                  f"the model's n_u = {model.n_u}; or ({n_steps}, {model.n_u}), one per step")
     check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps, function)
+    return q0, qd0, ctrl, qfrc_applied, xfrc_applied
 
 
 #: Arguments that are arrays of real numbers: given as a list or tuple (which `jax.jit` passes

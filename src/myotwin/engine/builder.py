@@ -85,6 +85,8 @@ def _vector(what: str, field: str, value, n: int) -> np.ndarray:
 def _scalar(what: str, field: str, value, *, lower: float | None = None,
             strict: bool = False) -> float:
     try:
+        if isinstance(value, (bool, np.bool_)):     # True is an int in Python, not a value
+            raise TypeError
         x = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{what}: {field} must be a number, got {value!r}") from None
@@ -214,6 +216,8 @@ class ModelBuilder:
                                                strict=True),
                               gravity=_vector(what, "gravity", gravity, 3),
                               integrator=integrator)
+        if not isinstance(contact, (bool, np.bool_)):
+            raise ValueError(f"{what}: contact must be True or False, got {contact!r}")
         self._contact = bool(contact)
         self._bodies: dict[str, _Body] = {WORLD: _Body(WORLD, "", {}, None)}
         self._names: dict[str, set[str]] = {k: set() for k in
@@ -383,7 +387,7 @@ class ModelBuilder:
         if np.any(size < 0) or (gtype != GeomType.PLANE and np.any(size <= 0)):
             raise ValueError(f"{what}: size must be {'>= 0' if gtype == GeomType.PLANE else '> 0'}"
                              f", got {size.tolist()}")
-        if isinstance(condim, bool) or condim not in (1, 3, 4, 6):
+        if not is_integer(condim) or condim not in (1, 3, 4, 6):
             raise ValueError(f"{what}: condim must be 1, 3, 4 or 6, got {condim!r}")
         for field, value in (("contype", contype), ("conaffinity", conaffinity)):
             if not is_integer(value) or not 0 <= value < 2**31:

@@ -155,8 +155,21 @@ def sdirk2_step(model: Model, q, qd, ctrl, dt, qfrc_applied=None, xfrc_applied=N
     return _nan_unless(status.converged, q1), _nan_unless(status.converged, qd1)
 
 
+def as_implicit(integrator) -> Integrator:
+    """An implicit `Integrator` (BDF1, SDIRK2) from itself or its name, or ValueError naming
+    the choices."""
+    from myotwin.engine.simulate import as_integrator
+
+    integrator = as_integrator(integrator)
+    if integrator not in SOLVES:
+        raise ValueError(f"integrator {integrator.value!r} is not implicit; "
+                         f"expected one of {[i.value for i in SOLVES]}")
+    return integrator
+
+
 @functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
-def implicit_rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integrator,
+def implicit_rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int,
+                     integrator: Integrator | str,
                      max_iter=NEWTON_MAX_ITER, tol=NEWTON_TOL, qfrc_applied=None,
                      xfrc_applied=None):
     """(q (n+1, n_q), qd (n+1, n_v), NewtonStatus with (n,) fields); ctrl (n_u,) or (n, n_u),
@@ -164,12 +177,12 @@ def implicit_rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator
 
     Unlike `rollout`, a step that does not converge returns Newton's last iterate; check
     `status.converged` (or use `simulate_implicit`)."""
-    from myotwin.engine.arguments import check_rollout_arguments
+    from myotwin.engine.arguments import rollout_arguments
     from myotwin.engine.simulate import step_inputs
 
-    solve = SOLVES[integrator]
-    check_rollout_arguments("implicit_rollout", model, n_steps, q0, qd0, ctrl, qfrc_applied,
-                            xfrc_applied)
+    solve = SOLVES[as_implicit(integrator)]
+    q0, qd0, ctrl, qfrc_applied, xfrc_applied = rollout_arguments(
+        "implicit_rollout", model, n_steps, q0, qd0, ctrl, qfrc_applied, xfrc_applied)
     per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
 
     def body(state, xs):
@@ -192,18 +205,25 @@ def simulate_implicit(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: floa
     NewtonConvergenceError naming the first step whose Newton solve missed the tolerance;
     inside jit/grad/vmap the rows from that step on are NaN (see `rollout_status`).
     qfrc_applied / xfrc_applied: as in `simulate`."""
+    from myotwin.engine.arguments import is_integer, model_of
     from myotwin.engine.model import require_dynamics_support
-    from myotwin.engine.simulate import n_steps_for
+    from myotwin.engine.simulate import n_steps_for, simulation_inputs
 
-    require_dynamics_support(model)
-    integrator = Integrator(integrator)
-    if integrator not in SOLVES:
-        raise ValueError(f"integrator {integrator.value!r} is not implicit; "
-                         f"expected one of {[i.value for i in SOLVES]}")
+    require_dynamics_support(model_of("simulate_implicit", model))
+    integrator = as_implicit(integrator)
+    if not is_integer(max_iter) or max_iter < 1:
+        raise ValueError(f"simulate_implicit: max_iter must be an integer >= 1, got {max_iter!r}")
+    try:
+        tol_value = math.nan if isinstance(tol, (bool, str)) else float(tol)
+    except (TypeError, ValueError):
+        tol_value = math.nan
+    if not (math.isfinite(tol_value) and tol_value > 0.0):
+        raise ValueError(f"simulate_implicit: tol must be a finite number > 0, got {tol!r}")
+    tol = tol_value
     n = n_steps_for(duration_s, dt_s)
-    ctrl = jnp.asarray(ctrl, dtype=jnp.result_type(float))   # shapes: checked by the rollout
-    q0 = jnp.asarray(q0, dtype=jnp.result_type(float))
-    qd0 = jnp.asarray(qd0, dtype=jnp.result_type(float))
+    dt_s = float(dt_s)
+    q0, qd0, ctrl, qfrc_applied, xfrc_applied = simulation_inputs(
+        "simulate_implicit", q0, qd0, ctrl, qfrc_applied, xfrc_applied)
     q, qd, status = implicit_rollout(model, q0, qd0, ctrl, dt_s, n, integrator, max_iter, tol,
                                      qfrc_applied, xfrc_applied)
     if isinstance(status.converged, jax.core.Tracer):

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.arguments import check_rollout_arguments
+from myotwin.engine.arguments import rollout_arguments, model_of, real_array
 from myotwin.engine.integrators import STEPS, Integrator
 from myotwin.engine.model import Model, require_dynamics_support
 
@@ -46,6 +46,15 @@ def n_steps_for(duration_s: float, dt_s: float) -> int:
     a positive number of seconds (ValueError naming the one that is not)."""
     return whole_steps("duration_s", positive_seconds("duration_s", duration_s),
                        positive_seconds("dt_s", dt_s))
+
+
+def simulation_inputs(function: str, q0, qd0, ctrl, qfrc_applied=None, xfrc_applied=None):
+    """The initial state, ctrl and applied forces of a simulation as float arrays (None stays
+    None), each finite when concrete (`arguments.real_array`: a NaN q0 would otherwise be
+    reported as a simulation diverging at step 0)."""
+    named = (("q0", q0), ("qd0", qd0), ("ctrl", ctrl), ("qfrc_applied", qfrc_applied),
+             ("xfrc_applied", xfrc_applied))
+    return tuple(None if v is None else real_array(function, k, v) for k, v in named)
 
 
 def step_inputs(model: Model, n_steps: int, ctrl, qfrc_applied=None, xfrc_applied=None):
@@ -79,8 +88,8 @@ def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integra
     applied forces as in `step_inputs` (None: nothing applied); integrator an `Integrator` or
     its name (ValueError naming the choices otherwise)."""
     step = STEPS[as_integrator(integrator)]
-    check_rollout_arguments("rollout", model, n_steps, q0, qd0, ctrl, qfrc_applied,
-                            xfrc_applied)
+    q0, qd0, ctrl, qfrc_applied, xfrc_applied = rollout_arguments(
+        "rollout", model, n_steps, q0, qd0, ctrl, qfrc_applied, xfrc_applied)
     per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
 
     # Rematerialised step: reverse mode keeps only each step's (q, qd) and recomputes the step's
@@ -172,7 +181,7 @@ def simulate(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: float,
     (`diverged_rows`), or
     NewtonConvergenceError naming the first step whose Newton solve failed (when not traced).
     """
-    require_dynamics_support(model)
+    require_dynamics_support(model_of("simulate", model))
     integrator = as_integrator(integrator)
     if integrator in (Integrator.BDF1, Integrator.SDIRK2):
         from myotwin.engine.implicit import simulate_implicit
@@ -180,9 +189,9 @@ def simulate(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: float,
         return simulate_implicit(model, q0, qd0, ctrl, duration_s, dt_s, integrator,
                                  qfrc_applied=qfrc_applied, xfrc_applied=xfrc_applied)
     n = n_steps_for(duration_s, dt_s)
-    ctrl = jnp.asarray(ctrl, dtype=jnp.result_type(float))   # shapes: checked by `rollout`
-    q0 = jnp.asarray(q0, dtype=jnp.result_type(float))
-    qd0 = jnp.asarray(qd0, dtype=jnp.result_type(float))
+    dt_s = float(dt_s)
+    q0, qd0, ctrl, qfrc_applied, xfrc_applied = simulation_inputs(
+        "simulate", q0, qd0, ctrl, qfrc_applied, xfrc_applied)   # shapes: checked by `rollout`
     q, qd = rollout(model, q0, qd0, ctrl, dt_s, n, integrator, qfrc_applied, xfrc_applied)
     t = jnp.arange(n + 1) * dt_s
     if not isinstance(q, jax.core.Tracer) and not isinstance(qd, jax.core.Tracer):
