@@ -221,8 +221,12 @@ def test_bad_input_is_rejected_with_a_message():
             ms.rollout(msm, x0, 0.1, 1e-3, bad)
     with pytest.raises(ValueError, match="excitation has shape"):
         ms.simulate(msm, x0, jnp.zeros((3, 4)), 0.01, 1e-3)
-    with pytest.raises(FloatingPointError, match=r"not finite or exceeds 1e\+10 at step 0"):
+    # a non-finite initial state is the caller's, not a divergence: refused by name
+    with pytest.raises(ValueError, match=r"simulate: state0.q is not finite: entry \(0,\) is "
+                                         r"nan"):
         ms.simulate(msm, x0._replace(q=jnp.array([np.nan, 0.0, 0.0])), 0.1, 0.01, 1e-3)
+    with pytest.raises(FloatingPointError, match=r"not finite or exceeds 1e\+10 at step 0"):
+        ms.simulate(msm, x0._replace(qd=jnp.array([2e10, 0.0, 0.0])), 0.1, 0.01, 1e-3)
     # the compiled state functions (musculoskeletal/api.py) name a wrong shape at trace time
     u = jnp.full(4, 0.2)
     with pytest.raises(ValueError, match=r"rates: state.activation has shape \(3,\), expected "

@@ -23,7 +23,8 @@ import numpy as np
 
 from myotwin.engine.integrators import (Integrator, euler_step_with, explicit_euler_step_with,
                                         rk4_step_with, semi_implicit_euler_step_with)
-from myotwin.engine.arguments import check_musculoskeletal_arguments, check_step_count
+from myotwin.engine.arguments import (check_musculoskeletal_arguments, check_step_count,
+                                      real_array)
 from myotwin.engine.simulate import DIVERGED_ABOVE, as_integrator, diverged_rows, n_steps_for
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
@@ -126,15 +127,17 @@ def simulate(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation
     """Fixed-step simulation: (states (n + 1 rows per field), t (n + 1,)), n = duration / dt.
 
     excitation: scalar, (n_muscles,) or per step (n, n_muscles), in [0, 1]; ctrl: None, (n_u,)
-    or (n, n_u). ValueError for a bad shape, a non-finite excitation or one outside [0, 1] (when
-    concrete); FloatingPointError naming the first step whose state diverged
+    or (n, n_u). ValueError for a bad shape, a non-finite excitation or one outside [0, 1], or a
+    non-finite initial state or ctrl (when concrete); FloatingPointError naming the first step whose state diverged
     (`first_diverged_step`)."""
     n = n_steps_for(duration_s, dt_s)
     integrator = _integrator(integrator)
     u = jnp.asarray(excitation, dtype=float)
     check_excitation(u)
-    state0 = MusculoskeletalState(*(jnp.asarray(x, dtype=float) for x in state0))
-    states = rollout(msm, state0, u, dt_s, n, integrator, ctrl)
+    state0 = MusculoskeletalState(*(real_array("simulate", f"state0.{name}", x)
+                                    for name, x in zip(MusculoskeletalState._fields, state0)))
+    ctrl = None if ctrl is None else real_array("simulate", "ctrl", ctrl)
+    states = rollout(msm, state0, u, float(dt_s), n, integrator, ctrl)
     if not isinstance(states.q, jax.core.Tracer):
         k = first_diverged_step(states)
         if k >= 0:
