@@ -133,9 +133,27 @@ def test_safety_config_rejects_bad_values(field, value):
     assert "rig.toml" in msg and f"'safety.{field}'" in msg and repr(value) in msg, msg
 
 
+@pytest.mark.parametrize("field, value, expected", [
+    ("oscillation_ticks", 0, "expected an integer >= 1"),
+    ("oscillation_ticks", True, "expected an integer >= 1"),
+    ("max_lost_samples", 2.0, "expected an integer >= 0"),
+    ("max_bad_bytes", False, "expected an integer >= 0"),
+    ("watchdog_s", True, "expected a finite number > 0"),
+    ("ramp_s", True, "expected a finite number >= 0"),
+])
+def test_safety_config_counts_are_integers_and_booleans_are_not_numbers(field, value, expected):
+    """oscillation_ticks = 0 tripped on the first tick with no motion (0 reversals >= 0);
+    True and 2.0 were taken as counts."""
+    with pytest.raises(ValueError) as e:
+        SafetyConfig(**{field: value}, source="rig.toml")
+    assert f"rig.toml: field 'safety.{field}' = {value!r}: {expected}" == str(e.value)
+
+
 def test_safety_config_accepts_zero_tolerances_and_ramp_time():
     cfg = SafetyConfig(max_lost_samples=0, max_bad_bytes=0, ramp_s=0.0)
     assert (cfg.max_lost_samples, cfg.max_bad_bytes, cfg.ramp_s) == (0, 0, 0.0)
+    one = SafetyConfig(oscillation_ticks=np.int64(1))     # NumPy integers are counts
+    assert InstabilityDetector(one, DT_S).update(0.0) is None, "no motion is no oscillation"
 
 
 @pytest.mark.parametrize("kw, field", [
