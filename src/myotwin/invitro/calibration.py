@@ -17,10 +17,19 @@ import math
 from dataclasses import dataclass
 
 
-def _require(cond: bool, field: str, value, expected: str, source: str) -> None:
+def _require(cond: bool, field: str, value, expected: str, source: str,
+             section: str = "calibration") -> None:
+    """ValueError naming the source, section.field and value unless cond (config.py uses it
+    for its sections too)."""
     if not cond:
-        raise ValueError(f"{source}: field 'calibration.{field}' = {value!r}: expected "
+        raise ValueError(f"{source}: field '{section}.{field}' = {value!r}: expected "
                          f"{expected}")
+
+
+def _finite_number(value) -> bool:
+    """An int or float that is finite and not a bool (True is an int in Python)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
 
 
 @dataclass(frozen=True)
