@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from myotwin.integers import is_integer
 
 from .calibration import Calibration, _finite_number, _require
 from .safety import SafetyConfig
@@ -48,19 +49,21 @@ class LinkConfig:
     source: str = "<defaults>"
 
     def __post_init__(self) -> None:
-        if self.protocol not in ("framed", "legacy"):
-            raise ValueError(f"{self.source}: field 'link.protocol' = {self.protocol!r}: "
-                             "expected 'framed' or 'legacy'")
+        s = self.source
+        _require(self.protocol in ("framed", "legacy"), "protocol", self.protocol,
+                 "'framed' or 'legacy'", s, "link")
         lo, hi = PERIOD_RANGE_S
-        if not (math.isfinite(self.period_s) and lo <= self.period_s <= hi):
-            raise ValueError(f"{self.source}: field 'link.period_s' = {self.period_s!r}: "
-                             f"expected a period between {lo:g} and {hi:g} s")
-        if self.baudrate <= 0:
-            raise ValueError(f"{self.source}: field 'link.baudrate' = {self.baudrate!r}: expected > 0")
+        _require(_finite_number(self.period_s) and lo <= self.period_s <= hi, "period_s",
+                 self.period_s, f"a period between {lo:g} and {hi:g} s", s, "link")
+        _require(isinstance(self.port, str), "port", self.port, "a str", s, "link")
+        _require(is_integer(self.baudrate) and self.baudrate > 0, "baudrate", self.baudrate,
+                 "an integer > 0", s, "link")
         for name in ("busy_poll_s", "device_spin_s"):
             v = getattr(self, name)
-            _require(_finite_number(v) and v >= 0, name, v, "a finite time >= 0 s", self.source,
-                     "link")
+            _require(_finite_number(v) and v >= 0, name, v, "a finite time >= 0 s", s, "link")
+        for name in ("realtime_priority", "pin_cpus"):      # "no" would be true
+            v = getattr(self, name)
+            _require(isinstance(v, bool), name, v, "true or false (a bool)", s, "link")
 
 
 @dataclass(frozen=True)
@@ -74,12 +77,11 @@ class TrialConfig:
     source: str = "<defaults>"
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.duration_s) and 0 < self.duration_s <= 60):
-            raise ValueError(f"{self.source}: field 'trial.duration_s' = {self.duration_s!r}: "
-                             "expected 0 < duration <= 60 s")
-        if not self.seed >= 0:
-            raise ValueError(f"{self.source}: field 'trial.seed' = {self.seed!r}: expected an "
-                             "integer >= 0 (numpy.random.default_rng)")
+        s, d = self.source, self.duration_s
+        _require(_finite_number(d) and 0 < d <= 60, "duration_s", d, "0 < duration <= 60 s", s,
+                 "trial")
+        _require(is_integer(self.seed) and self.seed >= 0, "seed", self.seed,
+                 "an integer >= 0 (numpy.random.default_rng)", s, "trial")
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,11 @@ class ExperimentConfig:
 
     def __post_init__(self) -> None:
         """The checks across sections: the watchdog and the trial against the loop period."""
+        for name, cls in _SECTIONS.items():
+            v = getattr(self, name)
+            if not isinstance(v, cls):
+                raise ValueError(f"ExperimentConfig: field '{name}' = {v!r}: expected "
+                                 f"{cls.__name__}")
         period = self.link.period_s
         watchdog = self.safety.watchdog_s
         if not watchdog > period:

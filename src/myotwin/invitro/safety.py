@@ -22,6 +22,7 @@ from enum import Enum
 
 from myotwin.integers import is_integer
 
+from .calibration import _finite_number
 from .wire.codes import CODE_MAX, code_to_volts, volts_to_code
 
 
@@ -64,8 +65,7 @@ class SafetyConfig:
                 least = _COUNT_MINIMUM[f.name]
                 ok, expected = is_integer(v) and v >= least, f"an integer >= {least}"
             else:
-                ok = (isinstance(v, (int, float)) and not isinstance(v, bool)
-                      and math.isfinite(v) and (v >= 0 if f.name == "ramp_s" else v > 0))
+                ok = _finite_number(v) and (v >= 0 if f.name == "ramp_s" else v > 0)
                 expected = f"a finite number {'>=' if f.name == 'ramp_s' else '>'} 0"
             if not ok:
                 raise ValueError(f"{self.source}: field 'safety.{f.name}' = {v!r}: "
