@@ -48,6 +48,52 @@ def test_bad_config_names_file_field_and_value(tmp_path, text, names):
     assert "\n" not in msg, f"message is not one line: {msg!r}"
 
 
+@pytest.mark.parametrize("text, fragment", [
+    ("[link]\nbusy_poll_s = -1.0\n",
+     "field 'link.busy_poll_s' = -1.0: expected a finite time >= 0 s"),
+    ("[link]\nbusy_poll_s = nan\n", "field 'link.busy_poll_s' = nan: expected a finite time"),
+    ("[link]\ndevice_spin_s = inf\n", "field 'link.device_spin_s' = inf: expected a finite time"),
+    ("[link]\ndevice_spin_s = -1.0\n", "field 'link.device_spin_s' = -1.0: expected a finite"),
+    ("[trial]\nduration_s = 1e-9\n",
+     "field 'trial.duration_s' = 1e-09: expected at least one loop period link.period_s = 0.001"),
+    ("[safety]\nwatchdog_s = 1e-6\n",
+     "field 'safety.watchdog_s' = 1e-06: expected longer than the loop period link.period_s = "
+     "0.001"),
+    ("[safety]\nwatchdog_s = 0.002\n[link]\nperiod_s = 0.002\n",
+     "field 'safety.watchdog_s' = 0.002: expected longer than the loop period"),
+], ids=["negative_busy_poll", "nan_busy_poll", "inf_device_spin", "negative_device_spin",
+        "zero_ticks", "watchdog_below_period", "watchdog_equal_to_period"])
+def test_config_times_are_checked_against_their_range_and_the_period(tmp_path, text, fragment):
+    """These were accepted: NaN busy_poll_s never spun, inf spun for the whole wait, a
+    negative device_spin_s reached the emulator's --spin-s; duration_s = 1e-9 ran 0 ticks; a
+    watchdog no longer than the period tripped between two samples on time."""
+    path = tmp_path / "rig.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError) as e:
+        load_config(path)
+    assert str(e.value).startswith(f"{path}: ") and fragment in str(e.value), str(e.value)
+
+
+def test_config_times_at_their_limits_are_accepted(tmp_path):
+    """A spin of a whole period or more busy-waits throughout (as emulate --spin-s allows); a
+    trial of one period runs one tick; one not a whole number of periods is rounded."""
+    path = tmp_path / "rig.toml"
+    path.write_text("[link]\nbusy_poll_s = 1.0\ndevice_spin_s = 0.0\n"
+                    "[trial]\nduration_s = 0.001\n[safety]\nwatchdog_s = 0.0011\n")
+    cfg = load_config(path)
+    link, trial = cfg.link, cfg.trial
+    assert (link.busy_poll_s, link.device_spin_s, trial.duration_s) == (1.0, 0.0, 0.001)
+
+
+def test_config_that_is_not_utf8_names_the_file(tmp_path):
+    path = tmp_path / "rig.toml"
+    path.write_bytes(b"[trial]\n# dur\xe9e\nduration_s = 0.35\n")
+    with pytest.raises(ValueError) as e:
+        load_config(path)
+    assert str(e.value) == (f"{path}: not a text (UTF-8) TOML file: invalid continuation byte "
+                            "at byte 13")
+
+
 def test_unreadable_config_is_a_value_error(tmp_path):
     with pytest.raises(ValueError, match="not found"):
         load_config(tmp_path / "missing.toml")

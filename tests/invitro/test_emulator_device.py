@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from myotwin.invitro.calibration import Calibration
-from myotwin.invitro.emulator import DeviceParams, EmulatedDevice, EmulatorParams, ForceSensorParams
+from myotwin.invitro.emulator import (ActivationParams, DeviceParams, EmulatedDevice,
+                                      EmulatorParams, ForceSensorParams, LeverParams,
+                                      MuscleParams)
 from myotwin.invitro.stimulation import StimulationSchedule
 from myotwin.invitro.wire import (
     COMMAND_END,
@@ -324,6 +326,44 @@ def test_tick_cost_is_well_below_the_period():
 def test_rejects_period_not_multiple_of_fpga_step():
     with pytest.raises(ValueError, match="whole number of FPGA"):
         EmulatedDevice(period_s=1.05e-4)
+
+
+@pytest.mark.parametrize("build, fragment", [
+    (lambda: MuscleParams(passive_shape=1e4),
+     "MuscleParams: field 'passive_shape' = 10000.0: expected passive_shape * "
+     "(passive_ref_length_rel - passive_slack_rel) <= 700, got 2000"),
+    (lambda: MuscleParams(see_enabled="no"),
+     "MuscleParams: field 'see_enabled' = 'no': expected True or False (a bool)"),
+    (lambda: ActivationParams(release_decay_s=1e-300),
+     "ActivationParams: field 'release_decay_s' = 1e-300: expected >= release_plateau_s / 700"),
+    (lambda: EmulatorParams(lever=LeverParams(length_filter_hz=6000.0)),
+     "EmulatorParams: field 'lever.length_filter_hz' = 6000.0: expected below half the FPGA "
+     "rate device.fpga_rate_hz = 10000.0 Hz, 5000 Hz"),
+    (lambda: EmulatorParams(sensor=ForceSensorParams(filter_hz=5000.0)),
+     "EmulatorParams: field 'sensor.filter_hz' = 5000.0: expected below half the FPGA rate"),
+    (lambda: EmulatedDevice(params=EmulatorParams(muscle=MuscleParams(passive_shape=2000.0))),
+     "EmulatedDevice: field 'muscle.passive_shape' = 2000.0: at the lever's longest reach"),
+], ids=["passive_overflow", "see_enabled_str", "release_decay_overflow", "length_filter_nyquist",
+        "force_filter_nyquist", "passive_overflow_at_reach"])
+def test_emulator_parameters_that_would_fail_while_building_are_refused(build, fragment):
+    """Before: OverflowError (math range error) from muscle.py and activation.py, the filter's
+    message naming no field, a passive curve overflowing in the tick loop, 'no' taken as
+    true."""
+    with pytest.raises(ValueError) as e:
+        build()
+    assert str(e.value).startswith(fragment), str(e.value)
+
+
+@pytest.mark.parametrize("kw, fragment", [
+    ({"params": MuscleParams()}, "EmulatedDevice: params is a MuscleParams, expected "
+                                 "EmulatorParams"),
+    ({"calibration": None}, "EmulatedDevice: calibration is a NoneType, expected Calibration"),
+])
+def test_emulated_device_checks_argument_types(kw, fragment):
+    """Before: AttributeError ('MuscleParams' object has no attribute 'device')."""
+    with pytest.raises(TypeError) as e:
+        EmulatedDevice(**kw)
+    assert str(e.value) == fragment
 
 
 def test_series_elastic_element_tetanus_settles_at_static_equilibrium():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from myotwin.invitro.calibration import Calibration
-from myotwin.invitro.config import LinkConfig
+from myotwin.invitro.config import ExperimentConfig, LinkConfig, TrialConfig
 from myotwin.invitro.safety import (InstabilityDetector, ResetRamp, SafetyConfig, clamp_volts,
                                     command_code)
 from myotwin.invitro.wire import N_CODES, VOLTS_PER_CODE, code_to_volts, volts_to_code
@@ -133,9 +133,27 @@ def test_safety_config_rejects_bad_values(field, value):
     assert "rig.toml" in msg and f"'safety.{field}'" in msg and repr(value) in msg, msg
 
 
+@pytest.mark.parametrize("field, value, expected", [
+    ("oscillation_ticks", 0, "expected an integer >= 1"),
+    ("oscillation_ticks", True, "expected an integer >= 1"),
+    ("max_lost_samples", 2.0, "expected an integer >= 0"),
+    ("max_bad_bytes", False, "expected an integer >= 0"),
+    ("watchdog_s", True, "expected a finite number > 0"),
+    ("ramp_s", True, "expected a finite number >= 0"),
+])
+def test_safety_config_counts_are_integers_and_booleans_are_not_numbers(field, value, expected):
+    """oscillation_ticks = 0 tripped on the first tick with no motion (0 reversals >= 0);
+    True and 2.0 were taken as counts."""
+    with pytest.raises(ValueError) as e:
+        SafetyConfig(**{field: value}, source="rig.toml")
+    assert f"rig.toml: field 'safety.{field}' = {value!r}: {expected}" == str(e.value)
+
+
 def test_safety_config_accepts_zero_tolerances_and_ramp_time():
     cfg = SafetyConfig(max_lost_samples=0, max_bad_bytes=0, ramp_s=0.0)
     assert (cfg.max_lost_samples, cfg.max_bad_bytes, cfg.ramp_s) == (0, 0, 0.0)
+    one = SafetyConfig(oscillation_ticks=np.int64(1))     # NumPy integers are counts
+    assert InstabilityDetector(one, DT_S).update(0.0) is None, "no motion is no oscillation"
 
 
 @pytest.mark.parametrize("kw, field", [
@@ -165,3 +183,36 @@ def test_link_config_rejects_bad_values(kw, field):
         LinkConfig(**kw, source="rig.toml")
     msg = str(e.value)
     assert "rig.toml" in msg and f"'{field}'" in msg and repr(next(iter(kw.values()))) in msg, msg
+
+
+@pytest.mark.parametrize("cls, kw, fragment", [
+    (LinkConfig, {"period_s": "0.001"},
+     "field 'link.period_s' = '0.001': expected a period between 1e-05 and 0.1 s"),
+    (LinkConfig, {"baudrate": None}, "field 'link.baudrate' = None: expected an integer > 0"),
+    (LinkConfig, {"baudrate": 115200.0},
+     "field 'link.baudrate' = 115200.0: expected an integer > 0"),
+    (LinkConfig, {"busy_poll_s": True}, "field 'link.busy_poll_s' = True: expected a finite"),
+    (LinkConfig, {"port": None}, "field 'link.port' = None: expected a str"),
+    (LinkConfig, {"pin_cpus": "no"}, "field 'link.pin_cpus' = 'no': expected true or false"),
+    (TrialConfig, {"seed": 1.5},
+     "field 'trial.seed' = 1.5: expected an integer >= 0 (numpy.random.default_rng)"),
+    (TrialConfig, {"seed": True}, "field 'trial.seed' = True: expected an integer >= 0"),
+    (TrialConfig, {"duration_s": "0.35"},
+     "field 'trial.duration_s' = '0.35': expected 0 < duration <= 60 s"),
+    (Calibration, {"lrest_m": True}, "field 'calibration.lrest_m' = True: expected a finite"),
+    (Calibration, {"force_zero_V": False},
+     "field 'calibration.force_zero_V' = False: expected a finite number"),
+], ids=["str_period", "none_baudrate", "float_baudrate", "bool_busy_poll", "none_port",
+        "str_pin_cpus", "float_seed", "bool_seed", "str_duration", "bool_lrest",
+        "bool_force_zero"])
+def test_sections_built_in_python_check_types(cls, kw, fragment):
+    """Before: TypeError from a comparison (a str period, a None baudrate), or accepted (seed
+    1.5, lrest_m True = 1 m, pin_cpus 'no' taken as true)."""
+    with pytest.raises(ValueError) as e:
+        cls(**kw, source="rig.toml")
+    assert str(e.value).startswith(f"rig.toml: {fragment}"), str(e.value)
+
+
+def test_experiment_config_checks_its_sections():
+    with pytest.raises(ValueError, match="field 'safety' = None: expected SafetyConfig"):
+        ExperimentConfig(safety=None)

@@ -31,6 +31,8 @@ import inspect
 
 import numpy as np
 
+from myotwin.integers import is_integer  # the one integer rule, JAX-free for myotwin.invitro
+
 #: argument name -> the model's count (a `Model` attribute) that is its length
 _ENGINE = {"q": "n_q", "qd": "n_v", "qdd": "n_v", "qacc": "n_v", "qacc_smooth": "n_v",
            "v": "n_v", "qfrc_applied": "n_v", "ctrl": "n_u"}
@@ -130,13 +132,6 @@ def check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps: int | None 
             expected = " or ".join(str(a) for a in allowed)
             raise ValueError(f"{prefix}{name} has shape {_shape(value)}, expected {expected} "
                              f"({what})")
-
-
-def is_integer(value) -> bool:
-    """Whether value is a Python or NumPy integer and not a bool (True is an int in Python,
-    and a float such as 2.7 would be truncated silently by int()): the rule for counts and
-    indices given to the builders and the rollouts."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def real_array(function: str, name: str, value):

@@ -17,10 +17,19 @@ import math
 from dataclasses import dataclass
 
 
-def _require(cond: bool, field: str, value, expected: str, source: str) -> None:
+def _require(cond: bool, field: str, value, expected: str, source: str,
+             section: str = "calibration") -> None:
+    """ValueError naming the source, section.field and value unless cond (config.py uses it
+    for its sections too)."""
     if not cond:
-        raise ValueError(f"{source}: field 'calibration.{field}' = {value!r}: expected "
+        raise ValueError(f"{source}: field '{section}.{field}' = {value!r}: expected "
                          f"{expected}")
+
+
+def _finite_number(value) -> bool:
+    """An int or float that is finite and not a bool (True is an int in Python)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
 
 
 @dataclass(frozen=True)
@@ -53,11 +62,10 @@ class Calibration:
         s = self.source
         for name in ("lrest_m", "volts_per_strain", "volts_per_newton", "force_attenuation"):
             v = getattr(self, name)
-            _require(isinstance(v, (int, float)) and math.isfinite(v) and v > 0, name, v,
-                     "a finite number > 0", s)
+            _require(_finite_number(v) and v > 0, name, v, "a finite number > 0", s)
         for name in ("length_offset_V", "length_min_V", "length_max_V", "force_zero_V"):
             v = getattr(self, name)
-            _require(isinstance(v, (int, float)) and math.isfinite(v), name, v, "a finite number", s)
+            _require(_finite_number(v), name, v, "a finite number", s)
         _require(self.length_min_V < self.length_max_V, "length_max_V", self.length_max_V,
                  f"> length_min_V ({self.length_min_V})", s)
         _require(self.length_min_V <= self.length_offset_V <= self.length_max_V, "length_offset_V",

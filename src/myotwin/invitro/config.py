@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .calibration import Calibration
+from myotwin.integers import is_integer
+
+from .calibration import Calibration, _finite_number, _require
 from .safety import SafetyConfig
 
 
@@ -34,44 +35,53 @@ class LinkConfig:
     baudrate: int = 115200
     busy_poll_s: float = 0.0
     """The host spins on the port for up to this long while waiting for a sample, instead of
-    sleeping in select() (0: never). Off by default: on the 2-vCPU machine we measured, a
-    spinning host delayed the kernel's pty transfers more than it saved (loop.md)."""
+    sleeping in select() (0: never; longer than the wait: spins for all of it). Off by default:
+    on the 2-vCPU machine we measured, a spinning host delayed the kernel's pty transfers more
+    than it saved (loop.md)."""
     realtime_priority: bool = True
     """Ask for SCHED_FIFO for the host and the emulated device while a trial runs (needs root
     or CAP_SYS_NICE; silently normal priority otherwise)."""
     device_spin_s: float = 200e-6
-    """The emulated device sleeps until this long before each tick, then busy-waits."""
+    """The emulated device sleeps until this long before each tick, then busy-waits (`emulate
+    --spin-s`; a period or longer: it busy-waits through every tick, which is allowed)."""
     pin_cpus: bool = True
     """Pin the host and the emulated device to two different CPUs while a trial runs."""
     source: str = "<defaults>"
 
     def __post_init__(self) -> None:
-        if self.protocol not in ("framed", "legacy"):
-            raise ValueError(f"{self.source}: field 'link.protocol' = {self.protocol!r}: "
-                             "expected 'framed' or 'legacy'")
+        s = self.source
+        _require(self.protocol in ("framed", "legacy"), "protocol", self.protocol,
+                 "'framed' or 'legacy'", s, "link")
         lo, hi = PERIOD_RANGE_S
-        if not (math.isfinite(self.period_s) and lo <= self.period_s <= hi):
-            raise ValueError(f"{self.source}: field 'link.period_s' = {self.period_s!r}: "
-                             f"expected a period between {lo:g} and {hi:g} s")
-        if self.baudrate <= 0:
-            raise ValueError(f"{self.source}: field 'link.baudrate' = {self.baudrate!r}: expected > 0")
+        _require(_finite_number(self.period_s) and lo <= self.period_s <= hi, "period_s",
+                 self.period_s, f"a period between {lo:g} and {hi:g} s", s, "link")
+        _require(isinstance(self.port, str), "port", self.port, "a str", s, "link")
+        _require(is_integer(self.baudrate) and self.baudrate > 0, "baudrate", self.baudrate,
+                 "an integer > 0", s, "link")
+        for name in ("busy_poll_s", "device_spin_s"):
+            v = getattr(self, name)
+            _require(_finite_number(v) and v >= 0, name, v, "a finite time >= 0 s", s, "link")
+        for name in ("realtime_priority", "pin_cpus"):      # "no" would be true
+            v = getattr(self, name)
+            _require(isinstance(v, bool), name, v, "true or false (a bool)", s, "link")
 
 
 @dataclass(frozen=True)
 class TrialConfig:
     duration_s: float = 0.35
-    """Closed-loop duration of each trial (covers stance, takeoff and the apex of the jump)."""
+    """Closed-loop duration of each trial (covers stance, takeoff and the apex of the jump). The
+    trial runs round(duration_s / link.period_s) ticks, the nearest whole number of periods;
+    at least one period (checked by ExperimentConfig, which knows the period)."""
     seed: int = 0
     """Seed of the emulated sensor noise."""
     source: str = "<defaults>"
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.duration_s) and 0 < self.duration_s <= 60):
-            raise ValueError(f"{self.source}: field 'trial.duration_s' = {self.duration_s!r}: "
-                             "expected 0 < duration <= 60 s")
-        if not self.seed >= 0:
-            raise ValueError(f"{self.source}: field 'trial.seed' = {self.seed!r}: expected an "
-                             "integer >= 0 (numpy.random.default_rng)")
+        s, d = self.source, self.duration_s
+        _require(_finite_number(d) and 0 < d <= 60, "duration_s", d, "0 < duration <= 60 s", s,
+                 "trial")
+        _require(is_integer(self.seed) and self.seed >= 0, "seed", self.seed,
+                 "an integer >= 0 (numpy.random.default_rng)", s, "trial")
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,26 @@ class ExperimentConfig:
     calibration: Calibration = field(default_factory=Calibration)
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     trial: TrialConfig = field(default_factory=TrialConfig)
+
+    def __post_init__(self) -> None:
+        """The checks across sections: the watchdog and the trial against the loop period."""
+        for name, cls in _SECTIONS.items():
+            v = getattr(self, name)
+            if not isinstance(v, cls):
+                raise ValueError(f"ExperimentConfig: field '{name}' = {v!r}: expected "
+                                 f"{cls.__name__}")
+        period = self.link.period_s
+        watchdog = self.safety.watchdog_s
+        if not watchdog > period:
+            raise ValueError(f"{self.safety.source}: field 'safety.watchdog_s' = {watchdog!r}: "
+                             f"expected longer than the loop period link.period_s = {period!r} "
+                             "(a sample on time comes a period after the last one: the "
+                             "watchdog would trip every tick)")
+        duration = self.trial.duration_s
+        if not duration >= period:
+            raise ValueError(f"{self.trial.source}: field 'trial.duration_s' = {duration!r}: "
+                             f"expected at least one loop period link.period_s = {period!r} "
+                             "(the trial runs round(duration_s / period_s) ticks)")
 
     def to_dict(self) -> dict:
         out = {}
@@ -122,7 +152,10 @@ def load_config(path: str | Path | None = None) -> ExperimentConfig:
         return ExperimentConfig()
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text())
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{p}: not a text (UTF-8) TOML file: {err.reason} at byte "
+                         f"{err.start}") from None
     except FileNotFoundError:
         raise ValueError(f"config file not found: {p}") from None
     except OSError as e:

@@ -20,6 +20,9 @@ import math
 from dataclasses import dataclass, fields
 from enum import Enum
 
+from myotwin.integers import is_integer
+
+from .calibration import _finite_number
 from .wire.codes import CODE_MAX, code_to_volts, volts_to_code
 
 
@@ -58,14 +61,20 @@ class SafetyConfig:
             if f.name == "source":
                 continue
             v = getattr(self, f.name)
-            ok = isinstance(v, (int, float)) and math.isfinite(v) and v >= 0
-            if f.name in ("max_lost_samples", "max_bad_bytes", "oscillation_ticks"):
-                ok = ok and float(v).is_integer()
-            elif f.name != "ramp_s":
-                ok = ok and v > 0
+            if f.name in _COUNT_MINIMUM:        # a bool or 2.0 is not a count
+                least = _COUNT_MINIMUM[f.name]
+                ok, expected = is_integer(v) and v >= least, f"an integer >= {least}"
+            else:
+                ok = _finite_number(v) and (v >= 0 if f.name == "ramp_s" else v > 0)
+                expected = f"a finite number {'>=' if f.name == 'ramp_s' else '>'} 0"
             if not ok:
                 raise ValueError(f"{self.source}: field 'safety.{f.name}' = {v!r}: "
-                                 "expected a finite number > 0 (counts: integer >= 0)")
+                                 f"expected {expected}")
+
+
+#: The count fields of SafetyConfig and their least value. oscillation_ticks >= 1: with 0,
+#: `reversals >= 0` holds on every tick and the first sample would trip the loop.
+_COUNT_MINIMUM = {"oscillation_ticks": 1, "max_lost_samples": 0, "max_bad_bytes": 0}
 
 
 @dataclass(frozen=True)

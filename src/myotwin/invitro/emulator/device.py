@@ -43,7 +43,7 @@ from myotwin.invitro.emulator.activation import Activation
 from myotwin.invitro.emulator.filters import butterworth2_lowpass
 from myotwin.invitro.emulator.lever import Lever
 from myotwin.invitro.emulator.muscle import Muscle
-from myotwin.invitro.emulator.params import EmulatorParams
+from myotwin.invitro.emulator.params import EXP_ARGUMENT_MAX, EmulatorParams
 from myotwin.invitro.stimulation import StimulationSchedule
 from myotwin.invitro.wire import (
     COMMAND_END,
@@ -150,6 +150,19 @@ class _Ramp:
         return k - self.start_tick >= self.n_ticks
 
 
+def _check_passive_reach(calibration: Calibration, params: EmulatorParams) -> None:
+    """The passive force must stay finite up to the lever's longest reach (the fibre is never
+    longer than the MTU): math.exp raised OverflowError in the tick loop otherwise."""
+    m = params.muscle
+    reach_rel = (calibration.lrest_m + params.lever.travel_max_m) / m.L0_m
+    arg = m.passive_shape * (reach_rel - m.passive_slack_rel)
+    if not arg <= EXP_ARGUMENT_MAX:
+        raise ValueError(f"EmulatedDevice: field 'muscle.passive_shape' = {m.passive_shape!r}: "
+                         f"at the lever's longest reach (calibration.lrest_m + "
+                         f"lever.travel_max_m = {reach_rel:.6g} L0) the passive curve's "
+                         f"exponent would be {arg:.6g}; expected <= {EXP_ARGUMENT_MAX:g}")
+
+
 class EmulatedDevice:
     """Microcontroller + ergometer + muscle, one 12-bit packet each way per tick."""
 
@@ -157,6 +170,12 @@ class EmulatedDevice:
                  params: EmulatorParams = EmulatorParams(),
                  stimulation: StimulationSchedule | None = None, seed: int = 0,
                  period_s: float = 1e-3, *, loopback_mode: bool = False, record: bool = True) -> None:
+        for name, value, cls in (("calibration", calibration, Calibration),
+                                 ("params", params, EmulatorParams)):
+            if not isinstance(value, cls):
+                raise TypeError(f"EmulatedDevice: {name} is a {type(value).__name__}, "
+                                f"expected {cls.__name__}")
+        _check_passive_reach(calibration, params)
         if not (isinstance(period_s, (int, float)) and math.isfinite(period_s) and period_s > 0):
             raise ValueError(f"EmulatedDevice: period_s = {period_s!r}: expected a finite number > 0")
         n_sub = params.device.fpga_rate_hz * period_s

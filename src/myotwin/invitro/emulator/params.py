@@ -15,6 +15,11 @@ import math
 from dataclasses import dataclass, field, fields
 
 
+#: Largest argument given to math.exp / math.expm1 (they raise OverflowError above 709.78):
+#: the parameters whose exponentials the device computes are refused beyond it.
+EXP_ARGUMENT_MAX = 700.0
+
+
 def _check_positive(where: str, obj, names: tuple[str, ...], allow_zero: tuple[str, ...] = ()) -> None:
     for name in names:
         v = getattr(obj, name)
@@ -79,6 +84,15 @@ class MuscleParams:
             raise ValueError(f"MuscleParams: field 'passive_ref_length_rel' = "
                              f"{self.passive_ref_length_rel!r}: expected > passive_slack_rel "
                              f"({self.passive_slack_rel})")
+        rise = self.passive_shape * (self.passive_ref_length_rel - self.passive_slack_rel)
+        if not rise <= EXP_ARGUMENT_MAX:
+            raise ValueError(f"MuscleParams: field 'passive_shape' = {self.passive_shape!r}: "
+                             f"expected passive_shape * (passive_ref_length_rel - "
+                             f"passive_slack_rel) <= {EXP_ARGUMENT_MAX:g}, got {rise:.6g} (the "
+                             "passive curve's exp(passive_shape * strain) would overflow)")
+        if not isinstance(self.see_enabled, bool):      # "no" would be true
+            raise ValueError(f"MuscleParams: field 'see_enabled' = {self.see_enabled!r}: "
+                             "expected True or False (a bool)")
 
     @property
     def vmax_m_per_s(self) -> float:
@@ -104,6 +118,12 @@ class ActivationParams:
         _check_positive("ActivationParams", self,
                         ("tau_act_s", "tau_deact_s", "release_plateau_s", "release_decay_s"),
                         allow_zero=("release_plateau_s",))
+        least = self.release_plateau_s / EXP_ARGUMENT_MAX
+        if not self.release_decay_s >= least:
+            raise ValueError(f"ActivationParams: field 'release_decay_s' = "
+                             f"{self.release_decay_s!r}: expected >= release_plateau_s / "
+                             f"{EXP_ARGUMENT_MAX:g} = {least:.6g} s (the active state after a "
+                             "pulse, exp(release_plateau_s / release_decay_s), would overflow)")
 
 
 @dataclass(frozen=True)
@@ -183,3 +203,11 @@ class EmulatorParams:
                         "sensor": ForceSensorParams, "device": DeviceParams}[f.name]
             if not isinstance(v, expected):
                 raise ValueError(f"EmulatorParams: field '{f.name}' = {v!r}: expected {expected.__name__}")
+        nyquist = self.device.fpga_rate_hz / 2
+        for name, cutoff in (("lever.length_filter_hz", self.lever.length_filter_hz),
+                             ("sensor.filter_hz", self.sensor.filter_hz)):
+            if not cutoff < nyquist:
+                raise ValueError(f"EmulatorParams: field '{name}' = {cutoff!r}: expected below "
+                                 f"half the FPGA rate device.fpga_rate_hz = "
+                                 f"{self.device.fpga_rate_hz!r} Hz, {nyquist:g} Hz (the filter "
+                                 "runs at that rate)")
