@@ -113,6 +113,20 @@ def test_loopback_inprocess_summary(capsys, tmp_path):
     assert json.loads(out)["passed"] is True, f"stdout: {out!r}"
 
 
+def test_loopback_runs_below_the_watchdogs_rate(capsys, tmp_path):
+    """At 100 Hz the period (10 ms) exceeds the default watchdog (5 ms): a closed-loop trial
+    is refused (test_config.py), but the loopback check has no watchdog and runs."""
+    rc, out, err = run_main(capsys, "invitro", "loopback", "--inprocess", "--rate-hz", "100",
+                            "--ticks", "20", "--out", str(tmp_path))
+    assert rc == 0 and json.loads(out)["passed"] is True, f"exit status {rc}: {err}"
+    config = tmp_path / "slow.toml"
+    config.write_text("[link]\nperiod_s = 0.01\n")
+    rc, _, err = run_main(capsys, "invitro", "run", "--condition", "nominal", "--inprocess",
+                          "--config", str(config), "--out", str(tmp_path / "nominal"))
+    assert_one_line_error(rc, err, "safety.watchdog_s", "link.period_s = 0.01")
+    assert not (tmp_path / "nominal").exists()
+
+
 def test_run_inprocess_completes(capsys, tmp_path):
     config = tmp_path / "short.toml"
     config.write_text("[trial]\nduration_s = 0.05\n")

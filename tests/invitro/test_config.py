@@ -66,11 +66,12 @@ def test_bad_config_names_file_field_and_value(tmp_path, text, names):
 def test_config_times_are_checked_against_their_range_and_the_period(tmp_path, text, fragment):
     """These were accepted: NaN busy_poll_s never spun, inf spun for the whole wait, a
     negative device_spin_s reached the emulator's --spin-s; duration_s = 1e-9 ran 0 ticks; a
-    watchdog no longer than the period tripped between two samples on time."""
+    watchdog no longer than the period tripped between two samples on time (checked before a
+    closed-loop trial, `check_closed_loop`: a loopback check has no watchdog)."""
     path = tmp_path / "rig.toml"
     path.write_text(text)
     with pytest.raises(ValueError) as e:
-        load_config(path)
+        load_config(path).check_closed_loop()
     assert str(e.value).startswith(f"{path}: ") and fragment in str(e.value), str(e.value)
 
 

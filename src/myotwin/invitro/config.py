@@ -92,24 +92,31 @@ class ExperimentConfig:
     trial: TrialConfig = field(default_factory=TrialConfig)
 
     def __post_init__(self) -> None:
-        """The checks across sections: the watchdog and the trial against the loop period."""
+        """The checks across sections: the trial against the loop period (the watchdog's is
+        `check_closed_loop`, since a loopback check runs without a watchdog)."""
         for name, cls in _SECTIONS.items():
             v = getattr(self, name)
             if not isinstance(v, cls):
                 raise ValueError(f"ExperimentConfig: field '{name}' = {v!r}: expected "
                                  f"{cls.__name__}")
         period = self.link.period_s
-        watchdog = self.safety.watchdog_s
-        if not watchdog > period:
-            raise ValueError(f"{self.safety.source}: field 'safety.watchdog_s' = {watchdog!r}: "
-                             f"expected longer than the loop period link.period_s = {period!r} "
-                             "(a sample on time comes a period after the last one: the "
-                             "watchdog would trip every tick)")
         duration = self.trial.duration_s
         if not duration >= period:
             raise ValueError(f"{self.trial.source}: field 'trial.duration_s' = {duration!r}: "
                              f"expected at least one loop period link.period_s = {period!r} "
                              "(the trial runs round(duration_s / period_s) ticks)")
+
+    def check_closed_loop(self) -> None:
+        """ValueError unless the host's watchdog is longer than the loop period: a sample on
+        time comes a period after the last one, so a shorter watchdog would trip every tick.
+        Checked before a closed-loop trial (`experiment.run_condition`); the loopback check
+        has no watchdog and runs at any rate in PERIOD_RANGE_S."""
+        period, watchdog = self.link.period_s, self.safety.watchdog_s
+        if not watchdog > period:
+            raise ValueError(f"{self.safety.source}: field 'safety.watchdog_s' = {watchdog!r}: "
+                             f"expected longer than the loop period link.period_s = {period!r} "
+                             "(a sample on time comes a period after the last one: the "
+                             "watchdog would trip every tick)")
 
     def to_dict(self) -> dict:
         out = {}

@@ -67,6 +67,7 @@ def trial_metrics(ticks: dict[str, np.ndarray]) -> dict:
 def run_condition(name: str, out: Path, cfg: ExperimentConfig, *, config_path: str | None = None,
                   inprocess: bool = False, faults=None, plant=None) -> dict:
     """Run one condition into `out`; returns its summary entry (see SUMMARY_FIELDS)."""
+    cfg.check_closed_loop()
     cond = get_condition(name)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.toml").write_text(config_to_toml(cfg))
