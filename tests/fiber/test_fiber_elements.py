@@ -8,6 +8,7 @@ residual for the tangent.
 """
 
 import math
+import re
 
 import jax.numpy as jnp
 import numpy as np
@@ -191,6 +192,29 @@ def test_gravity_and_step_count_are_checked():
             fiber.simulate(model, state, 0.0, 0.01, bad, lambda t: loads)
     empty = fiber.simulate(model, state, 0.0, 0.01, 0, lambda t: loads)
     np.testing.assert_array_equal(empty.q, np.asarray(model.ref_q)[None])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(max_iter=0), "max_iter must be an integer >= 1, got 0"),
+    (dict(max_iter=2.5), "max_iter must be an integer >= 1, got 2.5"),
+    (dict(max_iter=True), "max_iter must be an integer >= 1, got True"),
+    (dict(max_backtrack=-1), "max_backtrack must be an integer >= 0, got -1"),
+    (dict(max_backtrack=2.5), "max_backtrack must be an integer >= 0, got 2.5"),
+    (dict(rtol=np.inf), "rtol = inf must be a number finite and > 0"),
+    (dict(rtol=True), "rtol = True must be a number finite and > 0"),
+    (dict(xtol=-1e-9), "xtol = -1e-09 must be a number finite and >= 0"),
+    (dict(xtol=np.nan), "xtol = nan must be a number finite and >= 0"),
+    (dict(delta_bar=1.0), "delta_bar = 1.0 must be a number in (0, 1)"),
+    (dict(delta_bar=True), "delta_bar = True must be a number in (0, 1)"),
+    (dict(safeguard=1), "safeguard must be True or False, got 1"),
+    (dict(line_search="no"), "line_search must be True or False, got 'no'"),
+])
+def test_newton_options_check_their_fields(kwargs, message):
+    """A max_backtrack of -1 was an UnboundLocalError ('q_try') in the first Newton step, 2.5 a
+    TypeError from range(), and rtol = inf 'converged' at once with any residual."""
+    with pytest.raises(ValueError, match=rf"^NewtonOptions: {re.escape(message)}$"):
+        fiber.NewtonOptions(**kwargs)
+    fiber.NewtonOptions(max_iter=np.int64(3), max_backtrack=0, xtol=0.0, safeguard=np.True_)
 
 
 def test_band_storage_matches_dense_assembly():

@@ -31,6 +31,7 @@ gradients through a step are not available (later: implicit-function theorem, as
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -39,11 +40,12 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
-from myotwin.engine.arguments import check_step_count
+from myotwin.engine.arguments import check_step_count, is_integer
 from myotwin.fiber import hermite
 from myotwin.fiber.assembly import step_system
 from myotwin.fiber.cable import FiberModel, element_h, per_element
 from myotwin.fiber.contact_cylinder import CylinderContact, bound_data, safeguard_fraction
+from myotwin.fiber.material import as_real
 
 
 class FiberNewtonError(RuntimeError):
@@ -88,7 +90,11 @@ class NewtonOptions:
     xtol: converged also when the full Newton step is below xtol (1 + ||q||_inf) (the
     residual of a stiff fiber has a round-off floor of stiffness x 1e-16 m); safeguard: scale
     steps (Eqs. 69-73); delta_bar: the factor of Eq. (71) in (0, 1); line_search: halve the
-    (safeguarded) step up to max_backtrack times until ||r||_2 decreases (Armijo, c = 1e-4)."""
+    (safeguarded) step up to max_backtrack times until ||r||_2 decreases (Armijo, c = 1e-4).
+    Refused with a ValueError naming the field: max_iter not an integer >= 1, max_backtrack
+    not an integer >= 0 (`is_integer`: 2.5 and True are no counts), rtol not a finite number
+    > 0, xtol not a finite number >= 0, delta_bar not a number in (0, 1), safeguard or
+    line_search not True or False."""
 
     max_iter: int = 30
     rtol: float = 1e-10
@@ -99,11 +105,22 @@ class NewtonOptions:
     max_backtrack: int = 12
 
     def __post_init__(self):
-        if not (0.0 < self.delta_bar < 1.0):
-            raise ValueError(f"NewtonOptions: delta_bar = {self.delta_bar!r} must lie in (0, 1)")
-        if self.max_iter < 1 or not (self.rtol > 0):
-            raise ValueError(f"NewtonOptions: max_iter = {self.max_iter!r} must be >= 1 and "
-                             f"rtol = {self.rtol!r} > 0")
+        for name, low in (("max_iter", 1), ("max_backtrack", 0)):
+            value = getattr(self, name)
+            if not is_integer(value) or value < low:
+                raise ValueError(f"NewtonOptions: {name} must be an integer >= {low}, got "
+                                 f"{value!r}")
+        for name in ("safeguard", "line_search"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"NewtonOptions: {name} must be True or False, got "
+                                 f"{getattr(self, name)!r}")
+        for name, rule, ok in (("rtol", "finite and > 0", lambda x: x > 0),
+                               ("xtol", "finite and >= 0", lambda x: x >= 0),
+                               ("delta_bar", "in (0, 1)", lambda x: 0 < x < 1)):
+            value = getattr(self, name)
+            number = as_real(value)
+            if number is None or not math.isfinite(number) or not ok(number):
+                raise ValueError(f"NewtonOptions: {name} = {value!r} must be a number {rule}")
 
 
 class NewtonInfo(NamedTuple):
