@@ -5,6 +5,7 @@ closed-form torque balance of the incompressible cable law.
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -136,3 +137,34 @@ def test_attachment_validation():
                             attachments=[fsys.Attachment("cable", 1, True)])
     with pytest.raises(ValueError, match="bone cylinder 'b': radius_m = -1"):
         make_bone_cylinder((0, 0, 0), (0, 1, 0), -1, 1e4, 5, body=1, name="b")
+
+
+def test_system_refuses_non_finite_times_states_and_loads():
+    """Each was a FiberDivergenceError 'at t = nan s' or 'after 0 Newton iterations', and a NaN
+    t0_s ran simulate_system on a NaN time axis."""
+    system = fsys.compile_system([_hanging_fiber(2)], skeleton=_pendulum(),
+                                 attachments=[fsys.Attachment("cable", 1, 1)])
+    state = ss.SystemState(*fsys.initial_state(system))
+    loads = ss.SystemLoads(np.zeros(1))
+    line = np.zeros((2, system.qp_w.shape[0], 3))
+    line[1, 0, 2] = np.nan
+    u = state.u.copy()
+    u[3] = np.inf
+    for call, message in [
+        (lambda: ss.step(system, state, 0.01, np.inf, loads), "dt_s = inf must be a finite "
+                                                              "number > 0"),
+        (lambda: ss.step(system, state, np.nan, 0.01, loads), "time_s = nan must be a finite "
+                                                              "number"),
+        (lambda: ss.step(system, state._replace(q=np.array([np.nan])), 0.01, 0.01, loads),
+         "state.q[0] = nan must be finite"),
+        (lambda: ss.step(system, state._replace(u=u), 0.01, 0.01, loads),
+         "state.u[3] = inf must be finite"),
+        (lambda: ss.step(system, state, 0.01, 0.01, loads._replace(line_force=line)),
+         "line_force[1, 0, 2] = nan must be finite"),
+        (lambda: ss.solve_static(system, state._replace(qd=np.array([-np.inf])), loads),
+         "state.qd[0] = -inf must be finite"),
+        (lambda: ss.simulate(system, state, np.nan, 0.01, 2, lambda t: loads),
+         "t0_s = nan must be a finite number"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^fiber system: {re.escape(message)}$"):
+            call()

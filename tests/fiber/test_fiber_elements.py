@@ -217,6 +217,44 @@ def test_newton_options_check_their_fields(kwargs, message):
     fiber.NewtonOptions(max_iter=np.int64(3), max_backtrack=0, xtol=0.0, safeguard=np.True_)
 
 
+def test_non_finite_times_states_and_loads_are_refused_before_newton():
+    """A dt_s of inf, a NaN time, a NaN in the state, the line force or the fixed values were
+    FiberDivergenceErrors ('non-finite residual ... after 0 Newton iterations'), and a NaN t0_s
+    ran a NaN time axis."""
+    model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 2,
+                                r0_m=0.05, gamma_m=1.0, material=fiber.table1_material(),
+                                rho_kg_m3=900.0)
+    loads = fiber.FiberLoads(0.0, fiber.gravity_line_force(model, [0, 0, -9.81]))
+    state = fiber.FiberState(model.ref_q, 0 * model.ref_q)
+    line = np.array(loads.line_force)
+    line[1, 2, 0] = np.nan
+    fixed = np.asarray(model.ref_q)[list(model.fixed_dofs)]
+    fixed[4] = np.inf
+    q = np.array(model.ref_q)
+    q[7] = np.nan
+    for call, message in [
+        (lambda: fiber.step(model, state, 0.01, np.inf, loads), "dt_s = inf must be a finite "
+                                                                "number > 0"),
+        (lambda: fiber.step(model, state, 0.01, True, loads), "dt_s = True must be a finite "
+                                                              "number > 0"),
+        (lambda: fiber.step(model, state, np.nan, 0.01, loads), "time_s = nan must be a finite "
+                                                                "number"),
+        (lambda: fiber.step(model, state, 0.01, 0.01, loads._replace(line_force=line)),
+         "line_force[1, 2, 0] = nan must be finite"),
+        (lambda: fiber.step(model, state, 0.01, 0.01, loads._replace(fixed_values=fixed)),
+         "fixed_values[4] = inf must be finite"),
+        (lambda: fiber.step(model, state._replace(q=q), 0.01, 0.01, loads),
+         "state.q[7] = nan must be finite"),
+        (lambda: fiber.step(model, state._replace(v=state.v - np.inf), 0.01, 0.01,
+                            loads), "state.v[0] = -inf must be finite"),
+        (lambda: fiber.solve_static(model, q, loads), "q0[7] = nan must be finite"),
+        (lambda: fiber.simulate(model, state, np.nan, 0.01, 2, lambda t: loads),
+         "t0_s = nan must be a finite number"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^fiber 'fiber': {re.escape(message)}$"):
+            call()
+
+
 def test_band_storage_matches_dense_assembly():
     # Banded scatter vs a dense scatter of the same element matrices (pure index check).
     model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 3,

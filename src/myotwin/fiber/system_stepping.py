@@ -57,6 +57,8 @@ from myotwin.fiber.time_stepping import (
     FiberNewtonError,
     InadmissibleContactError,
     NewtonOptions,
+    check_finite,
+    check_seconds,
     check_unit_activation,
 )
 
@@ -410,6 +412,18 @@ def _end_forces(system, ev) -> np.ndarray:
     return out
 
 
+def _check_state(system, state) -> None:
+    """ValueError naming the field unless q, qd (n_v,) and u, v (n_h,) fit and are finite."""
+    for name, value, shape in (("state.q", state.q, (system.n_v,)),
+                               ("state.qd", state.qd, (system.n_v,)),
+                               ("state.u", state.u, (system.n_h,)),
+                               ("state.v", state.v, (system.n_h,))):
+        if np.shape(value) != shape:
+            raise ValueError(f"fiber system: {name} has shape {np.shape(value)}, expected "
+                             f"{shape}")
+        check_finite("fiber system", name, value)
+
+
 def _context(system, state, loads, inv_dt, time_s):
     lay = system.layout
     act = np.asarray(loads.activation, dtype=np.float64).reshape(-1)
@@ -417,22 +431,20 @@ def _context(system, state, loads, inv_dt, time_s):
         raise ValueError(f"fiber system: activation must have shape ({system.n_fiber},), got "
                          f"{act.shape}")
     check_unit_activation("fiber system", act)
+    _check_state(system, state)
     n_u = 0 if system.skeleton is None else system.skeleton.n_u
-    for name, value, shape in (("state.q", state.q, (system.n_v,)),
-                               ("state.qd", state.qd, (system.n_v,)),
-                               ("state.u", state.u, (system.n_h,)),
-                               ("state.v", state.v, (system.n_h,)),
-                               ("ctrl", loads.ctrl, (n_u,))):
-        if value is not None and np.shape(value) != shape:
-            raise ValueError(f"fiber system: {name} has shape {np.shape(value)}, expected "
-                             f"{shape}")
+    if loads.ctrl is not None and np.shape(loads.ctrl) != (n_u,):
+        raise ValueError(f"fiber system: ctrl has shape {np.shape(loads.ctrl)}, expected "
+                         f"{(n_u,)}")
     n_e, n_qp = lay.el_dofs.shape[0], system.qp_w.shape[0]
     line = np.zeros((n_e, n_qp, 3)) if loads.line_force is None else np.asarray(
         loads.line_force, dtype=np.float64)
     if line.shape != (n_e, n_qp, 3):
         raise ValueError(f"fiber system: line_force must have shape ({n_e}, {n_qp}, 3), got "
                          f"{line.shape}")
+    check_finite("fiber system", "line_force", line)
     ctrl = np.zeros(n_u) if loads.ctrl is None else np.asarray(loads.ctrl, np.float64)
+    check_finite("fiber system", "ctrl", ctrl)
     return _Context(np.asarray(state.q, float), np.asarray(state.qd, float),
                     np.asarray(state.u, float), np.asarray(state.v, float), float(inv_dt), act,
                     line, ctrl, time_s)
@@ -445,9 +457,12 @@ def _z(system, q, u):
 def step(system: FiberSystem, state: SystemState, time_s: float, dt_s: float,
          loads: SystemLoads, options: NewtonOptions = NewtonOptions()
          ) -> tuple[SystemState, SystemInfo]:
-    """One backward-Euler step (Eq. 64) from `state` to t = time_s (loads at time_s)."""
-    if not dt_s > 0:
-        raise ValueError(f"fiber system: dt_s = {dt_s!r} must be > 0")
+    """One backward-Euler step (Eq. 64) from `state` to t = time_s (loads at time_s).
+
+    Refused with a ValueError naming the field: a time_s that is not a finite number, a dt_s
+    that is not a finite number > 0, a state or loads of the wrong shape or not finite."""
+    check_seconds("fiber system", "time_s", time_s)
+    dt_s = check_seconds("fiber system", "dt_s", dt_s, positive=True)
     ctx = _context(system, state, loads, 1.0 / dt_s, time_s)
     z0 = _z(system, state.q, state.u)
     pred = dt_s * _z(system, state.qd, state.v)
@@ -508,8 +523,11 @@ def simulate(system: FiberSystem, state0: SystemState, t0_s: float, dt_s: float,
 
     A step whose Newton iteration fails is retried as two half steps, recursively up to
     `max_halvings` times (our addition; the seed uses a fixed step); the last failure is raised.
+    t0_s must be a finite number and dt_s a finite number > 0 (ValueError).
     """
     check_step_count("fiber simulate_system", n_steps)
+    t0_s = check_seconds("fiber system", "t0_s", t0_s)
+    dt_s = check_seconds("fiber system", "dt_s", dt_s, positive=True)
     t = t0_s + dt_s * np.arange(n_steps + 1)
     n_v = system.n_v
     q, qd = np.empty((n_steps + 1, n_v)), np.empty((n_steps + 1, n_v))

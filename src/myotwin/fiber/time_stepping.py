@@ -279,11 +279,33 @@ def check_unit_activation(where: str, activation) -> np.ndarray:
     return a
 
 
+def check_finite(where: str, name: str, value) -> None:
+    """ValueError naming `where`, the field `name` and its first entry that is not finite
+    (NaN or inf: Newton would report it as a divergence after 0 iterations)."""
+    a = np.asarray(value, dtype=np.float64)
+    bad = np.argwhere(~np.isfinite(a))
+    if bad.shape[0]:
+        index = tuple(int(i) for i in bad[0])
+        label = f"{name}[{', '.join(str(i) for i in index)}]" if index else name
+        raise ValueError(f"{where}: {label} = {float(a[index])!r} must be finite")
+
+
+def check_seconds(where: str, name: str, value, positive: bool = False) -> float:
+    """value as a float, or ValueError naming `where` and `name` unless it is one finite
+    number (not a bool), > 0 if `positive` (a step size; a time may be any finite number)."""
+    number = as_real(value)
+    if number is None or not math.isfinite(number) or (positive and number <= 0):
+        rule = "a finite number > 0" if positive else "a finite number"
+        raise ValueError(f"{where}: {name} = {value!r} must be {rule}")
+    return number
+
+
 def check_inputs(model: FiberModel, loads: FiberLoads | None, state: FiberState | None = None,
                  q0=None) -> None:
     """ValueError naming the fiber and the field unless the state (or q0) and the loads (if
     given) fit `model`: q, v (n_dof,); activation one number in [0, 1]; line_force
-    (n_el, n_qp, 3); fixed_values None or (len(fixed_dofs),)."""
+    (n_el, n_qp, 3); fixed_values None or (len(fixed_dofs),); every entry finite (the first
+    NaN or inf is named)."""
     where = f"fiber '{model.name}'"
     arrays = {"q0": q0} if state is None else {"state.q": state.q, "state.v": state.v}
     shapes = {name: (model.n_dof,) for name in arrays}
@@ -297,6 +319,7 @@ def check_inputs(model: FiberModel, loads: FiberLoads | None, state: FiberState 
         if np.shape(value) != shapes[name]:
             raise ValueError(f"{where}: {name} has shape {np.shape(value)}, expected "
                              f"{shapes[name]}")
+        check_finite(where, name, value)
     if loads is None:
         return
     if np.shape(loads.activation) != ():
@@ -308,9 +331,13 @@ def check_inputs(model: FiberModel, loads: FiberLoads | None, state: FiberState 
 def step(model: FiberModel, state: FiberState, time_s: float, dt_s: float, loads: FiberLoads,
          contact: CylinderContact | None = None,
          options: NewtonOptions = NewtonOptions()) -> tuple[FiberState, NewtonInfo]:
-    """One backward-Euler step from `state` to t = time_s (loads evaluated at time_s)."""
-    if not dt_s > 0:
-        raise ValueError(f"fiber '{model.name}': dt_s = {dt_s!r} must be > 0")
+    """One backward-Euler step from `state` to t = time_s (loads evaluated at time_s).
+
+    Refused with a ValueError naming the fiber and the field: a time_s that is not a finite
+    number, a dt_s that is not a finite number > 0, a state or loads that do not fit the
+    model or are not finite (`check_inputs`)."""
+    check_seconds(f"fiber '{model.name}'", "time_s", time_s)
+    dt_s = check_seconds(f"fiber '{model.name}'", "dt_s", dt_s, positive=True)
     check_inputs(model, loads, state=state)
     q_prev, v_prev = np.asarray(state.q, np.float64), np.asarray(state.v, np.float64)
     q, info = _newton(model, contact, q_prev, q_prev, v_prev, 1.0 / dt_s, loads, time_s,
@@ -345,8 +372,11 @@ class Trajectory(NamedTuple):
 def simulate(model: FiberModel, state0: FiberState, t0_s: float, dt_s: float, n_steps: int,
              loads_at: Callable[[float], FiberLoads], contact: CylinderContact | None = None,
              options: NewtonOptions = NewtonOptions()) -> Trajectory:
-    """n_steps backward-Euler steps of size dt_s; loads_at(t) gives the loads at each new time."""
+    """n_steps backward-Euler steps of size dt_s; loads_at(t) gives the loads at each new time.
+    t0_s must be a finite number and dt_s a finite number > 0 (ValueError naming the fiber)."""
     check_step_count("fiber simulate", n_steps)
+    t0_s = check_seconds(f"fiber '{model.name}'", "t0_s", t0_s)
+    dt_s = check_seconds(f"fiber '{model.name}'", "dt_s", dt_s, positive=True)
     t = t0_s + dt_s * np.arange(n_steps + 1)
     qs = np.empty((n_steps + 1, model.n_dof))
     vs = np.empty_like(qs)
