@@ -168,3 +168,22 @@ def test_system_refuses_non_finite_times_states_and_loads():
     ]:
         with pytest.raises(ValueError, match=rf"^fiber system: {re.escape(message)}$"):
             call()
+
+
+def test_simulate_system_checks_state_and_counts_first():
+    """A state of the wrong shape was NumPy's 'could not broadcast input array from shape (3,)
+    into shape (1,)', a record_every of 1.5 a TypeError from range(); 0 and -3, and a
+    max_halvings of -1 or 2.5, were accepted silently."""
+    system = fsys.compile_system([_hanging_fiber(2)], skeleton=_pendulum(),
+                                 attachments=[fsys.Attachment("cable", 1, 1)])
+    state = ss.SystemState(*fsys.initial_state(system))
+    loads = ss.SystemLoads(np.zeros(1))
+    with pytest.raises(ValueError, match=r"^fiber system: state.q has shape \(3,\), expected "
+                                         r"\(1,\)$"):
+        ss.simulate(system, state._replace(q=np.zeros(3)), 0.0, 0.01, 2, lambda t: loads)
+    for name, bad, rule in [("record_every", 1.5, ">= 1"), ("record_every", 0, ">= 1"),
+                            ("record_every", -3, ">= 1"), ("record_every", True, ">= 1"),
+                            ("max_halvings", -1, ">= 0"), ("max_halvings", 2.5, ">= 0")]:
+        with pytest.raises(ValueError, match=rf"^fiber simulate_system: {name} must be an "
+                                             rf"integer {rule}, got {bad!r}$"):
+            ss.simulate(system, state, 0.0, 0.01, 2, lambda t: loads, **{name: bad})

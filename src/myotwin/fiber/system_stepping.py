@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse.linalg as spla
 
-from myotwin.engine.arguments import check_step_count
+from myotwin.engine.arguments import check_step_count, is_integer
 from myotwin.fiber import contact_bones, contact_fibers
 from myotwin.fiber.contact_cylinder import admissible_fractions, eps_lower_bound
 from myotwin.fiber.coupling import positions_and_jacobians
@@ -523,11 +523,18 @@ def simulate(system: FiberSystem, state0: SystemState, t0_s: float, dt_s: float,
 
     A step whose Newton iteration fails is retried as two half steps, recursively up to
     `max_halvings` times (our addition; the seed uses a fixed step); the last failure is raised.
-    t0_s must be a finite number and dt_s a finite number > 0 (ValueError).
+    t0_s must be a finite number, dt_s a finite number > 0, record_every an integer >= 1,
+    max_halvings an integer >= 0 and state0 fit the system (ValueError naming the field).
     """
     check_step_count("fiber simulate_system", n_steps)
     t0_s = check_seconds("fiber system", "t0_s", t0_s)
     dt_s = check_seconds("fiber system", "dt_s", dt_s, positive=True)
+    for name, value, low in (("record_every", record_every, 1),
+                             ("max_halvings", max_halvings, 0)):
+        if not is_integer(value) or value < low:
+            raise ValueError(f"fiber simulate_system: {name} must be an integer >= {low}, got "
+                             f"{value!r}")
+    _check_state(system, state0)
     t = t0_s + dt_s * np.arange(n_steps + 1)
     n_v = system.n_v
     q, qd = np.empty((n_steps + 1, n_v)), np.empty((n_steps + 1, n_v))
@@ -535,7 +542,7 @@ def simulate(system: FiberSystem, state0: SystemState, t0_s: float, dt_s: float,
     iters = np.zeros(n_steps, int)
     contacts = np.zeros(n_steps, int)
     substeps = np.ones(n_steps, int)
-    rec = sorted(set(range(0, n_steps + 1, max(1, record_every))) | {n_steps})
+    rec = sorted(set(range(0, n_steps + 1, record_every)) | {n_steps})
     us, vs = [], []
     state = SystemState(*(np.asarray(a, float) for a in state0))
     q[0], qd[0] = state.q, state.qd
