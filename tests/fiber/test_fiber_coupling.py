@@ -139,6 +139,35 @@ def test_attachment_validation():
         make_bone_cylinder((0, 0, 0), (0, 1, 0), -1, 1e4, 5, body=1, name="b")
 
 
+
+def test_cylinder_and_pair_entries_are_checked():
+    """A bare BoneCylinder was 'cannot unpack non-iterable BoneCylinder object', (bone, "cable")
+    and fiber_pairs=("cable", "c2") iterated the names' characters ("unknown fiber 'c'"), and
+    a pair of one fiber 'not enough values to unpack'."""
+    fibers = [_hanging_fiber(2), _hanging_fiber(2, "c2", dy=0.05)]
+    bone = make_bone_cylinder((0, 0, 0), (0, 1, 0), 0.01, 1e4, 10.0, name="bone")
+    law = make_fiber_contact_law(1e4, 10.0)
+    cylinder = ("each entry of cylinders must be a pair (BoneCylinder, fibers it touches or "
+                "None for all), got ")
+    pair = "each entry of fiber_pairs must be a pair (fiber, fiber) of names or indices, got "
+    for kwargs, message in [
+        (dict(cylinders=[bone]), cylinder + "BoneCylinder 'bone'"),
+        (dict(cylinders=[(bone,)]), cylinder + "(BoneCylinder 'bone',)"),
+        (dict(cylinders=[(bone, 1.5)]), "bone cylinder 'bone': the fibers it touches must be "
+                                        "None, a fiber name or index, or a sequence of them, "
+                                        "got 1.5"),
+        (dict(fiber_pairs=("cable", "c2"), fiber_law=law),
+         pair + "'cable' (one pair goes in a list: [('a', 'b')])"),
+        (dict(fiber_pairs=[("cable",)], fiber_law=law), pair + "('cable',)"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^fiber system: {re.escape(message)}$"):
+            fsys.compile_system(fibers, **kwargs)
+    # one fiber name or index alone is that fiber
+    for touched, expected in (("cable", (0,)), (1, (1,)), (["c2", 0], (1, 0)), (None, (0, 1))):
+        system = fsys.compile_system(fibers, cylinders=[(bone, touched)])
+        assert system.cylinders[0].fibers == expected
+
+
 def test_system_refuses_non_finite_times_states_and_loads():
     """Each was a FiberDivergenceError 'at t = nan s' or 'after 0 Newton iterations', and a NaN
     t0_s ran simulate_system on a NaN time axis."""

@@ -193,9 +193,12 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
     skeleton, q0: engine model (hinge/slide joints, no limits, no geom contacts) and the
       configuration (n_q,) at which default attachment points are computed (default qpos0).
     attachments: `Attachment`s; the tied end must be PINNED in its FiberModel.
-    cylinders: (BoneCylinder, fibers it touches or None for all).
-    fiber_pairs: unordered pairs of fibers in contact (both half-passes); needs fiber_law.
-    Raises ValueError naming the offending fiber, end, body, pair or cylinder.
+    cylinders: (BoneCylinder, fibers it touches or None for all) pairs; the fibers are names
+      or indices, one name or index alone is that fiber.
+    fiber_pairs: unordered pairs (fiber, fiber) of names or indices in contact (both
+      half-passes); needs fiber_law. One pair goes in a list: [("a", "b")].
+    Raises ValueError naming the offending fiber, end, body, pair or cylinder, and saying what
+    an entry of cylinders or fiber_pairs must be when it is not such a pair.
     """
     fibers = tuple(fibers)
     if not fibers:
@@ -270,6 +273,11 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
 
     pairs = []
     for pair in fiber_pairs:
+        if not _is_pair(pair):
+            hint = (" (one pair goes in a list: [('a', 'b')])"
+                    if isinstance(pair, str) or is_integer(pair) else "")
+            raise ValueError(f"fiber system: each entry of fiber_pairs must be a pair (fiber, "
+                             f"fiber) of names or indices, got {_short(pair)}{hint}")
         i, j = (_index(p, names, "fiber") for p in pair)
         if i == j:
             raise ValueError(f"fiber system: contact pair ({names[i]!r}, {names[j]!r}) needs "
@@ -283,7 +291,12 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
 
     cyls, cyl_mask, cyl_moving = [], [], []
     mask_anc = None if skeleton is None else skeleton.dof_ancestor_mask()
-    for cyl, touched in cylinders:
+    for entry in cylinders:
+        if not (_is_pair(entry) and isinstance(entry[0], BoneCylinder)):
+            raise ValueError(f"fiber system: each entry of cylinders must be a pair "
+                             f"(BoneCylinder, fibers it touches or None for all), got "
+                             f"{_short(entry)}")
+        cyl, touched = entry
         if skeleton is None and cyl.body != 0:
             raise ValueError(f"fiber system: bone cylinder '{cyl.name}' is on body {cyl.body} "
                              f"but there is no skeleton (use body 0, the world)")
@@ -291,7 +304,7 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
             raise ValueError(f"fiber system: bone cylinder '{cyl.name}': body {cyl.body} out of "
                              f"range")
         idx = tuple(range(len(fibers))) if touched is None else tuple(
-            _index(t, names, "fiber") for t in touched)
+            _index(t, names, "fiber") for t in _touched(cyl, touched))
         cyls.append(dataclasses.replace(cyl, fibers=idx))
         cyl_mask.append(np.isin(el_fiber, idx))
         cyl_moving.append(bool(mask_anc is not None and mask_anc[cyl.body].any()))
@@ -329,6 +342,40 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
         fiber_law=fiber_law, cylinders=tuple(cyls), skeleton=skeleton,
         att_point_local_m=f64(np.asarray(att_points, float).reshape(-1, 3)),
         layout=layout)
+
+
+def _is_pair(entry) -> bool:
+    """Whether entry is a sequence of two items (not a string, whose characters are no pair)."""
+    if isinstance(entry, (str, bytes)):
+        return False
+    try:
+        return len(entry) == 2
+    except TypeError:
+        return False
+
+
+def _short(value) -> str:
+    """A short repr for messages: a BoneCylinder by its name, not its arrays."""
+    if isinstance(value, BoneCylinder):
+        return f"BoneCylinder {value.name!r}"
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_short(v) for v in value)
+        return f"({inner},)" if isinstance(value, tuple) and len(value) == 1 else (
+            f"({inner})" if isinstance(value, tuple) else f"[{inner}]")
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _touched(cyl: BoneCylinder, touched) -> tuple:
+    """The fibers a cylinder touches as a tuple: one name or index alone is that fiber."""
+    if isinstance(touched, (str, bool, np.bool_)) or is_integer(touched):
+        return (touched,)
+    try:
+        return tuple(touched)
+    except TypeError:
+        raise ValueError(f"fiber system: bone cylinder '{cyl.name}': the fibers it touches "
+                         f"must be None, a fiber name or index, or a sequence of them, got "
+                         f"{_short(touched)}") from None
 
 
 def _body_names(skeleton: Model) -> list[str]:
