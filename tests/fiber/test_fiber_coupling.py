@@ -140,6 +140,25 @@ def test_attachment_validation():
 
 
 
+
+def test_skeleton_q0_is_checked():
+    """A q0 of 3 numbers for the 1-dof pendulum used q0[0], a NaN gave NaN attachment points
+    and a scalar was a ZeroDivisionError in engine/rows.py."""
+    model, cable = _pendulum(), _hanging_fiber(2)
+    attach = [fsys.Attachment("cable", 1, 1)]
+    system = fsys.compile_system([cable], skeleton=model, q0=[0.1], attachments=attach)
+    np.testing.assert_array_equal(fsys.initial_state(system, q0=[0.1])[0], [0.1])
+    for q0, message in [([0.1, 0.2, 0.3], r"q0 has shape \(3,\), expected \(1,\) \(the "
+                                         r"skeleton's n_q = 1\)"),
+                        (0.1, r"q0 has shape \(\), expected \(1,\)"),
+                        ([np.nan], r"q0\[0\] = nan must be finite"),
+                        (["a"], r"q0 must be real numbers, got \['a'\]")]:
+        with pytest.raises(ValueError, match=rf"^fiber system: {message}"):
+            fsys.compile_system([cable], skeleton=model, q0=q0, attachments=attach)
+        with pytest.raises(ValueError, match=rf"^fiber initial_state: {message}"):
+            fsys.initial_state(system, q0=q0)
+
+
 def test_cylinder_and_pair_entries_are_checked():
     """A bare BoneCylinder was 'cannot unpack non-iterable BoneCylinder object', (bone, "cable")
     and fiber_pairs=("cable", "c2") iterated the names' characters ("unknown fiber 'c'"), and

@@ -39,6 +39,7 @@ from myotwin.fiber.cable import EndCondition, FiberModel, element_h
 from myotwin.fiber.contact_bones import BoneCylinder
 from myotwin.fiber.contact_fibers import FiberContactLaw
 from myotwin.fiber.material import CableMaterial
+from myotwin.fiber.time_stepping import check_finite
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,7 +192,8 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
 
     fibers: compiled with the same n_qp and n_qp_contact; names must be unique.
     skeleton, q0: engine model (hinge/slide joints, no limits, no geom contacts) and the
-      configuration (n_q,) at which default attachment points are computed (default qpos0).
+      configuration (n_q,) at which default attachment points are computed (default qpos0;
+      n_q finite numbers, a list is fine).
     attachments: `Attachment`s; the tied end must be PINNED in its FiberModel.
     cylinders: (BoneCylinder, fibers it touches or None for all) pairs; the fibers are names
       or indices, one name or index alone is that fiber.
@@ -222,7 +224,7 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
                               for i, f in enumerate(fibers)])
 
     att_fiber, att_end, att_body, att_points = [], [], [], []
-    q0 = None if skeleton is None else np.asarray(skeleton.qpos0 if q0 is None else q0, float)
+    q0 = _skeleton_q("fiber system", skeleton, q0)
     kin = None if skeleton is None else kinematics(skeleton, jnp.asarray(q0))
     for a in attachments:
         fi = _index(a.fiber, names, "fiber")
@@ -344,6 +346,24 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
         layout=layout)
 
 
+def _skeleton_q(where: str, skeleton: Model | None, q0) -> np.ndarray:
+    """q0 as a float array, the skeleton's qpos0 if None; ValueError naming `where` unless it
+    is n_q finite numbers (a wrong length used q0[0], a scalar was a ZeroDivisionError in the
+    engine and a NaN gave NaN attachment points). Without a skeleton n_q = 0."""
+    n_q = 0 if skeleton is None else int(skeleton.n_q)
+    if q0 is None:
+        return np.zeros(0) if skeleton is None else np.asarray(skeleton.qpos0, np.float64)
+    try:
+        q = np.asarray(q0, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: q0 must be real numbers, got {q0!r}") from None
+    if q.shape != (n_q,):
+        what = "no skeleton" if skeleton is None else f"the skeleton's n_q = {n_q}"
+        raise ValueError(f"{where}: q0 has shape {q.shape}, expected ({n_q},) ({what})")
+    check_finite(where, "q0", q)
+    return q
+
+
 def _is_pair(entry) -> bool:
     """Whether entry is a sequence of two items (not a string, whose characters are no pair)."""
     if isinstance(entry, (str, bytes)):
@@ -387,11 +407,11 @@ def _body_names(skeleton: Model) -> list[str]:
 def initial_state(system: FiberSystem, q0=None):
     """Rest state at the reference: (q (n_v,), qd (n_v,), u (n_h,), v (n_h,)) as NumPy arrays.
 
-    q0 defaults to the skeleton's qpos0. The fiber dofs are the reference centrelines (their
-    tied ends coincide with the body points when the attachments used default points at q0).
+    q0 defaults to the skeleton's qpos0; given, it must be n_q finite numbers (ValueError).
+    The fiber dofs are the reference centrelines (their tied ends coincide with the body
+    points when the attachments used default points at q0).
     """
     n_v = system.n_v
-    q = np.zeros(0) if system.skeleton is None else np.asarray(
-        system.skeleton.qpos0 if q0 is None else q0, float)
+    q = _skeleton_q("fiber initial_state", system.skeleton, q0)
     u = np.concatenate([np.asarray(f.ref_q) for f in system.fibers])
     return q, np.zeros(n_v), u, np.zeros(system.n_h)
