@@ -141,11 +141,24 @@ def test_tangent_matches_central_differences():
     (dict(rho_kg_m3=0.0), "rho_kg_m3"),
     (dict(n_qp=0), "Gauss points"),
     (dict(node_theta=np.array([0.0, 0.7, 0.5, 1.0])), "node_theta"),
+    # int() truncated 1.7 and 2.9 to (PINNED, CLAMPED), and True was PINNED
+    (dict(ends=(1.7, 2.9)), "fiber 'bad': ends must be (start, end), each an EndCondition "
+                            "(FREE, PINNED, CLAMPED) or its value [0, 1, 2], got (1.7, 2.9)"),
+    (dict(ends=(True, 0)), "got (True, 0)"),
+    (dict(ends=(1, 3)), "got (1, 3)"),
+    (dict(ends="PP"), "got 'PP'"),
+    # a bool is not a number; an array of radii was 'only 0-dimensional arrays can be converted'
+    (dict(rho_kg_m3=True), "fiber 'bad': rho_kg_m3 = True must be a finite number > 0"),
+    (dict(r0_m=True), "fiber 'bad': r0_m must be a number or a callable of theta, got True"),
+    (dict(gamma_m=False), "fiber 'bad': gamma_m must be a number or a callable of theta, got "
+                          "False"),
+    (dict(r0_m=np.array([0.05, 0.06])), "fiber 'bad': r0_m must be a number or a callable of "
+                                        "theta, got array([0.05, 0.06])"),
 ])
 def test_compile_rejects_bad_input(kwargs, message):
     base = dict(r0_m=0.05, gamma_m=1.0, material=fiber.table1_material(), rho_kg_m3=900.0)
     base.update(kwargs)
-    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 3,
                             name="bad", **base)
 
@@ -173,6 +186,27 @@ def test_material_and_cylinder_reject_bad_values():
         fiber.make_cylinder_contact([0, 0, 0], [0, 0, 0], 0.1, 1e5, 1.0)
     with pytest.raises(ValueError, match="kappa_N_per_m"):
         fiber.make_cylinder_contact([0, 0, 0], [0, 1, 0], 0.1, -1.0, 1.0)
+    # a bool is not a number (True was 1.0), and a material that is none compiled and failed
+    # later with an AttributeError
+    with pytest.raises(ValueError, match=r"^cable material: nu = True must be a finite number "
+                                         r">= 1.0$"):
+        fiber.table1_material(nu=True)
+    with pytest.raises(ValueError, match=r"^cylinder 'cylinder': radius_m = True must be a "
+                                         r"finite number > 0$"):
+        fiber.make_cylinder_contact([0, 0, 0], [0, 1, 0], True, 1e5, 1.0)
+    with pytest.raises(ValueError, match=r"^bone cylinder 'bone': gamma = True must be finite"):
+        fiber.make_bone_cylinder([0, 0, 0], [0, 1, 0], 0.01, 1e4, True)
+    with pytest.raises(ValueError, match=r"^bone cylinder 'bone': body must be an integer >= 0 "
+                                         r"\(a skeleton body index, 0 = world\), got True$"):
+        fiber.make_bone_cylinder([0, 0, 0], [0, 1, 0], 0.01, 1e4, 10.0, body=True)
+    with pytest.raises(ValueError, match=r"^fiber contact: kappa_N_per_m = True must be"):
+        fiber.make_fiber_contact_law(True, 5.0)
+    for material, kind in ((None, "NoneType"), ({"nu": 4.0}, "dict")):
+        with pytest.raises(TypeError, match=rf"^fiber 'bad': material must be a CableMaterial "
+                                            rf"\(make_material or table1_material\), got "
+                                            rf"{kind}$"):
+            fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 2, r0_m=0.05,
+                                gamma_m=1.0, material=material, rho_kg_m3=900.0, name="bad")
 
 
 def test_gravity_and_step_count_are_checked():

@@ -36,6 +36,7 @@ import numpy as np
 
 from myotwin.fiber import hermite
 from myotwin.fiber.cable import FiberModel, element_h, per_element
+from myotwin.fiber.material import as_real
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +63,8 @@ jax.tree_util.register_dataclass(
 
 def make_cylinder_contact(point_m, axis, radius_m: float, kappa_N_per_m: float, gamma: float,
                           name: str = "cylinder") -> CylinderContact:
-    """Validated `CylinderContact` (axis normalised). Raises ValueError naming the field."""
+    """Validated `CylinderContact` (axis normalised). Raises ValueError naming the field
+    (radius_m and kappa_N_per_m finite numbers > 0, gamma >= 0; a bool is not a number)."""
     point = np.asarray(point_m, dtype=np.float64)
     ax = np.asarray(axis, dtype=np.float64)
     if point.shape != (3,) or not np.all(np.isfinite(point)):
@@ -70,11 +72,12 @@ def make_cylinder_contact(point_m, axis, radius_m: float, kappa_N_per_m: float, 
     if ax.shape != (3,) or not np.all(np.isfinite(ax)) or np.linalg.norm(ax) == 0:
         raise ValueError(f"cylinder '{name}': axis must be a finite non-zero 3-vector, "
                          f"got {axis!r}")
-    for field, value in (("radius_m", radius_m), ("kappa_N_per_m", kappa_N_per_m)):
-        if not (math.isfinite(float(value)) and float(value) > 0):
-            raise ValueError(f"cylinder '{name}': {field} = {value!r} must be finite and > 0")
-    if not (math.isfinite(float(gamma)) and float(gamma) >= 0):
-        raise ValueError(f"cylinder '{name}': gamma = {gamma!r} must be finite and >= 0")
+    for field, value, rule in (("radius_m", radius_m, "> 0"),
+                               ("kappa_N_per_m", kappa_N_per_m, "> 0"), ("gamma", gamma, ">= 0")):
+        x = as_real(value)
+        if x is None or not math.isfinite(x) or (x <= 0 if rule == "> 0" else x < 0):
+            raise ValueError(f"cylinder '{name}': {field} = {value!r} must be a finite number "
+                             f"{rule}")
     f64 = lambda v: jnp.asarray(v, jnp.float64)  # noqa: E731
     return CylinderContact(point_m=f64(point), axis=f64(ax / np.linalg.norm(ax)),
                            radius_m=f64(radius_m), kappa_N_per_m=f64(kappa_N_per_m),
