@@ -235,3 +235,20 @@ def test_simulate_system_checks_state_and_counts_first():
         with pytest.raises(ValueError, match=rf"^fiber simulate_system: {name} must be an "
                                              rf"integer {rule}, got {bad!r}$"):
             ss.simulate(system, state, 0.0, 0.01, 2, lambda t: loads, **{name: bad})
+
+
+def test_system_dof_vectors_of_the_wrong_length_are_refused():
+    """JAX clamps gather indices: axial_forces of 6 of the fiber dofs gave silent garbage."""
+    system = fsys.compile_system([_hanging_fiber(2)], skeleton=_pendulum(),
+                                 attachments=[fsys.Attachment("cable", 1, 1)])
+    _, _, u, v = fsys.initial_state(system)
+    what = r"\(fiber system: n_h = 18"
+    with pytest.raises(ValueError, match=r"^axial_forces: u_h has shape \(6,\), expected "
+                                         r"\(18,\) " + what):
+        fiber.axial_forces(system, u[:6], v[:6], np.array([0.0]))
+    with pytest.raises(ValueError, match=r"^axial_forces: activation has shape \(2,\), "
+                                         r"expected \(1,\) " + what):
+        fiber.axial_forces(system, u, v, np.zeros(2))
+    with pytest.raises(ValueError, match=r"^find_contacts: u has shape \(36,\), expected "
+                                         r"\(18,\) " + what):
+        fiber.find_contacts(system, np.concatenate([u, u]))

@@ -289,6 +289,37 @@ def test_non_finite_times_states_and_loads_are_refused_before_newton():
             call()
 
 
+def test_dof_vectors_of_the_wrong_length_are_refused():
+    """JAX clamps gather indices: a q 6 entries short or twice as long gave silent garbage."""
+    model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 2,
+                                r0_m=0.05, gamma_m=1.0, material=fiber.table1_material(),
+                                rho_kg_m3=900.0, name="f")
+    cyl = fiber.make_cylinder_contact([0.5, 0, 0], [0, 1, 0], 0.1, 1e6, 10.0)
+    q = np.asarray(model.ref_q)
+    short, long = q[:-6], np.concatenate([q, q])
+    line = np.zeros((model.n_el, model.n_qp, 3))
+    what = r"\(fiber 'f': n_dof = 18"
+    for call, message in [
+        (lambda: fiber.axial_force_at_quadrature(model, short, 0 * short, 0.0),
+         r"axial_force_at_quadrature: q has shape \(12,\), expected \(18,\) " + what),
+        (lambda: fiber.axial_force_at_quadrature(model, q, 0 * short, 0.0),
+         r"axial_force_at_quadrature: v has shape \(12,\), expected \(18,\) " + what),
+        (lambda: fiber.contact_state(model, cyl, jnp.asarray(long)),
+         r"contact_state: q has shape \(36,\), expected \(18,\) " + what),
+        (lambda: fiber.step_system(model, None, q, q, short, 10.0, 0.0, line),
+         r"step_system: v_prev has shape \(12,\), expected \(18,\) " + what),
+        (lambda: fiber.step_system(model, None, q, q, q, 10.0, 0.0, line[:, :2]),
+         r"step_system: line_force has shape \(2, 2, 3\), expected \(2, 4, 3\) " + what),
+        (lambda: fiber.safeguard_fraction(model, cyl, q, long, 0.1),
+         r"safeguard_fraction: dq has shape \(36,\), expected \(18,\) " + what),
+        (lambda: fiber.evaluate(short, model.node_theta, [0.5]),
+         r"evaluate: q has shape \(12,\), expected \(\.\.\., 18\) \(6 per node of the 3 "
+         r"in node_theta\)"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^{message}"):
+            call()
+
+
 def test_band_storage_matches_dense_assembly():
     # Banded scatter vs a dense scatter of the same element matrices (pure index check).
     model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 3,

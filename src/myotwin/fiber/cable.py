@@ -108,6 +108,24 @@ jax.tree_util.register_dataclass(
     meta_fields=[f.name for f in dataclasses.fields(FiberModel) if f.metadata.get("static")])
 
 
+def check_shapes(function: str, what: str, arrays: dict) -> None:
+    """ValueError naming `function`, the argument, its shape and the expected one unless each
+    array of `arrays` (name -> (value, expected shape)) has that shape; `what` says what fixes
+    it. Unchecked, JAX clamps out-of-range gather indices: a q too short or too long gave
+    silent garbage. Shapes are static under jit, so inside a jitted function the check runs
+    once per compilation, at trace time (as `engine.arguments.checked`)."""
+    for name, (value, shape) in arrays.items():
+        got = tuple(int(n) for n in np.shape(value))
+        if got != tuple(shape):
+            raise ValueError(f"{function}: {name} has shape {got}, expected {tuple(shape)} "
+                             f"({what})")
+
+
+def dof_shapes(model: FiberModel, **arrays) -> dict:
+    """{name: (value, (n_dof,))} for `check_shapes`."""
+    return {name: (value, (model.n_dof,)) for name, value in arrays.items()}
+
+
 def _fixed_dofs(ends, n_el: int) -> tuple[int, ...]:
     per_end = {EndCondition.FREE: (), EndCondition.PINNED: (0, 1, 2),
                EndCondition.CLAMPED: (0, 1, 2, 3, 4, 5)}
@@ -349,7 +367,10 @@ def line_force_at_quadrature(model: FiberModel, b: Callable[[np.ndarray], np.nda
 
 
 def axial_force_at_quadrature(model: FiberModel, q, v, alpha) -> jax.Array:
-    """Axial force N (n_el, n_qp) in N (tension > 0) at the bulk quadrature points."""
+    """Axial force N (n_el, n_qp) in N (tension > 0) at the bulk quadrature points.
+    q, v (n_dof,) (ValueError naming the argument otherwise)."""
+    check_shapes("axial_force_at_quadrature", f"fiber '{model.name}': n_dof = {model.n_dof}",
+                 dof_shapes(model, q=q, v=v))
     def one(q_e, v_e, h, ref_norm, r0, gamma):
         _, a1 = hermite.interpolate(q_e, h, model.qp_phi, model.qp_dphi)
         _, a1_dot = hermite.interpolate(v_e, h, model.qp_phi, model.qp_dphi)

@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.fiber import hermite
-from myotwin.fiber.cable import FiberModel, element_h, per_element
+from myotwin.fiber.cable import FiberModel, check_shapes, dof_shapes, element_h, per_element
 from myotwin.fiber.material import as_real
 
 
@@ -124,7 +124,10 @@ def element_contact_force(model: FiberModel, contact: CylinderContact, q_e, h, r
 
 @jax.jit
 def contact_state(model: FiberModel, contact: CylinderContact, q):
-    """Gaps g and line forces F(g) (N per current metre) at the contact points (n_el, n_qpc)."""
+    """Gaps g and line forces F(g) (N per current metre) at the contact points (n_el, n_qpc).
+    q (n_dof,) (ValueError naming it otherwise)."""
+    check_shapes("contact_state", f"fiber '{model.name}': n_dof = {model.n_dof}",
+                 dof_shapes(model, q=q))
     def one(q_e, h, ref_norm, r0):
         _, g, _ = _point_quantities(model, contact, q_e, h, ref_norm, r0)
         return g, rational_penalty(g, contact.kappa_N_per_m, contact.gamma)
@@ -167,9 +170,12 @@ def safeguard_fraction(model: FiberModel, contact: CylinderContact, q, dq,
     Eqs. (69)-(73): the Newton update q + delta dq then keeps every gap admissible (eps > 0)
     and lets eps shrink by at most the factor delta_bar per iteration. Returns delta and the
     (element, point) that limits it ((-1, -1) if delta = 1). `data`: precomputed
-    `bound_data(model, contact, q, dq)` (q and dq are then not used).
+    `bound_data(model, contact, q, dq)` (q and dq are then not used). Without data, q and dq
+    must be (n_dof,) (ValueError naming the argument).
     """
     if data is None:
+        check_shapes("safeguard_fraction", f"fiber '{model.name}': n_dof = {model.n_dof}",
+                     dof_shapes(model, q=q, dq=dq))
         data = jax.jit(bound_data)(model, contact, q, dq)
     d, dx, a1, da1 = (np.asarray(a) for a in data)
     r0, ref_norm = np.asarray(model.qc_r0_m), np.asarray(model.qc_ref_norm)

@@ -43,6 +43,7 @@ import scipy.sparse.linalg as spla
 
 from myotwin.engine.arguments import check_step_count, is_integer
 from myotwin.fiber import contact_bones, contact_fibers
+from myotwin.fiber.cable import check_shapes
 from myotwin.fiber.contact_cylinder import admissible_fractions, eps_lower_bound
 from myotwin.fiber.coupling import positions_and_jacobians
 from myotwin.fiber.system import FiberSystem
@@ -126,7 +127,10 @@ def element_geometry(system: FiberSystem, u: np.ndarray) -> contact_fibers.Geome
 
 def find_contacts(system: FiberSystem, u: np.ndarray, geom=None,
                   extra_pad: np.ndarray | None = None, active_only: bool = True):
-    """Fiber-fiber half-pass points (all pairs) at u: active ones (g < 0) or all candidates."""
+    """Fiber-fiber half-pass points (all pairs) at u: active ones (g < 0) or all candidates.
+    u (n_h,) (ValueError naming it otherwise)."""
+    check_shapes("find_contacts", f"fiber system: n_h = {system.n_h}",
+                 {"u": (u, (system.n_h,))})
     lay = system.layout
     if not lay.pairs:
         return contact_fibers.empty_points()
