@@ -5,6 +5,7 @@ closed-form torque balance of the incompressible cable law.
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -136,3 +137,118 @@ def test_attachment_validation():
                             attachments=[fsys.Attachment("cable", 1, True)])
     with pytest.raises(ValueError, match="bone cylinder 'b': radius_m = -1"):
         make_bone_cylinder((0, 0, 0), (0, 1, 0), -1, 1e4, 5, body=1, name="b")
+
+
+
+
+def test_skeleton_q0_is_checked():
+    """A q0 of 3 numbers for the 1-dof pendulum used q0[0], a NaN gave NaN attachment points
+    and a scalar was a ZeroDivisionError in engine/rows.py."""
+    model, cable = _pendulum(), _hanging_fiber(2)
+    attach = [fsys.Attachment("cable", 1, 1)]
+    system = fsys.compile_system([cable], skeleton=model, q0=[0.1], attachments=attach)
+    np.testing.assert_array_equal(fsys.initial_state(system, q0=[0.1])[0], [0.1])
+    for q0, message in [([0.1, 0.2, 0.3], r"q0 has shape \(3,\), expected \(1,\) \(the "
+                                         r"skeleton's n_q = 1\)"),
+                        (0.1, r"q0 has shape \(\), expected \(1,\)"),
+                        ([np.nan], r"q0\[0\] = nan must be finite"),
+                        (["a"], r"q0 must be real numbers, got \['a'\]")]:
+        with pytest.raises(ValueError, match=rf"^fiber system: {message}"):
+            fsys.compile_system([cable], skeleton=model, q0=q0, attachments=attach)
+        with pytest.raises(ValueError, match=rf"^fiber initial_state: {message}"):
+            fsys.initial_state(system, q0=q0)
+
+
+def test_cylinder_and_pair_entries_are_checked():
+    """A bare BoneCylinder was 'cannot unpack non-iterable BoneCylinder object', (bone, "cable")
+    and fiber_pairs=("cable", "c2") iterated the names' characters ("unknown fiber 'c'"), and
+    a pair of one fiber 'not enough values to unpack'."""
+    fibers = [_hanging_fiber(2), _hanging_fiber(2, "c2", dy=0.05)]
+    bone = make_bone_cylinder((0, 0, 0), (0, 1, 0), 0.01, 1e4, 10.0, name="bone")
+    law = make_fiber_contact_law(1e4, 10.0)
+    cylinder = ("each entry of cylinders must be a pair (BoneCylinder, fibers it touches or "
+                "None for all), got ")
+    pair = "each entry of fiber_pairs must be a pair (fiber, fiber) of names or indices, got "
+    for kwargs, message in [
+        (dict(cylinders=[bone]), cylinder + "BoneCylinder 'bone'"),
+        (dict(cylinders=[(bone,)]), cylinder + "(BoneCylinder 'bone',)"),
+        (dict(cylinders=[(bone, 1.5)]), "bone cylinder 'bone': the fibers it touches must be "
+                                        "None, a fiber name or index, or a sequence of them, "
+                                        "got 1.5"),
+        (dict(fiber_pairs=("cable", "c2"), fiber_law=law),
+         pair + "'cable' (one pair goes in a list: [('a', 'b')])"),
+        (dict(fiber_pairs=[("cable",)], fiber_law=law), pair + "('cable',)"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^fiber system: {re.escape(message)}$"):
+            fsys.compile_system(fibers, **kwargs)
+    # one fiber name or index alone is that fiber
+    for touched, expected in (("cable", (0,)), (1, (1,)), (["c2", 0], (1, 0)), (None, (0, 1))):
+        system = fsys.compile_system(fibers, cylinders=[(bone, touched)])
+        assert system.cylinders[0].fibers == expected
+
+
+def test_system_refuses_non_finite_times_states_and_loads():
+    """Each was a FiberDivergenceError 'at t = nan s' or 'after 0 Newton iterations', and a NaN
+    t0_s ran simulate_system on a NaN time axis."""
+    system = fsys.compile_system([_hanging_fiber(2)], skeleton=_pendulum(),
+                                 attachments=[fsys.Attachment("cable", 1, 1)])
+    state = ss.SystemState(*fsys.initial_state(system))
+    loads = ss.SystemLoads(np.zeros(1))
+    line = np.zeros((2, system.qp_w.shape[0], 3))
+    line[1, 0, 2] = np.nan
+    u = state.u.copy()
+    u[3] = np.inf
+    for call, message in [
+        (lambda: ss.step(system, state, 0.01, np.inf, loads), "dt_s = inf must be a finite "
+                                                              "number > 0"),
+        (lambda: ss.step(system, state, np.nan, 0.01, loads), "time_s = nan must be a finite "
+                                                              "number"),
+        (lambda: ss.step(system, state._replace(q=np.array([np.nan])), 0.01, 0.01, loads),
+         "state.q[0] = nan must be finite"),
+        (lambda: ss.step(system, state._replace(u=u), 0.01, 0.01, loads),
+         "state.u[3] = inf must be finite"),
+        (lambda: ss.step(system, state, 0.01, 0.01, loads._replace(line_force=line)),
+         "line_force[1, 0, 2] = nan must be finite"),
+        (lambda: ss.solve_static(system, state._replace(qd=np.array([-np.inf])), loads),
+         "state.qd[0] = -inf must be finite"),
+        (lambda: ss.simulate(system, state, np.nan, 0.01, 2, lambda t: loads),
+         "t0_s = nan must be a finite number"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^fiber system: {re.escape(message)}$"):
+            call()
+
+
+def test_simulate_system_checks_state_and_counts_first():
+    """A state of the wrong shape was NumPy's 'could not broadcast input array from shape (3,)
+    into shape (1,)', a record_every of 1.5 a TypeError from range(); 0 and -3, and a
+    max_halvings of -1 or 2.5, were accepted silently."""
+    system = fsys.compile_system([_hanging_fiber(2)], skeleton=_pendulum(),
+                                 attachments=[fsys.Attachment("cable", 1, 1)])
+    state = ss.SystemState(*fsys.initial_state(system))
+    loads = ss.SystemLoads(np.zeros(1))
+    with pytest.raises(ValueError, match=r"^fiber system: state.q has shape \(3,\), expected "
+                                         r"\(1,\)$"):
+        ss.simulate(system, state._replace(q=np.zeros(3)), 0.0, 0.01, 2, lambda t: loads)
+    for name, bad, rule in [("record_every", 1.5, ">= 1"), ("record_every", 0, ">= 1"),
+                            ("record_every", -3, ">= 1"), ("record_every", True, ">= 1"),
+                            ("max_halvings", -1, ">= 0"), ("max_halvings", 2.5, ">= 0")]:
+        with pytest.raises(ValueError, match=rf"^fiber simulate_system: {name} must be an "
+                                             rf"integer {rule}, got {bad!r}$"):
+            ss.simulate(system, state, 0.0, 0.01, 2, lambda t: loads, **{name: bad})
+
+
+def test_system_dof_vectors_of_the_wrong_length_are_refused():
+    """JAX clamps gather indices: axial_forces of 6 of the fiber dofs gave silent garbage."""
+    system = fsys.compile_system([_hanging_fiber(2)], skeleton=_pendulum(),
+                                 attachments=[fsys.Attachment("cable", 1, 1)])
+    _, _, u, v = fsys.initial_state(system)
+    what = r"\(fiber system: n_h = 18"
+    with pytest.raises(ValueError, match=r"^axial_forces: u_h has shape \(6,\), expected "
+                                         r"\(18,\) " + what):
+        fiber.axial_forces(system, u[:6], v[:6], np.array([0.0]))
+    with pytest.raises(ValueError, match=r"^axial_forces: activation has shape \(2,\), "
+                                         r"expected \(1,\) " + what):
+        fiber.axial_forces(system, u, v, np.zeros(2))
+    with pytest.raises(ValueError, match=r"^find_contacts: u has shape \(36,\), expected "
+                                         r"\(18,\) " + what):
+        fiber.find_contacts(system, np.concatenate([u, u]))

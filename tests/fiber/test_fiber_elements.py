@@ -8,6 +8,7 @@ residual for the tangent.
 """
 
 import math
+import re
 
 import jax.numpy as jnp
 import numpy as np
@@ -140,11 +141,24 @@ def test_tangent_matches_central_differences():
     (dict(rho_kg_m3=0.0), "rho_kg_m3"),
     (dict(n_qp=0), "Gauss points"),
     (dict(node_theta=np.array([0.0, 0.7, 0.5, 1.0])), "node_theta"),
+    # int() truncated 1.7 and 2.9 to (PINNED, CLAMPED), and True was PINNED
+    (dict(ends=(1.7, 2.9)), "fiber 'bad': ends must be (start, end), each an EndCondition "
+                            "(FREE, PINNED, CLAMPED) or its value [0, 1, 2], got (1.7, 2.9)"),
+    (dict(ends=(True, 0)), "got (True, 0)"),
+    (dict(ends=(1, 3)), "got (1, 3)"),
+    (dict(ends="PP"), "got 'PP'"),
+    # a bool is not a number; an array of radii was 'only 0-dimensional arrays can be converted'
+    (dict(rho_kg_m3=True), "fiber 'bad': rho_kg_m3 = True must be a finite number > 0"),
+    (dict(r0_m=True), "fiber 'bad': r0_m must be a number or a callable of theta, got True"),
+    (dict(gamma_m=False), "fiber 'bad': gamma_m must be a number or a callable of theta, got "
+                          "False"),
+    (dict(r0_m=np.array([0.05, 0.06])), "fiber 'bad': r0_m must be a number or a callable of "
+                                        "theta, got array([0.05, 0.06])"),
 ])
 def test_compile_rejects_bad_input(kwargs, message):
     base = dict(r0_m=0.05, gamma_m=1.0, material=fiber.table1_material(), rho_kg_m3=900.0)
     base.update(kwargs)
-    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 3,
                             name="bad", **base)
 
@@ -172,6 +186,27 @@ def test_material_and_cylinder_reject_bad_values():
         fiber.make_cylinder_contact([0, 0, 0], [0, 0, 0], 0.1, 1e5, 1.0)
     with pytest.raises(ValueError, match="kappa_N_per_m"):
         fiber.make_cylinder_contact([0, 0, 0], [0, 1, 0], 0.1, -1.0, 1.0)
+    # a bool is not a number (True was 1.0), and a material that is none compiled and failed
+    # later with an AttributeError
+    with pytest.raises(ValueError, match=r"^cable material: nu = True must be a finite number "
+                                         r">= 1.0$"):
+        fiber.table1_material(nu=True)
+    with pytest.raises(ValueError, match=r"^cylinder 'cylinder': radius_m = True must be a "
+                                         r"finite number > 0$"):
+        fiber.make_cylinder_contact([0, 0, 0], [0, 1, 0], True, 1e5, 1.0)
+    with pytest.raises(ValueError, match=r"^bone cylinder 'bone': gamma = True must be finite"):
+        fiber.make_bone_cylinder([0, 0, 0], [0, 1, 0], 0.01, 1e4, True)
+    with pytest.raises(ValueError, match=r"^bone cylinder 'bone': body must be an integer >= 0 "
+                                         r"\(a skeleton body index, 0 = world\), got True$"):
+        fiber.make_bone_cylinder([0, 0, 0], [0, 1, 0], 0.01, 1e4, 10.0, body=True)
+    with pytest.raises(ValueError, match=r"^fiber contact: kappa_N_per_m = True must be"):
+        fiber.make_fiber_contact_law(True, 5.0)
+    for material, kind in ((None, "NoneType"), ({"nu": 4.0}, "dict")):
+        with pytest.raises(TypeError, match=rf"^fiber 'bad': material must be a CableMaterial "
+                                            rf"\(make_material or table1_material\), got "
+                                            rf"{kind}$"):
+            fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 2, r0_m=0.05,
+                                gamma_m=1.0, material=material, rho_kg_m3=900.0, name="bad")
 
 
 def test_gravity_and_step_count_are_checked():
@@ -191,6 +226,98 @@ def test_gravity_and_step_count_are_checked():
             fiber.simulate(model, state, 0.0, 0.01, bad, lambda t: loads)
     empty = fiber.simulate(model, state, 0.0, 0.01, 0, lambda t: loads)
     np.testing.assert_array_equal(empty.q, np.asarray(model.ref_q)[None])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(max_iter=0), "max_iter must be an integer >= 1, got 0"),
+    (dict(max_iter=2.5), "max_iter must be an integer >= 1, got 2.5"),
+    (dict(max_iter=True), "max_iter must be an integer >= 1, got True"),
+    (dict(max_backtrack=-1), "max_backtrack must be an integer >= 0, got -1"),
+    (dict(max_backtrack=2.5), "max_backtrack must be an integer >= 0, got 2.5"),
+    (dict(rtol=np.inf), "rtol = inf must be a number finite and > 0"),
+    (dict(rtol=True), "rtol = True must be a number finite and > 0"),
+    (dict(xtol=-1e-9), "xtol = -1e-09 must be a number finite and >= 0"),
+    (dict(xtol=np.nan), "xtol = nan must be a number finite and >= 0"),
+    (dict(delta_bar=1.0), "delta_bar = 1.0 must be a number in (0, 1)"),
+    (dict(delta_bar=True), "delta_bar = True must be a number in (0, 1)"),
+    (dict(safeguard=1), "safeguard must be True or False, got 1"),
+    (dict(line_search="no"), "line_search must be True or False, got 'no'"),
+])
+def test_newton_options_check_their_fields(kwargs, message):
+    """A max_backtrack of -1 was an UnboundLocalError ('q_try') in the first Newton step, 2.5 a
+    TypeError from range(), and rtol = inf 'converged' at once with any residual."""
+    with pytest.raises(ValueError, match=rf"^NewtonOptions: {re.escape(message)}$"):
+        fiber.NewtonOptions(**kwargs)
+    fiber.NewtonOptions(max_iter=np.int64(3), max_backtrack=0, xtol=0.0, safeguard=np.True_)
+
+
+def test_non_finite_times_states_and_loads_are_refused_before_newton():
+    """A dt_s of inf, a NaN time, a NaN in the state, the line force or the fixed values were
+    FiberDivergenceErrors ('non-finite residual ... after 0 Newton iterations'), and a NaN t0_s
+    ran a NaN time axis."""
+    model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 2,
+                                r0_m=0.05, gamma_m=1.0, material=fiber.table1_material(),
+                                rho_kg_m3=900.0)
+    loads = fiber.FiberLoads(0.0, fiber.gravity_line_force(model, [0, 0, -9.81]))
+    state = fiber.FiberState(model.ref_q, 0 * model.ref_q)
+    line = np.array(loads.line_force)
+    line[1, 2, 0] = np.nan
+    fixed = np.asarray(model.ref_q)[list(model.fixed_dofs)]
+    fixed[4] = np.inf
+    q = np.array(model.ref_q)
+    q[7] = np.nan
+    for call, message in [
+        (lambda: fiber.step(model, state, 0.01, np.inf, loads), "dt_s = inf must be a finite "
+                                                                "number > 0"),
+        (lambda: fiber.step(model, state, 0.01, True, loads), "dt_s = True must be a finite "
+                                                              "number > 0"),
+        (lambda: fiber.step(model, state, np.nan, 0.01, loads), "time_s = nan must be a finite "
+                                                                "number"),
+        (lambda: fiber.step(model, state, 0.01, 0.01, loads._replace(line_force=line)),
+         "line_force[1, 2, 0] = nan must be finite"),
+        (lambda: fiber.step(model, state, 0.01, 0.01, loads._replace(fixed_values=fixed)),
+         "fixed_values[4] = inf must be finite"),
+        (lambda: fiber.step(model, state._replace(q=q), 0.01, 0.01, loads),
+         "state.q[7] = nan must be finite"),
+        (lambda: fiber.step(model, state._replace(v=state.v - np.inf), 0.01, 0.01,
+                            loads), "state.v[0] = -inf must be finite"),
+        (lambda: fiber.solve_static(model, q, loads), "q0[7] = nan must be finite"),
+        (lambda: fiber.simulate(model, state, np.nan, 0.01, 2, lambda t: loads),
+         "t0_s = nan must be a finite number"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^fiber 'fiber': {re.escape(message)}$"):
+            call()
+
+
+def test_dof_vectors_of_the_wrong_length_are_refused():
+    """JAX clamps gather indices: a q 6 entries short or twice as long gave silent garbage."""
+    model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 2,
+                                r0_m=0.05, gamma_m=1.0, material=fiber.table1_material(),
+                                rho_kg_m3=900.0, name="f")
+    cyl = fiber.make_cylinder_contact([0.5, 0, 0], [0, 1, 0], 0.1, 1e6, 10.0)
+    q = np.asarray(model.ref_q)
+    short, long = q[:-6], np.concatenate([q, q])
+    line = np.zeros((model.n_el, model.n_qp, 3))
+    what = r"\(fiber 'f': n_dof = 18"
+    for call, message in [
+        (lambda: fiber.axial_force_at_quadrature(model, short, 0 * short, 0.0),
+         r"axial_force_at_quadrature: q has shape \(12,\), expected \(18,\) " + what),
+        (lambda: fiber.axial_force_at_quadrature(model, q, 0 * short, 0.0),
+         r"axial_force_at_quadrature: v has shape \(12,\), expected \(18,\) " + what),
+        (lambda: fiber.contact_state(model, cyl, jnp.asarray(long)),
+         r"contact_state: q has shape \(36,\), expected \(18,\) " + what),
+        (lambda: fiber.step_system(model, None, q, q, short, 10.0, 0.0, line),
+         r"step_system: v_prev has shape \(12,\), expected \(18,\) " + what),
+        (lambda: fiber.step_system(model, None, q, q, q, 10.0, 0.0, line[:, :2]),
+         r"step_system: line_force has shape \(2, 2, 3\), expected \(2, 4, 3\) " + what),
+        (lambda: fiber.safeguard_fraction(model, cyl, q, long, 0.1),
+         r"safeguard_fraction: dq has shape \(36,\), expected \(18,\) " + what),
+        (lambda: fiber.evaluate(short, model.node_theta, [0.5]),
+         r"evaluate: q has shape \(12,\), expected \(\.\.\., 18\) \(6 per node of the 3 "
+         r"in node_theta\)"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^{message}"):
+            call()
 
 
 def test_band_storage_matches_dense_assembly():

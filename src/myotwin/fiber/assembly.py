@@ -33,6 +33,8 @@ from myotwin.fiber.cable import (
     FiberModel,
     assemble_banded,
     assemble_vector,
+    check_shapes,
+    dof_shapes,
     element_forces,
     element_h,
     per_element,
@@ -90,8 +92,13 @@ def step_system(model: FiberModel, contact: CylinderContact | None, q, q_prev, v
 
     q, q_prev, v_prev (n_dof,): iterate, previous positions and velocities; inv_dt = 1/dt in
     1/s (0 for statics); activation alpha (scalar); line_force (n_el, n_qp, 3) N/m at the bulk
-    quadrature points at the new time; contact: a `CylinderContact` or None.
+    quadrature points at the new time; contact: a `CylinderContact` or None. A q, q_prev,
+    v_prev or line_force of another shape is a ValueError naming it (at trace time).
     """
+    shapes = dof_shapes(model, q=q, q_prev=q_prev, v_prev=v_prev)
+    shapes["line_force"] = (line_force, (model.n_el, model.n_qp, 3))
+    check_shapes("step_system", f"fiber '{model.name}': n_dof = {model.n_dof}, n_el = "
+                 f"{model.n_el}, n_qp = {model.n_qp}", shapes)
     els = jax.vmap(_element_system,
                    in_axes=(None, None, 0, 0, 0, None, 0, 0, 0, 0, None, 0, 0, 0))
     r_e, k_e, scale, eps = els(model, contact, per_element(model, q),

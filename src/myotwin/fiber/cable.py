@@ -35,7 +35,7 @@ import numpy as np
 
 from myotwin.engine.arguments import is_integer
 from myotwin.fiber import hermite
-from myotwin.fiber.material import CableMaterial, axial_force, stress_s11
+from myotwin.fiber.material import CableMaterial, as_real, axial_force, stress_s11
 
 _STATIC = {"static": True}
 
@@ -108,6 +108,24 @@ jax.tree_util.register_dataclass(
     meta_fields=[f.name for f in dataclasses.fields(FiberModel) if f.metadata.get("static")])
 
 
+def check_shapes(function: str, what: str, arrays: dict) -> None:
+    """ValueError naming `function`, the argument, its shape and the expected one unless each
+    array of `arrays` (name -> (value, expected shape)) has that shape; `what` says what fixes
+    it. Unchecked, JAX clamps out-of-range gather indices: a q too short or too long gave
+    silent garbage. Shapes are static under jit, so inside a jitted function the check runs
+    once per compilation, at trace time (as `engine.arguments.checked`)."""
+    for name, (value, shape) in arrays.items():
+        got = tuple(int(n) for n in np.shape(value))
+        if got != tuple(shape):
+            raise ValueError(f"{function}: {name} has shape {got}, expected {tuple(shape)} "
+                             f"({what})")
+
+
+def dof_shapes(model: FiberModel, **arrays) -> dict:
+    """{name: (value, (n_dof,))} for `check_shapes`."""
+    return {name: (value, (model.n_dof,)) for name, value in arrays.items()}
+
+
 def _fixed_dofs(ends, n_el: int) -> tuple[int, ...]:
     per_end = {EndCondition.FREE: (), EndCondition.PINNED: (0, 1, 2),
                EndCondition.CLAMPED: (0, 1, 2, 3, 4, 5)}
@@ -115,16 +133,40 @@ def _fixed_dofs(ends, n_el: int) -> tuple[int, ...]:
     return tuple(sorted([d for d in per_end[ends[0]]] + [last + d for d in per_end[ends[1]]]))
 
 
-def _sample(name: str, value, theta: np.ndarray) -> np.ndarray:
-    """A float or a callable of theta (array -> array) evaluated at `theta`, validated finite."""
-    out = np.asarray(value(theta) if callable(value) else np.full_like(theta, float(value)),
-                     dtype=np.float64)
+def _sample(fiber: str, name: str, value, theta: np.ndarray) -> np.ndarray:
+    """A number or a callable of theta (array -> array) evaluated at `theta`, validated finite;
+    ValueError naming the fiber and `name` for anything else (an array, a bool)."""
+    if not callable(value):
+        number = as_real(value)
+        if number is None:
+            raise ValueError(f"fiber '{fiber}': {name} must be a number or a callable of "
+                             f"theta, got {value!r}")
+        value = lambda th: np.full_like(th, number)  # noqa: E731
+    out = np.asarray(value(theta), dtype=np.float64)
     if out.shape != theta.shape:
-        raise ValueError(f"fiber: {name}(theta) must return shape {theta.shape}, got {out.shape}")
+        raise ValueError(f"fiber '{fiber}': {name}(theta) must return shape {theta.shape}, got "
+                         f"{out.shape}")
     if not np.all(np.isfinite(out)):
-        raise ValueError(f"fiber: {name}(theta) is not finite at theta = "
+        raise ValueError(f"fiber '{fiber}': {name} is not finite at theta = "
                          f"{theta[~np.isfinite(out)][0]:.6g}")
     return out
+
+
+def _end_conditions(fiber: str, ends) -> tuple[EndCondition, EndCondition]:
+    """(start, end) as EndConditions; ValueError naming the fiber unless each is an
+    EndCondition or one of their integer values (int() truncated 1.7 to PINNED, and True is
+    no condition)."""
+    values = [int(e) for e in EndCondition]
+    items = None if isinstance(ends, (str, bytes)) else ends
+    try:
+        items = tuple(items)
+    except TypeError:
+        items = None
+    if items is None or len(items) != 2 or not all(
+            is_integer(e) and int(e) in values for e in items):
+        raise ValueError(f"fiber '{fiber}': ends must be (start, end), each an EndCondition "
+                         f"(FREE, PINNED, CLAMPED) or its value {values}, got {ends!r}")
+    return tuple(EndCondition(int(e)) for e in items)
 
 
 def compile_fiber(
@@ -145,22 +187,24 @@ def compile_fiber(
 
     reference: X(theta) -> (3,) for scalar theta in [0, 1], JAX-traceable (the nodal tangents
       are its jax.jacfwd); the stress-free state is its Hermite interpolant.
-    r0_m, gamma_m: initial radius (m, > 0) and muscle fraction (in [0, 1]) as floats or
-      vectorised callables of theta. rho_kg_m3 > 0. ends: (start, end) conditions.
+    r0_m, gamma_m: initial radius (m, > 0) and muscle fraction (in [0, 1]) as numbers or
+      vectorised callables of theta. rho_kg_m3 > 0. A bool is not a number. material: a
+      `CableMaterial` (TypeError otherwise). ends: (start, end) conditions, each an
+      `EndCondition` or its integer value (1.7 or True are refused, not truncated).
     n_qp: Gauss points per element for mass, stress and loads; n_qp_contact for contact.
     node_theta: optional increasing element boundaries from 0 to 1 (default uniform).
     Raises ValueError naming the offending argument and value.
     """
     if not is_integer(n_elements) or n_elements < 1:
         raise ValueError(f"fiber '{name}': n_elements must be an integer >= 1, got {n_elements!r}")
-    if not (math.isfinite(float(rho_kg_m3)) and float(rho_kg_m3) > 0):
-        raise ValueError(f"fiber '{name}': rho_kg_m3 = {rho_kg_m3!r} must be finite and > 0")
-    try:
-        ends = tuple(EndCondition(int(e)) for e in ends)
-    except ValueError as exc:
-        raise ValueError(f"fiber '{name}': ends {ends!r}: {exc}") from None
-    if len(ends) != 2:
-        raise ValueError(f"fiber '{name}': ends must be (start, end), got {ends!r}")
+    rho = as_real(rho_kg_m3)
+    if rho is None or not (math.isfinite(rho) and rho > 0):
+        raise ValueError(f"fiber '{name}': rho_kg_m3 = {rho_kg_m3!r} must be a finite number "
+                         f"> 0")
+    if not isinstance(material, CableMaterial):
+        raise TypeError(f"fiber '{name}': material must be a CableMaterial (make_material or "
+                        f"table1_material), got {type(material).__name__}")
+    ends = _end_conditions(name, ends)
     if node_theta is None:
         node_theta = np.linspace(0.0, 1.0, n_elements + 1)
     node_theta = np.asarray(node_theta, dtype=np.float64)
@@ -186,13 +230,13 @@ def compile_fiber(
         if np.any(ref_norm <= 0.0):
             raise ValueError(f"fiber '{name}': reference tangent |A_1| vanishes at theta = "
                              f"{theta[ref_norm <= 0][0]:.6g}")
-        r0 = _sample("r0_m", r0_m, theta)
+        r0 = _sample(name, "r0_m", r0_m, theta)
         if np.any(r0 <= 0):
             raise ValueError(f"fiber '{name}': r0_m must be > 0, got "
                              f"{float(r0[r0 <= 0][0])!r} at theta = {theta[r0 <= 0][0]:.6g}")
         tables[key] = dict(xi=xi, w=w, phi=phi, dphi=dphi, theta=theta, ref_norm=ref_norm, r0=r0)
         if key == "qp":
-            gm = _sample("gamma_m", gamma_m, theta)
+            gm = _sample(name, "gamma_m", gamma_m, theta)
             bad = (gm < 0) | (gm > 1)
             if np.any(bad):
                 raise ValueError(f"fiber '{name}': gamma_m must lie in [0, 1], got "
@@ -201,7 +245,7 @@ def compile_fiber(
     f64 = lambda a: jnp.asarray(a, dtype=jnp.float64)  # noqa: E731
     qp, qc = tables["qp"], tables["qc"]
     return FiberModel(
-        node_theta=f64(node_theta), ref_q=f64(ref_q), rho_kg_m3=f64(rho_kg_m3),
+        node_theta=f64(node_theta), ref_q=f64(ref_q), rho_kg_m3=f64(rho),
         material=material,
         qp_xi=f64(qp["xi"]), qp_w=f64(qp["w"]), qp_phi=f64(qp["phi"]), qp_dphi=f64(qp["dphi"]),
         qp_theta=f64(qp["theta"]), qp_ref_norm=f64(qp["ref_norm"]), qp_r0_m=f64(qp["r0"]),
@@ -323,7 +367,10 @@ def line_force_at_quadrature(model: FiberModel, b: Callable[[np.ndarray], np.nda
 
 
 def axial_force_at_quadrature(model: FiberModel, q, v, alpha) -> jax.Array:
-    """Axial force N (n_el, n_qp) in N (tension > 0) at the bulk quadrature points."""
+    """Axial force N (n_el, n_qp) in N (tension > 0) at the bulk quadrature points.
+    q, v (n_dof,) (ValueError naming the argument otherwise)."""
+    check_shapes("axial_force_at_quadrature", f"fiber '{model.name}': n_dof = {model.n_dof}",
+                 dof_shapes(model, q=q, v=v))
     def one(q_e, v_e, h, ref_norm, r0, gamma):
         _, a1 = hermite.interpolate(q_e, h, model.qp_phi, model.qp_dphi)
         _, a1_dot = hermite.interpolate(v_e, h, model.qp_phi, model.qp_dphi)

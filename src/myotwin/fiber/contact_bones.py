@@ -30,7 +30,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.arguments import is_integer
 from myotwin.fiber import hermite
+from myotwin.fiber.material import as_real
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +65,7 @@ def make_bone_cylinder(point_local_m, axis_local, radius_m: float, kappa_N_per_m
                        fibers=()) -> BoneCylinder:
     """Validated `BoneCylinder` (axis normalised); `fibers` is fixed by `compile_system`.
 
-    Raises ValueError naming the cylinder and field.
+    Raises ValueError naming the cylinder and field (a bool is neither a number nor a body).
     """
     point = np.asarray(point_local_m, dtype=np.float64)
     ax = np.asarray(axis_local, dtype=np.float64)
@@ -75,9 +77,13 @@ def make_bone_cylinder(point_local_m, axis_local, radius_m: float, kappa_N_per_m
                          f"3-vector, got {axis_local!r}")
     for field, value in (("radius_m", radius_m), ("kappa_N_per_m", kappa_N_per_m),
                          ("gamma", gamma)):
-        if not (math.isfinite(float(value)) and float(value) > 0):
+        x = as_real(value)
+        if x is None or not (math.isfinite(x) and x > 0):
             raise ValueError(f"bone cylinder '{name}': {field} = {value!r} must be finite "
                              f"and > 0")
+    if not is_integer(body) or body < 0:
+        raise ValueError(f"bone cylinder '{name}': body must be an integer >= 0 (a skeleton "
+                         f"body index, 0 = world), got {body!r}")
     f64 = lambda v: jnp.asarray(v, jnp.float64)  # noqa: E731
     return BoneCylinder(f64(point), f64(ax / np.linalg.norm(ax)), f64(radius_m),
                         f64(kappa_N_per_m), f64(gamma), body=int(body), name=str(name),

@@ -35,7 +35,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.fiber import hermite
-from myotwin.fiber.cable import FiberModel, element_h, per_element
+from myotwin.fiber.cable import FiberModel, check_shapes, dof_shapes, element_h, per_element
+from myotwin.fiber.material import as_real
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +63,8 @@ jax.tree_util.register_dataclass(
 
 def make_cylinder_contact(point_m, axis, radius_m: float, kappa_N_per_m: float, gamma: float,
                           name: str = "cylinder") -> CylinderContact:
-    """Validated `CylinderContact` (axis normalised). Raises ValueError naming the field."""
+    """Validated `CylinderContact` (axis normalised). Raises ValueError naming the field
+    (radius_m and kappa_N_per_m finite numbers > 0, gamma >= 0; a bool is not a number)."""
     point = np.asarray(point_m, dtype=np.float64)
     ax = np.asarray(axis, dtype=np.float64)
     if point.shape != (3,) or not np.all(np.isfinite(point)):
@@ -70,11 +72,12 @@ def make_cylinder_contact(point_m, axis, radius_m: float, kappa_N_per_m: float, 
     if ax.shape != (3,) or not np.all(np.isfinite(ax)) or np.linalg.norm(ax) == 0:
         raise ValueError(f"cylinder '{name}': axis must be a finite non-zero 3-vector, "
                          f"got {axis!r}")
-    for field, value in (("radius_m", radius_m), ("kappa_N_per_m", kappa_N_per_m)):
-        if not (math.isfinite(float(value)) and float(value) > 0):
-            raise ValueError(f"cylinder '{name}': {field} = {value!r} must be finite and > 0")
-    if not (math.isfinite(float(gamma)) and float(gamma) >= 0):
-        raise ValueError(f"cylinder '{name}': gamma = {gamma!r} must be finite and >= 0")
+    for field, value, rule in (("radius_m", radius_m, "> 0"),
+                               ("kappa_N_per_m", kappa_N_per_m, "> 0"), ("gamma", gamma, ">= 0")):
+        x = as_real(value)
+        if x is None or not math.isfinite(x) or (x <= 0 if rule == "> 0" else x < 0):
+            raise ValueError(f"cylinder '{name}': {field} = {value!r} must be a finite number "
+                             f"{rule}")
     f64 = lambda v: jnp.asarray(v, jnp.float64)  # noqa: E731
     return CylinderContact(point_m=f64(point), axis=f64(ax / np.linalg.norm(ax)),
                            radius_m=f64(radius_m), kappa_N_per_m=f64(kappa_N_per_m),
@@ -121,7 +124,10 @@ def element_contact_force(model: FiberModel, contact: CylinderContact, q_e, h, r
 
 @jax.jit
 def contact_state(model: FiberModel, contact: CylinderContact, q):
-    """Gaps g and line forces F(g) (N per current metre) at the contact points (n_el, n_qpc)."""
+    """Gaps g and line forces F(g) (N per current metre) at the contact points (n_el, n_qpc).
+    q (n_dof,) (ValueError naming it otherwise)."""
+    check_shapes("contact_state", f"fiber '{model.name}': n_dof = {model.n_dof}",
+                 dof_shapes(model, q=q))
     def one(q_e, h, ref_norm, r0):
         _, g, _ = _point_quantities(model, contact, q_e, h, ref_norm, r0)
         return g, rational_penalty(g, contact.kappa_N_per_m, contact.gamma)
@@ -164,9 +170,12 @@ def safeguard_fraction(model: FiberModel, contact: CylinderContact, q, dq,
     Eqs. (69)-(73): the Newton update q + delta dq then keeps every gap admissible (eps > 0)
     and lets eps shrink by at most the factor delta_bar per iteration. Returns delta and the
     (element, point) that limits it ((-1, -1) if delta = 1). `data`: precomputed
-    `bound_data(model, contact, q, dq)` (q and dq are then not used).
+    `bound_data(model, contact, q, dq)` (q and dq are then not used). Without data, q and dq
+    must be (n_dof,) (ValueError naming the argument).
     """
     if data is None:
+        check_shapes("safeguard_fraction", f"fiber '{model.name}': n_dof = {model.n_dof}",
+                     dof_shapes(model, q=q, dq=dq))
         data = jax.jit(bound_data)(model, contact, q, dq)
     d, dx, a1, da1 = (np.asarray(a) for a in data)
     r0, ref_norm = np.asarray(model.qc_r0_m), np.asarray(model.qc_ref_norm)

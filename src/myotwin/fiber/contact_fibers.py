@@ -40,6 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.fiber import closest_point, hermite
+from myotwin.fiber.material import as_real
 
 #: Box padding as a multiple of the largest current radius at an element's contact points
 #: (the radius between quadrature points may exceed the sampled maximum slightly).
@@ -61,9 +62,10 @@ jax.tree_util.register_dataclass(FiberContactLaw, data_fields=["kappa_N_per_m", 
 
 def make_fiber_contact_law(kappa_N_per_m: float, gamma: float) -> FiberContactLaw:
     """Validated `FiberContactLaw`; raises ValueError naming the field."""
-    if not (math.isfinite(float(kappa_N_per_m)) and float(kappa_N_per_m) > 0):
+    kappa, g = as_real(kappa_N_per_m), as_real(gamma)
+    if kappa is None or not (math.isfinite(kappa) and kappa > 0):
         raise ValueError(f"fiber contact: kappa_N_per_m = {kappa_N_per_m!r} must be finite, > 0")
-    if not (math.isfinite(float(gamma)) and float(gamma) > 0):
+    if g is None or not (math.isfinite(g) and g > 0):
         raise ValueError(f"fiber contact: gamma = {gamma!r} must be finite and > 0 (the "
                          f"barrier that keeps fibers from crossing)")
     return FiberContactLaw(jnp.asarray(float(kappa_N_per_m), jnp.float64),

@@ -118,11 +118,16 @@ def evaluate(q, node_theta, theta):
 
     q (..., n_dof) global dofs (any leading batch shape, e.g. a trajectory), node_theta
     (n_node,) increasing, theta (n,) in [0, 1]. Returns (x (..., n, 3), x_theta (..., n, 3)).
-    For output and error measures; the physics uses `interpolate` on tabulated points.
+    For output and error measures; the physics uses `interpolate` on tabulated points. A q
+    whose last axis is not 6 per node is a ValueError naming it.
     """
     node_theta = np.asarray(node_theta, dtype=np.float64)
     theta = np.atleast_1d(np.asarray(theta, dtype=np.float64))
     n_el = node_theta.shape[0] - 1
+    n_dof = DOF_PER_NODE * (n_el + 1)
+    if np.ndim(q) < 1 or np.shape(q)[-1] != n_dof:
+        raise ValueError(f"evaluate: q has shape {np.shape(q)}, expected (..., {n_dof}) "
+                         f"({DOF_PER_NODE} per node of the {n_el + 1} in node_theta)")
     e = np.clip(np.searchsorted(node_theta, theta, side="right") - 1, 0, n_el - 1)
     h = (node_theta[e + 1] - node_theta[e])[:, None]
     xi = (theta - node_theta[e]) / h[:, 0]

@@ -38,6 +38,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +67,18 @@ jax.tree_util.register_dataclass(
     CableMaterial, data_fields=[f.name for f in dataclasses.fields(CableMaterial)],
     meta_fields=[])
 
+def as_real(value) -> float | None:
+    """value as a float if it is one real number, else None: a bool is not a number (True
+    would be 1.0), nor is a string or an array of several entries. For the checks of the
+    fiber's builders and options, which then name the argument."""
+    if isinstance(value, (bool, np.bool_, str, bytes)) or np.shape(value) != ():
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 #: Bounds checked by `make_material`: (field, lower bound, strict?).
 _BOUNDS = (
     ("mu_muscle_Pa", 0.0, False), ("mu_tendon_Pa", 0.0, False),
@@ -79,7 +92,8 @@ def make_material(**values: float) -> CableMaterial:
     """Validated `CableMaterial` from floats (every field required; see the class).
 
     Raises ValueError naming the field for a missing, unknown, non-finite or out-of-range
-    value. nu >= 1 keeps the bell C1 at lambda_opt (Newton needs the tangent).
+    value, or one that is not a number (a bool is not: True would be 1.0). nu >= 1 keeps the
+    bell C1 at lambda_opt (Newton needs the tangent).
     """
     names = [f.name for f in dataclasses.fields(CableMaterial)]
     unknown = sorted(set(values) - set(names))
@@ -87,10 +101,12 @@ def make_material(**values: float) -> CableMaterial:
     if unknown or missing:
         raise ValueError(f"cable material: unknown fields {unknown}, missing fields {missing}")
     for name, lower, strict in _BOUNDS:
-        v = float(values[name])
-        if not math.isfinite(v) or (v <= lower if strict else v < lower):
+        v = as_real(values[name])
+        if v is None or not math.isfinite(v) or (v <= lower if strict else v < lower):
             rel = ">" if strict else ">="
-            raise ValueError(f"cable material: {name} = {v!r} must be finite and {rel} {lower}")
+            rule = "" if lower == -math.inf else f" {rel} {lower}"
+            raise ValueError(f"cable material: {name} = {values[name]!r} must be a finite "
+                             f"number{rule}")
     return CableMaterial(**{n: jnp.asarray(float(values[n]), dtype=jnp.float64) for n in names})
 
 

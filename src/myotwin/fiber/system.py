@@ -39,6 +39,7 @@ from myotwin.fiber.cable import EndCondition, FiberModel, element_h
 from myotwin.fiber.contact_bones import BoneCylinder
 from myotwin.fiber.contact_fibers import FiberContactLaw
 from myotwin.fiber.material import CableMaterial
+from myotwin.fiber.time_stepping import check_finite
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,11 +192,15 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
 
     fibers: compiled with the same n_qp and n_qp_contact; names must be unique.
     skeleton, q0: engine model (hinge/slide joints, no limits, no geom contacts) and the
-      configuration (n_q,) at which default attachment points are computed (default qpos0).
+      configuration (n_q,) at which default attachment points are computed (default qpos0;
+      n_q finite numbers, a list is fine).
     attachments: `Attachment`s; the tied end must be PINNED in its FiberModel.
-    cylinders: (BoneCylinder, fibers it touches or None for all).
-    fiber_pairs: unordered pairs of fibers in contact (both half-passes); needs fiber_law.
-    Raises ValueError naming the offending fiber, end, body, pair or cylinder.
+    cylinders: (BoneCylinder, fibers it touches or None for all) pairs; the fibers are names
+      or indices, one name or index alone is that fiber.
+    fiber_pairs: unordered pairs (fiber, fiber) of names or indices in contact (both
+      half-passes); needs fiber_law. One pair goes in a list: [("a", "b")].
+    Raises ValueError naming the offending fiber, end, body, pair or cylinder, and saying what
+    an entry of cylinders or fiber_pairs must be when it is not such a pair.
     """
     fibers = tuple(fibers)
     if not fibers:
@@ -219,7 +224,7 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
                               for i, f in enumerate(fibers)])
 
     att_fiber, att_end, att_body, att_points = [], [], [], []
-    q0 = None if skeleton is None else np.asarray(skeleton.qpos0 if q0 is None else q0, float)
+    q0 = _skeleton_q("fiber system", skeleton, q0)
     kin = None if skeleton is None else kinematics(skeleton, jnp.asarray(q0))
     for a in attachments:
         fi = _index(a.fiber, names, "fiber")
@@ -270,6 +275,11 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
 
     pairs = []
     for pair in fiber_pairs:
+        if not _is_pair(pair):
+            hint = (" (one pair goes in a list: [('a', 'b')])"
+                    if isinstance(pair, str) or is_integer(pair) else "")
+            raise ValueError(f"fiber system: each entry of fiber_pairs must be a pair (fiber, "
+                             f"fiber) of names or indices, got {_short(pair)}{hint}")
         i, j = (_index(p, names, "fiber") for p in pair)
         if i == j:
             raise ValueError(f"fiber system: contact pair ({names[i]!r}, {names[j]!r}) needs "
@@ -283,7 +293,12 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
 
     cyls, cyl_mask, cyl_moving = [], [], []
     mask_anc = None if skeleton is None else skeleton.dof_ancestor_mask()
-    for cyl, touched in cylinders:
+    for entry in cylinders:
+        if not (_is_pair(entry) and isinstance(entry[0], BoneCylinder)):
+            raise ValueError(f"fiber system: each entry of cylinders must be a pair "
+                             f"(BoneCylinder, fibers it touches or None for all), got "
+                             f"{_short(entry)}")
+        cyl, touched = entry
         if skeleton is None and cyl.body != 0:
             raise ValueError(f"fiber system: bone cylinder '{cyl.name}' is on body {cyl.body} "
                              f"but there is no skeleton (use body 0, the world)")
@@ -291,7 +306,7 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
             raise ValueError(f"fiber system: bone cylinder '{cyl.name}': body {cyl.body} out of "
                              f"range")
         idx = tuple(range(len(fibers))) if touched is None else tuple(
-            _index(t, names, "fiber") for t in touched)
+            _index(t, names, "fiber") for t in _touched(cyl, touched))
         cyls.append(dataclasses.replace(cyl, fibers=idx))
         cyl_mask.append(np.isin(el_fiber, idx))
         cyl_moving.append(bool(mask_anc is not None and mask_anc[cyl.body].any()))
@@ -331,6 +346,58 @@ def compile_system(fibers: Sequence[FiberModel], *, skeleton: Model | None = Non
         layout=layout)
 
 
+def _skeleton_q(where: str, skeleton: Model | None, q0) -> np.ndarray:
+    """q0 as a float array, the skeleton's qpos0 if None; ValueError naming `where` unless it
+    is n_q finite numbers (a wrong length used q0[0], a scalar was a ZeroDivisionError in the
+    engine and a NaN gave NaN attachment points). Without a skeleton n_q = 0."""
+    n_q = 0 if skeleton is None else int(skeleton.n_q)
+    if q0 is None:
+        return np.zeros(0) if skeleton is None else np.asarray(skeleton.qpos0, np.float64)
+    try:
+        q = np.asarray(q0, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: q0 must be real numbers, got {q0!r}") from None
+    if q.shape != (n_q,):
+        what = "no skeleton" if skeleton is None else f"the skeleton's n_q = {n_q}"
+        raise ValueError(f"{where}: q0 has shape {q.shape}, expected ({n_q},) ({what})")
+    check_finite(where, "q0", q)
+    return q
+
+
+def _is_pair(entry) -> bool:
+    """Whether entry is a sequence of two items (not a string, whose characters are no pair)."""
+    if isinstance(entry, (str, bytes)):
+        return False
+    try:
+        return len(entry) == 2
+    except TypeError:
+        return False
+
+
+def _short(value) -> str:
+    """A short repr for messages: a BoneCylinder by its name, not its arrays."""
+    if isinstance(value, BoneCylinder):
+        return f"BoneCylinder {value.name!r}"
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_short(v) for v in value)
+        return f"({inner},)" if isinstance(value, tuple) and len(value) == 1 else (
+            f"({inner})" if isinstance(value, tuple) else f"[{inner}]")
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _touched(cyl: BoneCylinder, touched) -> tuple:
+    """The fibers a cylinder touches as a tuple: one name or index alone is that fiber."""
+    if isinstance(touched, (str, bool, np.bool_)) or is_integer(touched):
+        return (touched,)
+    try:
+        return tuple(touched)
+    except TypeError:
+        raise ValueError(f"fiber system: bone cylinder '{cyl.name}': the fibers it touches "
+                         f"must be None, a fiber name or index, or a sequence of them, got "
+                         f"{_short(touched)}") from None
+
+
 def _body_names(skeleton: Model) -> list[str]:
     """Body names are not stored in the engine Model; bodies are addressed by index here
     (names "body<i>", "world" for 0)."""
@@ -340,11 +407,11 @@ def _body_names(skeleton: Model) -> list[str]:
 def initial_state(system: FiberSystem, q0=None):
     """Rest state at the reference: (q (n_v,), qd (n_v,), u (n_h,), v (n_h,)) as NumPy arrays.
 
-    q0 defaults to the skeleton's qpos0. The fiber dofs are the reference centrelines (their
-    tied ends coincide with the body points when the attachments used default points at q0).
+    q0 defaults to the skeleton's qpos0; given, it must be n_q finite numbers (ValueError).
+    The fiber dofs are the reference centrelines (their tied ends coincide with the body
+    points when the attachments used default points at q0).
     """
     n_v = system.n_v
-    q = np.zeros(0) if system.skeleton is None else np.asarray(
-        system.skeleton.qpos0 if q0 is None else q0, float)
+    q = _skeleton_q("fiber initial_state", system.skeleton, q0)
     u = np.concatenate([np.asarray(f.ref_q) for f in system.fibers])
     return q, np.zeros(n_v), u, np.zeros(system.n_h)

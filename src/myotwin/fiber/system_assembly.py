@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from myotwin.fiber import contact_bones, contact_fibers, hermite
+from myotwin.fiber.cable import check_shapes
 from myotwin.fiber.coupling import attachment_positions, cylinder_poses, skeleton_residual
 from myotwin.fiber.material import stress_s11
 
@@ -376,9 +377,13 @@ def assemble(system, ev: Evaluation, contacts: ActiveContacts, k_ff, with_tangen
 @jax.jit
 def axial_forces(system, u_h, v_h, activation) -> jax.Array:
     """Axial force N (n_E, n_qp) in N (tension > 0) at the bulk quadrature points of every
-    element (Cauchy stress x current area, `material.axial_force`)."""
+    element (Cauchy stress x current area, `material.axial_force`). u_h, v_h (n_h,) and
+    activation (n_fiber,) (ValueError naming the argument otherwise, at trace time)."""
     from myotwin.fiber.material import axial_force
 
+    check_shapes("axial_forces", f"fiber system: n_h = {system.n_h}, n_fiber = "
+                 f"{system.n_fiber}", {"u_h": (u_h, (system.n_h,)), "v_h": (v_h, (system.n_h,)),
+                                       "activation": (activation, (system.n_fiber,))})
     lay = system.layout
     el_dofs = jnp.asarray(lay.el_dofs)
     alpha_e = jnp.asarray(activation, jnp.float64)[jnp.asarray(lay.el_fiber)]

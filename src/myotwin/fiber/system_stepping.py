@@ -41,8 +41,9 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse.linalg as spla
 
-from myotwin.engine.arguments import check_step_count
+from myotwin.engine.arguments import check_step_count, is_integer
 from myotwin.fiber import contact_bones, contact_fibers
+from myotwin.fiber.cable import check_shapes
 from myotwin.fiber.contact_cylinder import admissible_fractions, eps_lower_bound
 from myotwin.fiber.coupling import positions_and_jacobians
 from myotwin.fiber.system import FiberSystem
@@ -57,6 +58,8 @@ from myotwin.fiber.time_stepping import (
     FiberNewtonError,
     InadmissibleContactError,
     NewtonOptions,
+    check_finite,
+    check_seconds,
     check_unit_activation,
 )
 
@@ -124,7 +127,10 @@ def element_geometry(system: FiberSystem, u: np.ndarray) -> contact_fibers.Geome
 
 def find_contacts(system: FiberSystem, u: np.ndarray, geom=None,
                   extra_pad: np.ndarray | None = None, active_only: bool = True):
-    """Fiber-fiber half-pass points (all pairs) at u: active ones (g < 0) or all candidates."""
+    """Fiber-fiber half-pass points (all pairs) at u: active ones (g < 0) or all candidates.
+    u (n_h,) (ValueError naming it otherwise)."""
+    check_shapes("find_contacts", f"fiber system: n_h = {system.n_h}",
+                 {"u": (u, (system.n_h,))})
     lay = system.layout
     if not lay.pairs:
         return contact_fibers.empty_points()
@@ -410,6 +416,18 @@ def _end_forces(system, ev) -> np.ndarray:
     return out
 
 
+def _check_state(system, state) -> None:
+    """ValueError naming the field unless q, qd (n_v,) and u, v (n_h,) fit and are finite."""
+    for name, value, shape in (("state.q", state.q, (system.n_v,)),
+                               ("state.qd", state.qd, (system.n_v,)),
+                               ("state.u", state.u, (system.n_h,)),
+                               ("state.v", state.v, (system.n_h,))):
+        if np.shape(value) != shape:
+            raise ValueError(f"fiber system: {name} has shape {np.shape(value)}, expected "
+                             f"{shape}")
+        check_finite("fiber system", name, value)
+
+
 def _context(system, state, loads, inv_dt, time_s):
     lay = system.layout
     act = np.asarray(loads.activation, dtype=np.float64).reshape(-1)
@@ -417,22 +435,20 @@ def _context(system, state, loads, inv_dt, time_s):
         raise ValueError(f"fiber system: activation must have shape ({system.n_fiber},), got "
                          f"{act.shape}")
     check_unit_activation("fiber system", act)
+    _check_state(system, state)
     n_u = 0 if system.skeleton is None else system.skeleton.n_u
-    for name, value, shape in (("state.q", state.q, (system.n_v,)),
-                               ("state.qd", state.qd, (system.n_v,)),
-                               ("state.u", state.u, (system.n_h,)),
-                               ("state.v", state.v, (system.n_h,)),
-                               ("ctrl", loads.ctrl, (n_u,))):
-        if value is not None and np.shape(value) != shape:
-            raise ValueError(f"fiber system: {name} has shape {np.shape(value)}, expected "
-                             f"{shape}")
+    if loads.ctrl is not None and np.shape(loads.ctrl) != (n_u,):
+        raise ValueError(f"fiber system: ctrl has shape {np.shape(loads.ctrl)}, expected "
+                         f"{(n_u,)}")
     n_e, n_qp = lay.el_dofs.shape[0], system.qp_w.shape[0]
     line = np.zeros((n_e, n_qp, 3)) if loads.line_force is None else np.asarray(
         loads.line_force, dtype=np.float64)
     if line.shape != (n_e, n_qp, 3):
         raise ValueError(f"fiber system: line_force must have shape ({n_e}, {n_qp}, 3), got "
                          f"{line.shape}")
+    check_finite("fiber system", "line_force", line)
     ctrl = np.zeros(n_u) if loads.ctrl is None else np.asarray(loads.ctrl, np.float64)
+    check_finite("fiber system", "ctrl", ctrl)
     return _Context(np.asarray(state.q, float), np.asarray(state.qd, float),
                     np.asarray(state.u, float), np.asarray(state.v, float), float(inv_dt), act,
                     line, ctrl, time_s)
@@ -445,9 +461,12 @@ def _z(system, q, u):
 def step(system: FiberSystem, state: SystemState, time_s: float, dt_s: float,
          loads: SystemLoads, options: NewtonOptions = NewtonOptions()
          ) -> tuple[SystemState, SystemInfo]:
-    """One backward-Euler step (Eq. 64) from `state` to t = time_s (loads at time_s)."""
-    if not dt_s > 0:
-        raise ValueError(f"fiber system: dt_s = {dt_s!r} must be > 0")
+    """One backward-Euler step (Eq. 64) from `state` to t = time_s (loads at time_s).
+
+    Refused with a ValueError naming the field: a time_s that is not a finite number, a dt_s
+    that is not a finite number > 0, a state or loads of the wrong shape or not finite."""
+    check_seconds("fiber system", "time_s", time_s)
+    dt_s = check_seconds("fiber system", "dt_s", dt_s, positive=True)
     ctx = _context(system, state, loads, 1.0 / dt_s, time_s)
     z0 = _z(system, state.q, state.u)
     pred = dt_s * _z(system, state.qd, state.v)
@@ -508,8 +527,18 @@ def simulate(system: FiberSystem, state0: SystemState, t0_s: float, dt_s: float,
 
     A step whose Newton iteration fails is retried as two half steps, recursively up to
     `max_halvings` times (our addition; the seed uses a fixed step); the last failure is raised.
+    t0_s must be a finite number, dt_s a finite number > 0, record_every an integer >= 1,
+    max_halvings an integer >= 0 and state0 fit the system (ValueError naming the field).
     """
     check_step_count("fiber simulate_system", n_steps)
+    t0_s = check_seconds("fiber system", "t0_s", t0_s)
+    dt_s = check_seconds("fiber system", "dt_s", dt_s, positive=True)
+    for name, value, low in (("record_every", record_every, 1),
+                             ("max_halvings", max_halvings, 0)):
+        if not is_integer(value) or value < low:
+            raise ValueError(f"fiber simulate_system: {name} must be an integer >= {low}, got "
+                             f"{value!r}")
+    _check_state(system, state0)
     t = t0_s + dt_s * np.arange(n_steps + 1)
     n_v = system.n_v
     q, qd = np.empty((n_steps + 1, n_v)), np.empty((n_steps + 1, n_v))
@@ -517,7 +546,7 @@ def simulate(system: FiberSystem, state0: SystemState, t0_s: float, dt_s: float,
     iters = np.zeros(n_steps, int)
     contacts = np.zeros(n_steps, int)
     substeps = np.ones(n_steps, int)
-    rec = sorted(set(range(0, n_steps + 1, max(1, record_every))) | {n_steps})
+    rec = sorted(set(range(0, n_steps + 1, record_every)) | {n_steps})
     us, vs = [], []
     state = SystemState(*(np.asarray(a, float) for a in state0))
     q[0], qd[0] = state.q, state.qd

@@ -31,6 +31,7 @@ gradients through a step are not available (later: implicit-function theorem, as
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -39,11 +40,12 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
-from myotwin.engine.arguments import check_step_count
+from myotwin.engine.arguments import check_step_count, is_integer
 from myotwin.fiber import hermite
 from myotwin.fiber.assembly import step_system
 from myotwin.fiber.cable import FiberModel, element_h, per_element
 from myotwin.fiber.contact_cylinder import CylinderContact, bound_data, safeguard_fraction
+from myotwin.fiber.material import as_real
 
 
 class FiberNewtonError(RuntimeError):
@@ -88,7 +90,11 @@ class NewtonOptions:
     xtol: converged also when the full Newton step is below xtol (1 + ||q||_inf) (the
     residual of a stiff fiber has a round-off floor of stiffness x 1e-16 m); safeguard: scale
     steps (Eqs. 69-73); delta_bar: the factor of Eq. (71) in (0, 1); line_search: halve the
-    (safeguarded) step up to max_backtrack times until ||r||_2 decreases (Armijo, c = 1e-4)."""
+    (safeguarded) step up to max_backtrack times until ||r||_2 decreases (Armijo, c = 1e-4).
+    Refused with a ValueError naming the field: max_iter not an integer >= 1, max_backtrack
+    not an integer >= 0 (`is_integer`: 2.5 and True are no counts), rtol not a finite number
+    > 0, xtol not a finite number >= 0, delta_bar not a number in (0, 1), safeguard or
+    line_search not True or False."""
 
     max_iter: int = 30
     rtol: float = 1e-10
@@ -99,11 +105,22 @@ class NewtonOptions:
     max_backtrack: int = 12
 
     def __post_init__(self):
-        if not (0.0 < self.delta_bar < 1.0):
-            raise ValueError(f"NewtonOptions: delta_bar = {self.delta_bar!r} must lie in (0, 1)")
-        if self.max_iter < 1 or not (self.rtol > 0):
-            raise ValueError(f"NewtonOptions: max_iter = {self.max_iter!r} must be >= 1 and "
-                             f"rtol = {self.rtol!r} > 0")
+        for name, low in (("max_iter", 1), ("max_backtrack", 0)):
+            value = getattr(self, name)
+            if not is_integer(value) or value < low:
+                raise ValueError(f"NewtonOptions: {name} must be an integer >= {low}, got "
+                                 f"{value!r}")
+        for name in ("safeguard", "line_search"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"NewtonOptions: {name} must be True or False, got "
+                                 f"{getattr(self, name)!r}")
+        for name, rule, ok in (("rtol", "finite and > 0", lambda x: x > 0),
+                               ("xtol", "finite and >= 0", lambda x: x >= 0),
+                               ("delta_bar", "in (0, 1)", lambda x: 0 < x < 1)):
+            value = getattr(self, name)
+            number = as_real(value)
+            if number is None or not math.isfinite(number) or not ok(number):
+                raise ValueError(f"NewtonOptions: {name} = {value!r} must be a number {rule}")
 
 
 class NewtonInfo(NamedTuple):
@@ -262,11 +279,33 @@ def check_unit_activation(where: str, activation) -> np.ndarray:
     return a
 
 
+def check_finite(where: str, name: str, value) -> None:
+    """ValueError naming `where`, the field `name` and its first entry that is not finite
+    (NaN or inf: Newton would report it as a divergence after 0 iterations)."""
+    a = np.asarray(value, dtype=np.float64)
+    bad = np.argwhere(~np.isfinite(a))
+    if bad.shape[0]:
+        index = tuple(int(i) for i in bad[0])
+        label = f"{name}[{', '.join(str(i) for i in index)}]" if index else name
+        raise ValueError(f"{where}: {label} = {float(a[index])!r} must be finite")
+
+
+def check_seconds(where: str, name: str, value, positive: bool = False) -> float:
+    """value as a float, or ValueError naming `where` and `name` unless it is one finite
+    number (not a bool), > 0 if `positive` (a step size; a time may be any finite number)."""
+    number = as_real(value)
+    if number is None or not math.isfinite(number) or (positive and number <= 0):
+        rule = "a finite number > 0" if positive else "a finite number"
+        raise ValueError(f"{where}: {name} = {value!r} must be {rule}")
+    return number
+
+
 def check_inputs(model: FiberModel, loads: FiberLoads | None, state: FiberState | None = None,
                  q0=None) -> None:
     """ValueError naming the fiber and the field unless the state (or q0) and the loads (if
     given) fit `model`: q, v (n_dof,); activation one number in [0, 1]; line_force
-    (n_el, n_qp, 3); fixed_values None or (len(fixed_dofs),)."""
+    (n_el, n_qp, 3); fixed_values None or (len(fixed_dofs),); every entry finite (the first
+    NaN or inf is named)."""
     where = f"fiber '{model.name}'"
     arrays = {"q0": q0} if state is None else {"state.q": state.q, "state.v": state.v}
     shapes = {name: (model.n_dof,) for name in arrays}
@@ -280,6 +319,7 @@ def check_inputs(model: FiberModel, loads: FiberLoads | None, state: FiberState 
         if np.shape(value) != shapes[name]:
             raise ValueError(f"{where}: {name} has shape {np.shape(value)}, expected "
                              f"{shapes[name]}")
+        check_finite(where, name, value)
     if loads is None:
         return
     if np.shape(loads.activation) != ():
@@ -291,9 +331,13 @@ def check_inputs(model: FiberModel, loads: FiberLoads | None, state: FiberState 
 def step(model: FiberModel, state: FiberState, time_s: float, dt_s: float, loads: FiberLoads,
          contact: CylinderContact | None = None,
          options: NewtonOptions = NewtonOptions()) -> tuple[FiberState, NewtonInfo]:
-    """One backward-Euler step from `state` to t = time_s (loads evaluated at time_s)."""
-    if not dt_s > 0:
-        raise ValueError(f"fiber '{model.name}': dt_s = {dt_s!r} must be > 0")
+    """One backward-Euler step from `state` to t = time_s (loads evaluated at time_s).
+
+    Refused with a ValueError naming the fiber and the field: a time_s that is not a finite
+    number, a dt_s that is not a finite number > 0, a state or loads that do not fit the
+    model or are not finite (`check_inputs`)."""
+    check_seconds(f"fiber '{model.name}'", "time_s", time_s)
+    dt_s = check_seconds(f"fiber '{model.name}'", "dt_s", dt_s, positive=True)
     check_inputs(model, loads, state=state)
     q_prev, v_prev = np.asarray(state.q, np.float64), np.asarray(state.v, np.float64)
     q, info = _newton(model, contact, q_prev, q_prev, v_prev, 1.0 / dt_s, loads, time_s,
@@ -328,8 +372,11 @@ class Trajectory(NamedTuple):
 def simulate(model: FiberModel, state0: FiberState, t0_s: float, dt_s: float, n_steps: int,
              loads_at: Callable[[float], FiberLoads], contact: CylinderContact | None = None,
              options: NewtonOptions = NewtonOptions()) -> Trajectory:
-    """n_steps backward-Euler steps of size dt_s; loads_at(t) gives the loads at each new time."""
+    """n_steps backward-Euler steps of size dt_s; loads_at(t) gives the loads at each new time.
+    t0_s must be a finite number and dt_s a finite number > 0 (ValueError naming the fiber)."""
     check_step_count("fiber simulate", n_steps)
+    t0_s = check_seconds(f"fiber '{model.name}'", "t0_s", t0_s)
+    dt_s = check_seconds(f"fiber '{model.name}'", "dt_s", dt_s, positive=True)
     t = t0_s + dt_s * np.arange(n_steps + 1)
     qs = np.empty((n_steps + 1, model.n_dof))
     vs = np.empty_like(qs)
