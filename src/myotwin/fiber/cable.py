@@ -33,9 +33,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.arguments import is_integer
 from myotwin.fiber import hermite
 from myotwin.fiber.material import CableMaterial, as_real, axial_force, stress_s11
+from myotwin.integers import is_integer
 
 _STATIC = {"static": True}
 

@@ -30,9 +30,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.arguments import is_integer
 from myotwin.fiber import hermite
 from myotwin.fiber.material import as_real
+from myotwin.integers import is_integer
 
 
 @dataclasses.dataclass(frozen=True)

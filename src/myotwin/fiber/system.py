@@ -32,7 +32,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine import JointType, Model
-from myotwin.engine.arguments import is_integer
 from myotwin.engine.kinematics import kinematics
 from myotwin.fiber import hermite
 from myotwin.fiber.cable import EndCondition, FiberModel, element_h
@@ -40,6 +39,7 @@ from myotwin.fiber.contact_bones import BoneCylinder
 from myotwin.fiber.contact_fibers import FiberContactLaw
 from myotwin.fiber.material import CableMaterial
 from myotwin.fiber.time_stepping import check_finite
+from myotwin.integers import is_integer
 
 
 @dataclasses.dataclass(frozen=True)

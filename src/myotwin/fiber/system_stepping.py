@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse.linalg as spla
 
-from myotwin.engine.arguments import check_step_count, is_integer
+from myotwin.engine.arguments import check_step_count
 from myotwin.fiber import contact_bones, contact_fibers
 from myotwin.fiber.cable import check_shapes
 from myotwin.fiber.contact_cylinder import admissible_fractions, eps_lower_bound
@@ -62,6 +62,7 @@ from myotwin.fiber.time_stepping import (
     check_seconds,
     check_unit_activation,
 )
+from myotwin.integers import is_integer
 
 
 class SystemState(NamedTuple):

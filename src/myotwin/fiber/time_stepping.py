@@ -40,12 +40,13 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
-from myotwin.engine.arguments import check_step_count, is_integer
+from myotwin.engine.arguments import check_step_count
 from myotwin.fiber import hermite
 from myotwin.fiber.assembly import step_system
 from myotwin.fiber.cable import FiberModel, element_h, per_element
 from myotwin.fiber.contact_cylinder import CylinderContact, bound_data, safeguard_fraction
 from myotwin.fiber.material import as_real
+from myotwin.integers import is_integer
 
 
 class FiberNewtonError(RuntimeError):

@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.arguments import is_integer
+from myotwin.integers import is_integer
 from myotwin.paths.sequence import WrapType
 
 _STATIC = {"static": True}

@@ -59,10 +59,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.adaptive import AdaptiveStatus
-from myotwin.engine.arguments import is_integer
 from myotwin.engine.integrators import Integrator
 from myotwin.engine.simulate import DIVERGED_ABOVE, positive_seconds, whole_steps
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
+from myotwin.integers import is_integer
 from myotwin.muscle.model import TendonModel
 from myotwin.musculoskeletal.adaptive import InputTable, adaptive_rollout, input_table
 from myotwin.musculoskeletal.energy import muscle_outputs_at
