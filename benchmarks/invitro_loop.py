@@ -2,7 +2,10 @@
 
 Runs, in one process and one run:
 1. the peer: a bare `mujoco.mj_step` on our frog model (RK4), and our plant's `step()`
-   (mj_step + inputs + the new state's kinematics), timed over many steps;
+   (mj_step + inputs + the new state's kinematics), timed over many steps; and one tick of
+   the emulated device (`EmulatedDevice.tick()`, 10 sub-steps of its 10 kHz physics, and the
+   decoding of the host's command), which must stay well below the period for the emulator
+   to run in real time;
 2. for each rate: the real closed loop (the nominal condition: frog plant with its time step
    set to the period, emulated muscle in its own process over a pty, framed protocol, real
    time) and a loopback test at the same rate.
@@ -28,7 +31,9 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from myotwin.invitro.calibration import Calibration
 from myotwin.invitro.config import ExperimentConfig, LinkConfig, TrialConfig
+from myotwin.invitro.emulator import EmulatedDevice
 from myotwin.invitro.experiment import run_condition
 from myotwin.invitro.frog.mjcf import KEY_START, load_frog_model
 from myotwin.invitro.frog.plant import MujocoFrogPlant
@@ -36,7 +41,7 @@ from myotwin.invitro.frog.spec import FrogSpec
 from myotwin.invitro.links import open_device_link, send_trigger
 from myotwin.invitro.loopback import loopback_verdict, run_loopback
 from myotwin.invitro.sched import realtime_section
-from myotwin.invitro.wire import get_protocol
+from myotwin.invitro.wire import COMMAND_STIM_GATE, get_protocol, volts_to_code
 
 
 def time_steps(step, n: int, repeats: int = 5) -> float:
@@ -70,6 +75,24 @@ def plant_step_s(n: int) -> float:
             plant.reset()
         plant.step()
     return time_steps(step, n)
+
+
+def emulator_tick_s(n: int) -> float:
+    """One tick of the emulated device with the host's answer (rest length, stimulation
+    gate on after 100 ticks: the muscle contracts), as in a trial; a fresh device every
+    `n` ticks of each repeat."""
+    rest = volts_to_code(Calibration().length_offset_V)
+    state = {"dev": None, "k": 0}
+
+    def tick():
+        if state["k"] % n == 0:
+            state["dev"] = EmulatedDevice()
+        dev, k = state["dev"], state["k"]
+        dev.tick()
+        gate = COMMAND_STIM_GATE if k % n > 100 else 0
+        dev.receive(dev.protocol.encode_command(k & 255, rest, gate))
+        state["k"] += 1
+    return time_steps(tick, n)
 
 
 def pty_round_trip_s(n: int = 3000) -> dict:
@@ -159,6 +182,9 @@ def main() -> int:
           f"{platform.python_version()} mujoco {mujoco.__version__}")
     print(f"bare mj_step (frog, RK4):     {bare * 1e6:7.1f} us")
     print(f"plant.step (ours, same model): {ours * 1e6:7.1f} us  ({ours / bare:.2f} x mj_step)")
+    device = emulator_tick_s(min(args.steps, 2000))
+    print(f"emulated device tick:         {device * 1e6:7.1f} us  ({device / bare:.2f} x "
+          f"mj_step; {device * 1e3 * 100:.1f} % of a 1 ms period)")
     pty = pty_round_trip_s()
     print(f"raw pty echo round trip:      p50 {pty['p50_s'] * 1e6:6.1f} us, p99 "
           f"{pty['p99_s'] * 1e6:6.1f} us, p99.9 {pty['p999_s'] * 1e6:6.1f} us, max "
@@ -190,7 +216,8 @@ def main() -> int:
               f"trials with a miss), worst |t_sim - t_real| "
               f"{reps['worst_abs_tsim_minus_treal_s'] * 1e3:.3f} ms, turnaround p99 median "
               f"{reps['turnaround_p99_median_s'] * 1e6:.0f} us")
-    result = {"conditions_record": reps, "bare_mj_step_s": bare, "plant_step_s": ours, "pty_round_trip": pty,
+    result = {"conditions_record": reps, "bare_mj_step_s": bare, "plant_step_s": ours,
+              "emulator_tick_s": device, "pty_round_trip": pty,
               "highest_sustained_closed_loop_hz": best_loop,
               "highest_passing_loopback_hz": best_lb, "rates": rows,
               "command": " ".join(sys.argv)}
