@@ -336,6 +336,16 @@ def test_public_api_speeds_and_reverse_mode(mixed):
     (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)),
                                   ConditionalPoint("upper", (0, 0, 0), "ball", (0, 1)),
                                   Point("fore", (0, 0, 0))]), "not a hinge or slide joint"),
+    # names that are not strings: mj_name2id(None) crashed the process, an int was its TypeError
+    (lambda pb: pb.add_path("m", [Point(None, (0, 0, 0)), Point("fore", (0, 0, 0))],
+                            wraps=["elbow_cyl"]), "point 1: body must be a body name, got None"),
+    (lambda pb: pb.add_opensim_sphere("s", 3, radius=0.1) and
+     pb.add_path("m", [Point("upper", (0, 0, 0)), Point("fore", (0, 0, 0))], wraps=["s"]),
+     "OpenSim sphere 's': body must be a body name, got 3"),
+    (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)),
+                                  ConditionalPoint("upper", (0, 0, 0), 5, (0, 1)),
+                                  Point("fore", (0, 0, 0))]),
+     "point 2: coordinate must be a joint name, got 5"),
 ])
 def test_rejected_declarations(declare, message):
     pb = mixed_builder()

@@ -482,6 +482,8 @@ class PathBuilder:
         import mujoco
 
         def body_id(what, name):
+            if not isinstance(name, str):   # mj_name2id: None crashes the process
+                raise ValueError(f"{what}: body must be a body name, got {name!r}")
             bid = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, name)
             if bid < 0:
                 raise ValueError(f"{what}: unknown body {name!r}")
@@ -490,6 +492,8 @@ class PathBuilder:
         def joint_qpos(what, name):
             if name is None:
                 return -1
+            if not isinstance(name, str):
+                raise ValueError(f"{what}: coordinate must be a joint name, got {name!r}")
             jid = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, name)
             if jid < 0:
                 raise ValueError(f"{what}: unknown coordinate (joint) {name!r}")
