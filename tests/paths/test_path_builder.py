@@ -346,6 +346,16 @@ def test_public_api_speeds_and_reverse_mode(mixed):
                                   ConditionalPoint("upper", (0, 0, 0), 5, (0, 1)),
                                   Point("fore", (0, 0, 0))]),
      "point 2: coordinate must be a joint name, got 5"),
+    # wraps: a range of 2.7 was truncated to 2, True taken as 1, '12' read as (1, 2); a string
+    # was iterated by character; malformed entries were IndexErrors and TypeErrors
+    *((lambda pb, w=w: pb.add_path("m", [Point("upper", (0, 0, 0)), Point("fore", (0, 0, 0))],
+                                   wraps=[w]),
+       f"wrap {w!r} must be a wrap object name or (name, (start, end)) with integer point")
+      for w in [("elbow_cyl", (1, 2.7)), ("elbow_cyl", (True, 2)), ("elbow_cyl", "12"),
+                ("elbow_cyl", (1, 2, 3)), ("elbow_cyl",), 5]),
+    (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)), Point("fore", (0, 0, 0))],
+                            wraps="elbow_cyl"), "wraps must be a list, got 'elbow_cyl'"),
+    (lambda pb: pb.add_path("m", None), "elements must be a list, got None"),
 ])
 def test_rejected_declarations(declare, message):
     pb = mixed_builder()
