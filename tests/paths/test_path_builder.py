@@ -356,6 +356,15 @@ def test_public_api_speeds_and_reverse_mode(mixed):
     (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)), Point("fore", (0, 0, 0))],
                             wraps="elbow_cyl"), "wraps must be a list, got 'elbow_cyl'"),
     (lambda pb: pb.add_path("m", None), "elements must be a list, got None"),
+    # booleans are not numbers: True was a radius of 1 m, (False, True) the range (0, 1)
+    (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)), SphereWrap("upper", (0, 0, 0), True),
+                                  Point("fore", (0, 0, 0))]), "radius must be a number, got True"),
+    (lambda pb: pb.add_opensim_cylinder("c2", "upper", radius=0.1, length=True),
+     "OpenSim cylinder 'c2': length must be a number, got True"),
+    *((lambda pb, r=r: pb.add_path("m", [Point("upper", (0, 0, 0)),
+                                         ConditionalPoint("upper", (0, 0, 0), "elbow", r),
+                                         Point("fore", (0, 0, 0))]),
+       f"range must be (lo, hi), got {r!r}") for r in [(False, True), "01"]),
 ])
 def test_rejected_declarations(declare, message):
     pb = mixed_builder()

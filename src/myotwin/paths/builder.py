@@ -222,6 +222,8 @@ def _vec(what, field, value, n=3):
 
 def _positive(what, field, value):
     try:
+        if isinstance(value, (bool, np.bool_)):     # True is an int in Python, not a value
+            raise TypeError
         x = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{what}: {field} must be a number, got {value!r}") from None
