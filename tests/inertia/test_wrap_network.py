@@ -297,6 +297,26 @@ def test_bad_files_and_settings_are_rejected(tmp_path, params, capsys):
     assert ".npz" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("field, value", [
+    ("steps", True), ("steps", 2.0), ("batch", np.float64(3.0)),
+    ("seed", -1), ("seed", 1.5), ("seed", True), ("hidden", (True, 2)), ("hidden", (2.0,)),
+    ("hidden", 128), ("held_out", "0.5"), ("held_out", None),
+    ("lr_max", np.inf), ("lr_min", True)])
+def test_train_config_refuses_bools_floats_and_non_numbers(field, value):
+    """True was a count of 1, 2.0 steps or widths accepted, seed -1 or 1.5 failed later inside
+    NumPy's default_rng, hidden=128 was 'int is not iterable', lr_max=inf trained to NaN."""
+    with pytest.raises(ValueError, match=f"TrainConfig.{field} must be"):
+        wn.TrainConfig(**{field: value})
+
+
+def test_train_refuses_too_few_samples():
+    """n_samples=2 kept one training sample: zero standard deviations, a silently NaN network
+    (n_samples=1: NumPy's 'high <= 0')."""
+    config = wn.TrainConfig(n_samples=2, steps=1, hidden=(2,), batch=1, chunk=1)
+    with pytest.raises(ValueError, match="TrainConfig.n_samples = 2 left 1 training samples"):
+        wn.train(config)
+
+
 def test_surface_rotation_builds_the_convention():
     """z_S along the axis, y_S towards the side site, the origin at x_S > 0, right-handed."""
     rot = wn.surface_rotation(axis=(0, 1, 0), side_direction=(1, 0.3, 0),
