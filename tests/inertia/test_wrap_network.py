@@ -186,6 +186,29 @@ def test_engine_network_position_model_uses_this_surface_frame(params):
     assert np.abs(np.asarray(theirs) - np.asarray(mine)).max() < 1e-14
 
 
+@pytest.mark.parametrize("change, message", [
+    (lambda p: dict(feature_mean=p.feature_mean[:3]), "inconsistent layer shapes"),
+    (lambda p: dict(weights=p.weights[:-1], biases=p.biases[:-1]), "inconsistent layer shapes"),
+    (lambda p: dict(feature_std=p.feature_std * np.nan), "non-finite weights"),
+])
+def test_engine_network_params_are_checked_when_the_mass_is_added(params, change, message):
+    """A WrapNetwork with a mean of 3 features or a layer short was accepted and failed inside
+    JAX at the first evaluation ('incompatible shapes for broadcasting'), one with NaN scales
+    gave NaN mass points silently; now with_muscle_mass names the path and network_params."""
+    import mujoco
+
+    from myotwin import engine, inertia
+    from myotwin.repro import wrap_smoothness as ws
+
+    model = engine.compile_model(mujoco.MjModel.from_xml_string(
+        ws.pendulum_mjcf(ws.build_pendulum())))
+    bad = dataclasses.replace(params, **change(params))
+    with pytest.raises(ValueError, match="muscle mass of path #0 'muscle': network_params: "
+                                         + message):
+        inertia.with_muscle_mass(model, "muscle", ws.MUSCLE_MASS_KG, ws.N_POINTS,
+                                 position_model="network", network_params=bad)
+
+
 def test_network_jacobians_eq25_match_central_differences(params):
     """Eq. 25 by autodiff (`network_jacobians`) vs central differences of the network,
     h = 1e-6 r: agreement 1e-7 relative to the largest entry (truncation h^2 |x'''| ~ 1e-12 r,

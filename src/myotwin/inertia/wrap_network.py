@@ -530,19 +530,27 @@ def load_params(path=None) -> WrapNetwork:
         biases = tuple(_real(z, f"bias_{i}") for i in range(n_layers))
         params = WrapNetwork(weights, biases, _real(z, "feature_mean"),
                              _real(z, "feature_std"), _real(z, "output_scale"))
-    sizes = [w.shape for w in weights]
-    ok = (sizes and sizes[0][0] == N_FEATURES and sizes[-1][1] == N_OUTPUTS
+    return check_params(params, f"wrap network file {where}")
+
+
+def check_params(params: WrapNetwork, what: str) -> WrapNetwork:
+    """params if its layers chain from 7 features to 2 outputs, one bias per unit, and every
+    entry is finite with positive scales; else a ValueError starting with `what`."""
+    weights, biases = tuple(params.weights), tuple(params.biases)
+    sizes = [np.shape(w) for w in weights]
+    ok = (sizes and len(biases) == len(weights) and all(len(s) == 2 for s in sizes)
+          and sizes[0][0] == N_FEATURES and sizes[-1][1] == N_OUTPUTS
           and all(a[1] == b[0] for a, b in zip(sizes[:-1], sizes[1:]))
-          and all(b.shape == (w.shape[1],) for w, b in zip(weights, biases))
-          and params.feature_mean.shape == (N_FEATURES,)
-          and params.feature_std.shape == (N_FEATURES,)
-          and params.output_scale.shape == (N_OUTPUTS,))
+          and all(np.shape(b) == (w[1],) for w, b in zip(sizes, biases))
+          and np.shape(params.feature_mean) == (N_FEATURES,)
+          and np.shape(params.feature_std) == (N_FEATURES,)
+          and np.shape(params.output_scale) == (N_OUTPUTS,))
     if not ok:
-        raise ValueError(f"wrap network file {where}: inconsistent layer shapes {sizes}")
+        raise ValueError(f"{what}: inconsistent layer shapes {sizes}")
     leaves = jax.tree_util.tree_leaves(params)
     if not all(bool(jnp.all(jnp.isfinite(v))) for v in leaves) or \
             bool(jnp.any(params.feature_std <= 0)) or bool(jnp.any(params.output_scale <= 0)):
-        raise ValueError(f"wrap network file {where}: non-finite weights or non-positive scales")
+        raise ValueError(f"{what}: non-finite weights or non-positive scales")
     return params
 
 
