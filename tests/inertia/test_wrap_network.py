@@ -349,3 +349,27 @@ def test_surface_rotation_builds_the_convention():
     assert np.allclose(rot[:, 1], [1, 0, 0], atol=1e-15)
     assert np.allclose(np.abs(rot[:, 2]), [0, 1, 0], atol=1e-15)
     assert rot[:, 0] @ np.array([0.04, 0, 0.3]) > 0
+
+
+def test_wrap_smoothness_functions_check_their_arguments():
+    """An unknown variant ran the network branch with whatever params (None: an error inside
+    JAX), dt 0 was a ZeroDivisionError, dt NaN 'cannot convert float NaN to integer', a
+    negative duration NumPy's 'negative dimensions', n_steps -1 an MLIR error and 2.5 was
+    accepted; now each names the function and the argument."""
+    from myotwin.repro import wrap_smoothness as ws
+
+    p = ws.build_pendulum()
+    with pytest.raises(ValueError, match="variant must be 'library' or 'network', got 'nope'"):
+        ws.position_model(p, "nope")
+    with pytest.raises(TypeError, match="needs params, a wrap_network.WrapNetwork, got NoneType"):
+        ws.position_model(p, "network")
+    for dt in (0.0, np.nan, True):
+        with pytest.raises(ValueError, match=f"simulate: dt must be a finite number > 0 "
+                                             rf"\(s\), got {dt!r}"):
+            ws.simulate(p, "library", None, 0.01, dt)
+    with pytest.raises(ValueError, match="simulate: duration_s must be a finite number > 0"):
+        ws.simulate(p, "library", None, -1.0, 0.01)
+    for n in (-1, 2.5):
+        with pytest.raises(ValueError, match=f"rk4_rollout: n_steps must be an integer >= 0, "
+                                             f"got {n!r}"):
+            ws.rk4_rollout(lambda q, qd: q, np.zeros(2), np.zeros(2), 0.01, n)
