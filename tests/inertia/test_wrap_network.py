@@ -186,6 +186,29 @@ def test_engine_network_position_model_uses_this_surface_frame(params):
     assert np.abs(np.asarray(theirs) - np.asarray(mine)).max() < 1e-14
 
 
+@pytest.mark.parametrize("change, message", [
+    (lambda p: dict(feature_mean=p.feature_mean[:3]), "inconsistent layer shapes"),
+    (lambda p: dict(weights=p.weights[:-1], biases=p.biases[:-1]), "inconsistent layer shapes"),
+    (lambda p: dict(feature_std=p.feature_std * np.nan), "non-finite weights"),
+])
+def test_engine_network_params_are_checked_when_the_mass_is_added(params, change, message):
+    """A WrapNetwork with a mean of 3 features or a layer short was accepted and failed inside
+    JAX at the first evaluation ('incompatible shapes for broadcasting'), one with NaN scales
+    gave NaN mass points silently; now with_muscle_mass names the path and network_params."""
+    import mujoco
+
+    from myotwin import engine, inertia
+    from myotwin.repro import wrap_smoothness as ws
+
+    model = engine.compile_model(mujoco.MjModel.from_xml_string(
+        ws.pendulum_mjcf(ws.build_pendulum())))
+    bad = dataclasses.replace(params, **change(params))
+    with pytest.raises(ValueError, match="muscle mass of path #0 'muscle': network_params: "
+                                         + message):
+        inertia.with_muscle_mass(model, "muscle", ws.MUSCLE_MASS_KG, ws.N_POINTS,
+                                 position_model="network", network_params=bad)
+
+
 def test_network_jacobians_eq25_match_central_differences(params):
     """Eq. 25 by autodiff (`network_jacobians`) vs central differences of the network,
     h = 1e-6 r: agreement 1e-7 relative to the largest entry (truncation h^2 |x'''| ~ 1e-12 r,
@@ -297,6 +320,26 @@ def test_bad_files_and_settings_are_rejected(tmp_path, params, capsys):
     assert ".npz" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("field, value", [
+    ("steps", True), ("steps", 2.0), ("batch", np.float64(3.0)),
+    ("seed", -1), ("seed", 1.5), ("seed", True), ("hidden", (True, 2)), ("hidden", (2.0,)),
+    ("hidden", 128), ("held_out", "0.5"), ("held_out", None),
+    ("lr_max", np.inf), ("lr_min", True)])
+def test_train_config_refuses_bools_floats_and_non_numbers(field, value):
+    """True was a count of 1, 2.0 steps or widths accepted, seed -1 or 1.5 failed later inside
+    NumPy's default_rng, hidden=128 was 'int is not iterable', lr_max=inf trained to NaN."""
+    with pytest.raises(ValueError, match=f"TrainConfig.{field} must be"):
+        wn.TrainConfig(**{field: value})
+
+
+def test_train_refuses_too_few_samples():
+    """n_samples=2 kept one training sample: zero standard deviations, a silently NaN network
+    (n_samples=1: NumPy's 'high <= 0')."""
+    config = wn.TrainConfig(n_samples=2, steps=1, hidden=(2,), batch=1, chunk=1)
+    with pytest.raises(ValueError, match="TrainConfig.n_samples = 2 left 1 training samples"):
+        wn.train(config)
+
+
 def test_surface_rotation_builds_the_convention():
     """z_S along the axis, y_S towards the side site, the origin at x_S > 0, right-handed."""
     rot = wn.surface_rotation(axis=(0, 1, 0), side_direction=(1, 0.3, 0),
@@ -306,3 +349,27 @@ def test_surface_rotation_builds_the_convention():
     assert np.allclose(rot[:, 1], [1, 0, 0], atol=1e-15)
     assert np.allclose(np.abs(rot[:, 2]), [0, 1, 0], atol=1e-15)
     assert rot[:, 0] @ np.array([0.04, 0, 0.3]) > 0
+
+
+def test_wrap_smoothness_functions_check_their_arguments():
+    """An unknown variant ran the network branch with whatever params (None: an error inside
+    JAX), dt 0 was a ZeroDivisionError, dt NaN 'cannot convert float NaN to integer', a
+    negative duration NumPy's 'negative dimensions', n_steps -1 an MLIR error and 2.5 was
+    accepted; now each names the function and the argument."""
+    from myotwin.repro import wrap_smoothness as ws
+
+    p = ws.build_pendulum()
+    with pytest.raises(ValueError, match="variant must be 'library' or 'network', got 'nope'"):
+        ws.position_model(p, "nope")
+    with pytest.raises(TypeError, match="needs params, a wrap_network.WrapNetwork, got NoneType"):
+        ws.position_model(p, "network")
+    for dt in (0.0, np.nan, True):
+        with pytest.raises(ValueError, match=f"simulate: dt must be a finite number > 0 "
+                                             rf"\(s\), got {dt!r}"):
+            ws.simulate(p, "library", None, 0.01, dt)
+    with pytest.raises(ValueError, match="simulate: duration_s must be a finite number > 0"):
+        ws.simulate(p, "library", None, -1.0, 0.01)
+    for n in (-1, 2.5):
+        with pytest.raises(ValueError, match=f"rk4_rollout: n_steps must be an integer >= 0, "
+                                             f"got {n!r}"):
+            ws.rk4_rollout(lambda q, qd: q, np.zeros(2), np.zeros(2), 0.01, n)

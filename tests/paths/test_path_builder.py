@@ -336,6 +336,35 @@ def test_public_api_speeds_and_reverse_mode(mixed):
     (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)),
                                   ConditionalPoint("upper", (0, 0, 0), "ball", (0, 1)),
                                   Point("fore", (0, 0, 0))]), "not a hinge or slide joint"),
+    # names that are not strings: mj_name2id(None) crashed the process, an int was its TypeError
+    (lambda pb: pb.add_path("m", [Point(None, (0, 0, 0)), Point("fore", (0, 0, 0))],
+                            wraps=["elbow_cyl"]), "point 1: body must be a body name, got None"),
+    (lambda pb: pb.add_opensim_sphere("s", 3, radius=0.1) and
+     pb.add_path("m", [Point("upper", (0, 0, 0)), Point("fore", (0, 0, 0))], wraps=["s"]),
+     "OpenSim sphere 's': body must be a body name, got 3"),
+    (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)),
+                                  ConditionalPoint("upper", (0, 0, 0), 5, (0, 1)),
+                                  Point("fore", (0, 0, 0))]),
+     "point 2: coordinate must be a joint name, got 5"),
+    # wraps: a range of 2.7 was truncated to 2, True taken as 1, '12' read as (1, 2); a string
+    # was iterated by character; malformed entries were IndexErrors and TypeErrors
+    *((lambda pb, w=w: pb.add_path("m", [Point("upper", (0, 0, 0)), Point("fore", (0, 0, 0))],
+                                   wraps=[w]),
+       f"wrap {w!r} must be a wrap object name or (name, (start, end)) with integer point")
+      for w in [("elbow_cyl", (1, 2.7)), ("elbow_cyl", (True, 2)), ("elbow_cyl", "12"),
+                ("elbow_cyl", (1, 2, 3)), ("elbow_cyl",), 5]),
+    (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)), Point("fore", (0, 0, 0))],
+                            wraps="elbow_cyl"), "wraps must be a list, got 'elbow_cyl'"),
+    (lambda pb: pb.add_path("m", None), "elements must be a list, got None"),
+    # booleans are not numbers: True was a radius of 1 m, (False, True) the range (0, 1)
+    (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)), SphereWrap("upper", (0, 0, 0), True),
+                                  Point("fore", (0, 0, 0))]), "radius must be a number, got True"),
+    (lambda pb: pb.add_opensim_cylinder("c2", "upper", radius=0.1, length=True),
+     "OpenSim cylinder 'c2': length must be a number, got True"),
+    *((lambda pb, r=r: pb.add_path("m", [Point("upper", (0, 0, 0)),
+                                         ConditionalPoint("upper", (0, 0, 0), "elbow", r),
+                                         Point("fore", (0, 0, 0))]),
+       f"range must be (lo, hi), got {r!r}") for r in [(False, True), "01"]),
 ])
 def test_rejected_declarations(declare, message):
     pb = mixed_builder()

@@ -292,6 +292,8 @@ def with_muscle_mass(model, path: int | str, mass_kg, n_points: int | None = Non
             raise ValueError(f"{what}: network_params must be a wrap_network.WrapNetwork "
                              f"(wrap_network.load_params(path)), got "
                              f"{type(network_params).__name__}")
+        if network_params is not None:
+            net.check_params(network_params, f"{what}: network_params")
         params = network_params if network_params is not None else (
             params if params is not None else net.load_params())
     groups = _group(old)

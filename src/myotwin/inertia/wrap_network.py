@@ -55,6 +55,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.integers import is_integer
 from myotwin.paths.arc import PathPoint, path_point_local, path_points_local
 
 #: Training domain in units of the radius r and in polar angles (deg) around z_S from +x_S
@@ -310,10 +311,23 @@ class TrainConfig:
         ints = {"n_samples": self.n_samples, "steps": self.steps, "batch": self.batch,
                 "chunk": self.chunk}
         for name, v in ints.items():
-            if int(v) != v or v < 1:
+            if not is_integer(v) or v < 1:
                 raise ValueError(f"TrainConfig.{name} must be a positive integer, got {v!r}")
-        if not self.hidden or any(int(h) != h or h < 1 for h in self.hidden):
-            raise ValueError(f"TrainConfig.hidden must be positive widths, got {self.hidden!r}")
+        if not is_integer(self.seed) or self.seed < 0:
+            raise ValueError(f"TrainConfig.seed must be an integer >= 0, got {self.seed!r}")
+        hidden = () if isinstance(self.hidden, (str, bytes)) else self.hidden
+        if not isinstance(hidden, (tuple, list)) or not hidden or \
+                any(not is_integer(h) or h < 1 for h in hidden):
+            raise ValueError(f"TrainConfig.hidden must be positive integer widths, got "
+                             f"{self.hidden!r}")
+        reals = {"held_out": self.held_out, "lr_min": self.lr_min, "lr_max": self.lr_max}
+        for name, v in reals.items():
+            try:
+                ok = not isinstance(v, (bool, np.bool_, str, bytes)) and np.isfinite(float(v))
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ValueError(f"TrainConfig.{name} must be a finite number, got {v!r}")
         if not 0.0 < self.held_out < 1.0:
             raise ValueError(f"TrainConfig.held_out must be in (0, 1), got {self.held_out!r}")
         if not 0.0 < self.lr_min <= self.lr_max:
@@ -404,10 +418,16 @@ def train(config: TrainConfig = FULL,
     n_test = max(1, int(round(config.held_out * n)))
     test = WrapSamples(*(v[n - n_test:] for v in data))
     tr = WrapSamples(*(v[:n - n_test] for v in data))
+    too_few = (f"train: TrainConfig.n_samples = {config.n_samples} left {n - n_test} training "
+               "samples after the discard and the held-out part: too few to standardise")
+    if n - n_test < 2:
+        raise ValueError(too_few)
     feats = np.asarray(features(tr.x_ori, tr.x_ins, tr.alpha, tr.radius))
     y = targets(tr)
     mean, std = feats.mean(axis=0), feats.std(axis=0)
     scale = y.std(axis=0)
+    if not (np.all(std > 0.0) and np.all(scale > 0.0)):
+        raise ValueError(too_few)
     params = init_params(jax.random.PRNGKey(config.seed), tuple(config.hidden), mean, std, scale)
     x_all = jnp.asarray((feats - mean) / std)
     y_all = jnp.asarray(y / scale)
@@ -510,19 +530,27 @@ def load_params(path=None) -> WrapNetwork:
         biases = tuple(_real(z, f"bias_{i}") for i in range(n_layers))
         params = WrapNetwork(weights, biases, _real(z, "feature_mean"),
                              _real(z, "feature_std"), _real(z, "output_scale"))
-    sizes = [w.shape for w in weights]
-    ok = (sizes and sizes[0][0] == N_FEATURES and sizes[-1][1] == N_OUTPUTS
+    return check_params(params, f"wrap network file {where}")
+
+
+def check_params(params: WrapNetwork, what: str) -> WrapNetwork:
+    """params if its layers chain from 7 features to 2 outputs, one bias per unit, and every
+    entry is finite with positive scales; else a ValueError starting with `what`."""
+    weights, biases = tuple(params.weights), tuple(params.biases)
+    sizes = [np.shape(w) for w in weights]
+    ok = (sizes and len(biases) == len(weights) and all(len(s) == 2 for s in sizes)
+          and sizes[0][0] == N_FEATURES and sizes[-1][1] == N_OUTPUTS
           and all(a[1] == b[0] for a, b in zip(sizes[:-1], sizes[1:]))
-          and all(b.shape == (w.shape[1],) for w, b in zip(weights, biases))
-          and params.feature_mean.shape == (N_FEATURES,)
-          and params.feature_std.shape == (N_FEATURES,)
-          and params.output_scale.shape == (N_OUTPUTS,))
+          and all(np.shape(b) == (w[1],) for w, b in zip(sizes, biases))
+          and np.shape(params.feature_mean) == (N_FEATURES,)
+          and np.shape(params.feature_std) == (N_FEATURES,)
+          and np.shape(params.output_scale) == (N_OUTPUTS,))
     if not ok:
-        raise ValueError(f"wrap network file {where}: inconsistent layer shapes {sizes}")
+        raise ValueError(f"{what}: inconsistent layer shapes {sizes}")
     leaves = jax.tree_util.tree_leaves(params)
     if not all(bool(jnp.all(jnp.isfinite(v))) for v in leaves) or \
             bool(jnp.any(params.feature_std <= 0)) or bool(jnp.any(params.output_scale <= 0)):
-        raise ValueError(f"wrap network file {where}: non-finite weights or non-positive scales")
+        raise ValueError(f"{what}: non-finite weights or non-positive scales")
     return params
 
 

@@ -51,6 +51,7 @@ import numpy as np
 from myotwin.engine.builder import ModelBuilder
 from myotwin.engine.model import JointType, compile_model
 from myotwin.engine.piecewise import check_polynomial, pad_polynomials
+from myotwin.integers import is_integer
 from myotwin.paths.conditional import validate_range
 from myotwin.paths.opensim_composite import CompositePaths
 from myotwin.paths.opensim_path import (WRAP_CYLINDER, WRAP_ELLIPSOID, WRAP_OBSTACLE,
@@ -221,12 +222,25 @@ def _vec(what, field, value, n=3):
 
 def _positive(what, field, value):
     try:
+        if isinstance(value, (bool, np.bool_)):     # True is an int in Python, not a value
+            raise TypeError
         x = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{what}: {field} must be a number, got {value!r}") from None
     if not np.isfinite(x) or x <= 0.0:
         raise ValueError(f"{what}: {field} must be finite and > 0, got {value!r}")
     return x
+
+
+def _items(what: str, field: str, value) -> list:
+    """A list argument (elements, wraps), checked: a string is not a list of its characters;
+    ValueError naming it."""
+    try:
+        if isinstance(value, (str, bytes)):
+            raise TypeError
+        return list(value)
+    except TypeError:
+        raise ValueError(f"{what}: {field} must be a list, got {value!r}") from None
 
 
 def _flag(what: str, field: str, value) -> bool:
@@ -347,7 +361,8 @@ class PathBuilder:
         what = f"path {name!r}"
         if not isinstance(name, str) or not name or any(p.name == name for p in self._paths):
             raise ValueError(f"{what}: name must be a new non-empty string")
-        elements = list(elements)
+        elements = _items(what, "elements", elements)
+        wraps = _items(what, "wraps", wraps)
         kinds = (Point, ConditionalPoint, MovingPoint, SphereWrap, CylinderWrap)
         for k, el in enumerate(elements):
             if not isinstance(el, kinds):
@@ -385,18 +400,24 @@ class PathBuilder:
                                  "fixed points")
         parsed = []
         for w in wraps:
-            cname, rng = (w, (-1, -1)) if isinstance(w, str) else (w[0], w[1])
-            if cname not in self._cylinders:
+            try:
+                cname, rng = (w, (-1, -1)) if isinstance(w, str) else w
+                start, end = rng
+            except (TypeError, ValueError):
+                cname = start = end = None
+            if not (is_integer(start) and is_integer(end)):
+                raise ValueError(f"{what}: wrap {w!r} must be a wrap object name or (name, "
+                                 "(start, end)) with integer point indices")
+            if not isinstance(cname, str) or cname not in self._cylinders:
                 raise ValueError(f"{what}: unknown OpenSim wrap object {cname!r} (known: "
                                  f"{sorted(self._cylinders)})")
-            start, end = (int(v) for v in rng)
             for v in (start, end):
                 if v > len(points) or v == 0 or v < -1:
                     raise ValueError(f"{what}: wrap {cname!r} range {tuple(rng)!r} must hold "
                                      f"1-based point indices in [1, {len(points)}] or -1")
             if start >= 1 and end >= 1 and start > end:
                 raise ValueError(f"{what}: wrap {cname!r} range {tuple(rng)!r} has start > end")
-            parsed.append((cname, start, end))
+            parsed.append((cname, int(start), int(end)))
         self._paths.append(_Path(name, elements, parsed, opensim))
         return name
 
@@ -482,6 +503,8 @@ class PathBuilder:
         import mujoco
 
         def body_id(what, name):
+            if not isinstance(name, str):   # mj_name2id: None crashes the process
+                raise ValueError(f"{what}: body must be a body name, got {name!r}")
             bid = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, name)
             if bid < 0:
                 raise ValueError(f"{what}: unknown body {name!r}")
@@ -490,6 +513,8 @@ class PathBuilder:
         def joint_qpos(what, name):
             if name is None:
                 return -1
+            if not isinstance(name, str):
+                raise ValueError(f"{what}: coordinate must be a joint name, got {name!r}")
             jid = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, name)
             if jid < 0:
                 raise ValueError(f"{what}: unknown coordinate (joint) {name!r}")

@@ -59,7 +59,10 @@ def validate_range(what: str, joint: str | None, value_range) -> tuple[float, fl
         raise ValueError(f"{what}: a conditional via point needs a coordinate (the name of a "
                          f"hinge or slide joint) for its range {value_range!r}")
     try:
-        lo, hi = (float(v) for v in value_range)
+        lo, hi = value_range if not isinstance(value_range, (str, bytes)) else (None, None)
+        if isinstance(lo, (bool, np.bool_)) or isinstance(hi, (bool, np.bool_)):
+            raise TypeError                         # True is an int in Python, not a value
+        lo, hi = float(lo), float(hi)
     except (TypeError, ValueError):
         raise ValueError(f"{what}: range must be (lo, hi), got {value_range!r}") from None
     if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:

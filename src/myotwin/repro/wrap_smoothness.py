@@ -151,8 +151,18 @@ def surface_ends(p: Pendulum, q):
 
 
 def position_model(p: Pendulum, variant: str, params=None) -> Callable:
-    """q (2,) -> mass-point world positions (n, 3) by the library or the network."""
+    """q (2,) -> mass-point world positions (n, 3) by the library or the network (variant
+    "library" or "network"; params: a `wrap_network.WrapNetwork`, checked)."""
     from myotwin.inertia import wrap_network as wn
+
+    if variant not in ("library", "network"):
+        raise ValueError(f"wrap_smoothness: variant must be 'library' or 'network', got "
+                         f"{variant!r}")
+    if variant == "network":
+        if not isinstance(params, wn.WrapNetwork):
+            raise TypeError(f"wrap_smoothness: the network variant needs params, a "
+                            f"wrap_network.WrapNetwork, got {type(params).__name__}")
+        wn.check_params(params, "wrap_smoothness: params")
 
     def positions(q):
         x_ori, x_ins, center, rot = surface_ends(p, q)
@@ -195,6 +205,9 @@ def equations(p: Pendulum, positions: Callable):
 def rk4_rollout(acceleration: Callable, q0, qd0, dt: float, n_steps: int):
     """(q (n+1, 2), qd (n+1, 2)) by classical RK4; the four stages run as a scan over the
     Butcher coefficients so that the (large) acceleration graph is compiled once."""
+    from myotwin.engine.arguments import check_step_count
+
+    check_step_count("wrap_smoothness.rk4_rollout", n_steps)
     a_coef = jnp.array([0.0, 0.5, 0.5, 1.0])
     b_coef = jnp.array([1.0, 2.0, 2.0, 1.0]) / 6.0
 
@@ -221,6 +234,14 @@ def simulate(p: Pendulum, variant: str, params, duration_s: float, dt: float) ->
     """Rollout of one variant: time, q, qd, energy, wrap state along the trajectory."""
     from myotwin.inertia import wrap_network as wn
 
+    for name, v in (("duration_s", duration_s), ("dt", dt)):
+        try:
+            ok = not isinstance(v, (bool, np.bool_, str)) and float(v) > 0.0 and np.isfinite(v)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError(f"wrap_smoothness.simulate: {name} must be a finite number > 0 "
+                             f"(s), got {v!r}")
     positions = position_model(p, variant, params)
     acceleration, energy = equations(p, positions)
     n_steps = int(round(duration_s / dt))
