@@ -480,6 +480,9 @@ def test_specification_and_validation(chain):
          "muscle mass of path #1 'via': rule 'simpson' is not one of ['midpoint', 'gauss']"),
         (dict(path="via", mass_kg=1.0, n_points=3, position_model="magic"),
          "unknown position_model"),
+        # PositionModel is an IntEnum: True was NETWORK (1)
+        (dict(path="via", mass_kg=1.0, n_points=3, position_model=True),
+         "unknown position_model True, expected 'library' or 'network'"),
         (dict(path="via", mass_kg=1.0, n_points=3, position_model="network"),
          "network position model needs a path of one site-cylinder-site unit"),
     ]

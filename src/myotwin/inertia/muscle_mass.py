@@ -271,6 +271,8 @@ def with_muscle_mass(model, path: int | str, mass_kg, n_points: int | None = Non
     a, w = distribution(n_points, belly=belly, alphas=alphas, weights=weights, rule=rule,
                         what=what)
     try:
+        if isinstance(position_model, (bool, np.bool_)):   # an IntEnum: True would be NETWORK
+            raise ValueError
         pm = PositionModel[position_model.upper()] if isinstance(position_model, str) \
             else PositionModel(position_model)
     except (KeyError, ValueError) as err:
