@@ -148,6 +148,23 @@ def test_max_steps_must_be_a_positive_integer(tmp_path, max_steps):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize("chunk_steps", [0, 2.5, True])
+def test_chunk_steps_must_be_a_positive_integer(tmp_path, chunk_steps):
+    """(0 looped for ever, int(2.5) = 2 was taken, True was a chunk of one step.)"""
+    from myotwin import musculoskeletal as ms
+    from myotwin import osim
+    from myotwin.osim.forward import Inputs, forward
+
+    loaded = osim.load(write_osim(tmp_path, TINY))
+    msm = ms.musculoskeletal_model(loaded.model,
+                                   osim.build_muscles(loaded, tendon="explicit_force"))
+    with pytest.raises(ValueError, match=rf"chunk_steps must be a positive integer, got "
+                                         rf"{chunk_steps!r}$"):
+        forward(loaded, msm, tmp_path / "run", inputs=Inputs(loaded, 0.5), duration_s=0.01,
+                integrator="rk4", chunk_steps=chunk_steps)
+    assert not (tmp_path / "run").exists()
+
+
 def test_divergence_stops_with_the_rows_before_it(tmp_path, capsys):
     out = tmp_path / "run"
     status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out", str(out),

@@ -252,6 +252,8 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
         raise ValueError(f"accuracy must be a number in (0, 1), got {accuracy!r}")
     if not is_integer(max_steps) or max_steps < 1:
         raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+    if not is_integer(chunk_steps) or chunk_steps < 1:
+        raise ValueError(f"chunk_steps must be a positive integer, got {chunk_steps!r}")
     if tuple(msm.muscles.names) != tuple(loaded.muscle_names):
         raise ValueError("the musculoskeletal model's muscles are not the loaded model's, in "
                          "ForceSet order (build them with osim.build_muscles(loaded))")
