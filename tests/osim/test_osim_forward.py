@@ -165,6 +165,26 @@ def test_chunk_steps_must_be_a_positive_integer(tmp_path, chunk_steps):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize("excitation, q0, message", [
+    (True, None, "excitation of m must be in [0, 1], got True"),
+    ({"m": "0.5"}, None, "excitation of m must be in [0, 1], got '0.5'"),
+    ([0.5], None, "excitation of m must be in [0, 1], got [0.5]"),
+    ({"m": None}, None, "excitation of m must be in [0, 1], got None"),
+    (0.5, {"theta": True}, "initial value of 'theta' must be a finite number, got True"),
+    (0.5, {"theta": "x"}, "initial value of 'theta' must be a finite number, got 'x'"),
+    (0.5, {"theta": float("nan")}, "initial value of 'theta' must be a finite number, got nan"),
+])
+def test_excitations_and_initial_values_must_be_numbers(tmp_path, excitation, q0, message):
+    """(True was taken as 1.0 and '0.5' as 0.5; a list, None or 'x' was an error of float().)"""
+    from myotwin import osim
+    from myotwin.osim.forward import Inputs, initial_q
+
+    loaded = osim.load(write_osim(tmp_path, TINY))
+    with pytest.raises(ValueError) as err:
+        initial_q(loaded, q0) if q0 else Inputs(loaded, excitation)
+    assert message in str(err.value)
+
+
 def test_divergence_stops_with_the_rows_before_it(tmp_path, capsys):
     out = tmp_path / "run"
     status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out", str(out),
