@@ -101,3 +101,13 @@ def test_writer_refuses_a_time_before_the_last_row_written(tmp_path):
         with pytest.raises(ValueError, match=r"out.sto: time decreases at row 3 \(1.0 -> 0.5\)"):
             w.write_rows([[0.5, 1.0]])
     assert read_storage(tmp_path / "out.sto").data.shape == (2, 2)
+
+
+@pytest.mark.parametrize("head", ["states\n", ""])
+def test_a_byte_order_mark_is_not_part_of_the_file(tmp_path, head):
+    """(It was: the table's name began with U+FEFF, or a file starting with 'endheader' had
+    no 'endheader' line.)"""
+    path = tmp_path / "bom.sto"
+    path.write_bytes(("\ufeff" + head + "endheader\r\ntime\ta\r\n0\t1\r\n").encode("utf-8"))
+    table = read_storage(path)
+    assert table.name == ("states" if head else "bom") and table.labels == ("time", "a")

@@ -62,7 +62,7 @@ def read_storage(path) -> Storage:
     path = Path(path)
     where = path.name
     try:
-        lines = path.read_text().splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()   # a BOM is no text
     except (OSError, UnicodeDecodeError) as err:
         raise StorageError(f"{where}: cannot read the file: {err}") from None
     try:
