@@ -185,6 +185,26 @@ def test_excitations_and_initial_values_must_be_numbers(tmp_path, excitation, q0
     assert message in str(err.value)
 
 
+@pytest.mark.parametrize("times", [{"duration_s": True, "dt_s": 0.5},
+                                   {"dt_s": "1e-4"}, {"record_every_s": True}])
+def test_times_must_be_numbers_of_seconds(tmp_path, times):
+    """(duration_s=True simulated 1 s, record_every_s=True wrote every second, a string was
+    float()'s or a comparison's error naming no argument.)"""
+    from myotwin import musculoskeletal as ms
+    from myotwin import osim
+    from myotwin.osim.forward import Inputs, forward
+
+    loaded = osim.load(write_osim(tmp_path, TINY))
+    msm = ms.musculoskeletal_model(loaded.model,
+                                   osim.build_muscles(loaded, tendon="explicit_force"))
+    (name, value), = [(k, v) for k, v in times.items() if k != "dt_s" or len(times) == 1]
+    with pytest.raises(ValueError, match=rf"{name} must be a positive number of seconds, got "
+                                         rf"{value!r}$"):
+        forward(loaded, msm, tmp_path / "run", inputs=Inputs(loaded, 0.5),
+                **{"duration_s": 0.01, **times})
+    assert not (tmp_path / "run").exists()
+
+
 def test_divergence_stops_with_the_rows_before_it(tmp_path, capsys):
     out = tmp_path / "run"
     status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out", str(out),
