@@ -205,6 +205,23 @@ def test_times_must_be_numbers_of_seconds(tmp_path, times):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize("accuracy", ["1e-6", "x", True])
+def test_accuracy_must_be_a_number(tmp_path, accuracy):
+    """('1e-6' was taken as 1e-6 and 'x' was float()'s error naming no argument.)"""
+    from myotwin import musculoskeletal as ms
+    from myotwin import osim
+    from myotwin.osim.forward import Inputs, forward
+
+    loaded = osim.load(write_osim(tmp_path, TINY))
+    msm = ms.musculoskeletal_model(loaded.model,
+                                   osim.build_muscles(loaded, tendon="explicit_force"))
+    with pytest.raises(ValueError, match=rf"accuracy must be a number in \(0, 1\), got "
+                                         rf"{accuracy!r}$"):
+        forward(loaded, msm, tmp_path / "run", inputs=Inputs(loaded, 0.5), duration_s=0.01,
+                accuracy=accuracy)
+    assert not (tmp_path / "run").exists()
+
+
 def test_divergence_stops_with_the_rows_before_it(tmp_path, capsys):
     out = tmp_path / "run"
     status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out", str(out),
