@@ -401,6 +401,17 @@ def test_omit_must_be_a_collection_of_names(tmp_path):
         osim.load(write_osim(tmp_path, TINY), omit="cyl")
 
 
+@pytest.mark.parametrize("flags, message", [
+    ({"forces": "no"}, "forces must be True or False, got 'no'"),
+    ({"locks": 0}, "locks must be True or False, got 0"),
+    ({"locks": None}, "locks must be True or False, got None"),
+])
+def test_load_flags_must_be_booleans(tmp_path, flags, message):
+    """(forces='no' loaded the forces; 0 and None passed as False.)"""
+    with pytest.raises(TypeError, match=message):
+        osim.load(write_osim(tmp_path, TINY), **flags)
+
+
 def _torus_on_the_path(root):
     _torus(root)
     wraps = root.find(".//PathWrapSet/objects")

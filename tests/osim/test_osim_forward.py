@@ -148,6 +148,80 @@ def test_max_steps_must_be_a_positive_integer(tmp_path, max_steps):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize("chunk_steps", [0, 2.5, True])
+def test_chunk_steps_must_be_a_positive_integer(tmp_path, chunk_steps):
+    """(0 looped for ever, int(2.5) = 2 was taken, True was a chunk of one step.)"""
+    from myotwin import musculoskeletal as ms
+    from myotwin import osim
+    from myotwin.osim.forward import Inputs, forward
+
+    loaded = osim.load(write_osim(tmp_path, TINY))
+    msm = ms.musculoskeletal_model(loaded.model,
+                                   osim.build_muscles(loaded, tendon="explicit_force"))
+    with pytest.raises(ValueError, match=rf"chunk_steps must be a positive integer, got "
+                                         rf"{chunk_steps!r}$"):
+        forward(loaded, msm, tmp_path / "run", inputs=Inputs(loaded, 0.5), duration_s=0.01,
+                integrator="rk4", chunk_steps=chunk_steps)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("excitation, q0, message", [
+    (True, None, "excitation of m must be in [0, 1], got True"),
+    ({"m": "0.5"}, None, "excitation of m must be in [0, 1], got '0.5'"),
+    ([0.5], None, "excitation of m must be in [0, 1], got [0.5]"),
+    ({"m": None}, None, "excitation of m must be in [0, 1], got None"),
+    (0.5, {"theta": True}, "initial value of 'theta' must be a finite number, got True"),
+    (0.5, {"theta": "x"}, "initial value of 'theta' must be a finite number, got 'x'"),
+    (0.5, {"theta": float("nan")}, "initial value of 'theta' must be a finite number, got nan"),
+])
+def test_excitations_and_initial_values_must_be_numbers(tmp_path, excitation, q0, message):
+    """(True was taken as 1.0 and '0.5' as 0.5; a list, None or 'x' was an error of float().)"""
+    from myotwin import osim
+    from myotwin.osim.forward import Inputs, initial_q
+
+    loaded = osim.load(write_osim(tmp_path, TINY))
+    with pytest.raises(ValueError) as err:
+        initial_q(loaded, q0) if q0 else Inputs(loaded, excitation)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize("times", [{"duration_s": True, "dt_s": 0.5},
+                                   {"dt_s": "1e-4"}, {"record_every_s": True}])
+def test_times_must_be_numbers_of_seconds(tmp_path, times):
+    """(duration_s=True simulated 1 s, record_every_s=True wrote every second, a string was
+    float()'s or a comparison's error naming no argument.)"""
+    from myotwin import musculoskeletal as ms
+    from myotwin import osim
+    from myotwin.osim.forward import Inputs, forward
+
+    loaded = osim.load(write_osim(tmp_path, TINY))
+    msm = ms.musculoskeletal_model(loaded.model,
+                                   osim.build_muscles(loaded, tendon="explicit_force"))
+    (name, value), = [(k, v) for k, v in times.items() if k != "dt_s" or len(times) == 1]
+    with pytest.raises(ValueError, match=rf"{name} must be a positive number of seconds, got "
+                                         rf"{value!r}$"):
+        forward(loaded, msm, tmp_path / "run", inputs=Inputs(loaded, 0.5),
+                **{"duration_s": 0.01, **times})
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("accuracy", ["1e-6", "x", True])
+def test_accuracy_must_be_a_number(tmp_path, accuracy):
+    """('1e-6' was taken as 1e-6 and 'x' was float()'s error naming no argument.)"""
+    from myotwin import musculoskeletal as ms
+    from myotwin import osim
+    from myotwin.osim.forward import Inputs, forward
+
+    loaded = osim.load(write_osim(tmp_path, TINY))
+    msm = ms.musculoskeletal_model(loaded.model,
+                                   osim.build_muscles(loaded, tendon="explicit_force"))
+    with pytest.raises(ValueError, match=rf"accuracy must be a number in \(0, 1\), got "
+                                         rf"{accuracy!r}$"):
+        forward(loaded, msm, tmp_path / "run", inputs=Inputs(loaded, 0.5), duration_s=0.01,
+                accuracy=accuracy)
+    assert not (tmp_path / "run").exists()
+
+
 def test_divergence_stops_with_the_rows_before_it(tmp_path, capsys):
     out = tmp_path / "run"
     status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out", str(out),

@@ -225,6 +225,22 @@ def test_bad_external_loads_and_cutoff_are_one_line(tmp_path, capsys):
         assert "subject01_walk_IK.mot: " + message in err and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"cutoff_hz": True}, "--lowpass-hz must be positive (omit it for no filtering), got True"),
+    ({"cutoff_hz": -1.0}, "--lowpass-hz must be positive (omit it for no filtering), got -1.0"),
+    ({"start_time_s": True}, "walk: the start time must be a number, got True"),
+    ({"end_time_s": "2"}, "walk: the end time must be a number, got '2'"),
+    ({"start_time_s": 2.0, "end_time_s": 1.0}, "walk: the time range [2.0, 1.0] s ends before"),
+])
+def test_prepared_motion_refuses_what_the_command_refuses(kwargs, message):
+    """(prepared_motion did not check the cutoff: True was 1 Hz, -1 no filtering; True was a
+    start time of 1 s, a string a TypeError of np.isnan; a reversed range named no file.)"""
+    loaded = osim.load(needs(MODEL), forces=False, locks=False)
+    with pytest.raises(ValueError) as err:
+        osim.prepared_motion(loaded, read_storage(needs(IK)), source="walk", **kwargs)
+    assert message in str(err.value)
+
+
 def test_a_coordinate_missing_from_the_file_stays_at_its_default_as_in_opensim(tmp_path,
                                                                                 capsys):
     """The IK table without its lumbar_extension column: both tools hold that coordinate at

@@ -77,6 +77,17 @@ def test_a_bad_accuracy(tmp_path):
     _refused(tmp_path, "--accuracy", "2.0", accuracy=2.0)
 
 
+@pytest.mark.parametrize("kw, message", [
+    ({"accuracy": "1e-6"}, "--accuracy must be a number in (0, 1), got '1e-6'"),
+    ({"start_time_s": True}, "arm.trc: the start time must be a number, got True"),
+    ({"end_time_s": "1"}, "arm.trc: the end time must be a number, got '1'"),
+    ({"start_time_s": 0.8, "end_time_s": 0.2}, "arm.trc: the time range [0.8, 0.2] s ends"),
+])
+def test_arguments_that_are_not_numbers_in_order(tmp_path, kw, message):
+    """(A string was float()'s or a comparison's error, True a start time of 1 s.)"""
+    _refused(tmp_path, message, **kw)
+
+
 def test_a_marker_on_an_offset_frame(tmp_path):
     text = needs(ARM).read_text()
     at = text.index('<Marker name="r_acromion">')

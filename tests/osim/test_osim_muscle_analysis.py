@@ -491,3 +491,22 @@ def test_bad_motion_arguments_and_states_files_are_refused(tmp_path):
     with pytest.raises(ValueError, match="broken.sto, line 11: non-finite value"):
         run(model, None, tmp_path / "out", states_path=broken)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("window, message", [
+    ({"start_time_s": True}, "states.sto: the start time must be a number, got True"),
+    ({"end_time_s": "0.5"}, "states.sto: the end time must be a number, got '0.5'"),
+    ({"start_time_s": 0.5, "end_time_s": 0.2}, "states.sto: the time range [0.5, 0.2] s ends "
+                                               "before it starts"),
+])
+def test_the_time_range_of_a_states_file_is_two_numbers_in_order(tmp_path, window, message):
+    """(With --states, True was a start time of 1 s, a string a TypeError of a comparison and
+    a reversed range 'no row between'.)"""
+    states = tmp_path / "states.sto"
+    with StorageWriter(states, "states", ("time", "a")) as w:
+        w.write_rows([[0.0, 1.0]])
+    with pytest.raises(ValueError) as err:
+        run(needs(REF / "models" / "arm26.osim"), None, tmp_path / "out", states_path=states,
+            **window)
+    assert message in str(err.value)
+    assert not (tmp_path / "out").exists()

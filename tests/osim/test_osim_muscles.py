@@ -127,6 +127,19 @@ def test_what_a_muscle_group_cannot_hold_is_refused(tmp_path):
         osim.build_muscles(rigid, tendon="rigid", names=["nope"])
 
 
+def test_build_muscles_takes_a_loaded_model_and_a_collection_of_names(tmp_path):
+    """(names='muscle1' was read letter by letter: 'no muscles named ['m', 'u', ...]'; a path
+    for the model was an AttributeError.)"""
+    path = _needs(MODELS / "Tug_of_War.osim")
+    loaded = osim.load(path)
+    with pytest.raises(TypeError, match=r"names must be a collection of muscle names, e\.g\. "
+                                        r"names=\('muscle1',\), got 'muscle1'"):
+        osim.build_muscles(loaded, tendon="rigid", names="muscle1")
+    with pytest.raises(TypeError, match="loaded must be an OsimModel .*, got PosixPath"):
+        osim.build_muscles(path, tendon="rigid")
+    assert osim.build_muscles(loaded, tendon="rigid", names=("muscle1",)).n_muscles == 1
+
+
 def test_a_millard_muscle_opensim_runs_undamped_is_refused(tmp_path):
     """OpenSim switches a compliant Millard2012EquilibriumMuscle with fiber_damping < 1e-3
     (MIN_NONZERO_DAMPING_COEFFICIENT) to its undamped classic Hill model; ours would run the

@@ -367,3 +367,28 @@ def test_bad_options_are_one_line_before_any_work(tmp_path, capsys, option, valu
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"cutoff_hz": True}, "--lowpass-hz must be positive (omit it for no filtering), got True"),
+    ({"cutoff_hz": "6"}, "--lowpass-hz must be positive (omit it for no filtering), got '6'"),
+    ({"activation_exponent": True}, "--activation-exponent must be a number >= 1, got True"),
+    ({"activation_exponent": "2"}, "--activation-exponent must be a number >= 1, got '2'"),
+    ({"accuracy": "1e-6"}, "--accuracy must be a number in (0, 1), got '1e-6'"),
+    ({"use_muscle_physiology": "no"}, "use_muscle_physiology must be True or False, got 'no'"),
+    ({"start_time_s": "0.1"}, "arm26_InverseKinematics.mot: the start time must be a number, "
+                              "got '0.1'"),
+    ({"end_time_s": None}, "the end time must be a number, got None"),
+    ({"start_time_s": 0.8, "end_time_s": 0.2}, "arm26_InverseKinematics.mot: the time range "
+                                               "[0.8, 0.2] s ends before it starts"),
+])
+def test_bad_arguments_of_run_are_named_before_any_work(tmp_path, kwargs, message):
+    """(True was taken as 1 Hz, as exponent 1 and as start time 1 s, 'no' as True; a string
+    or None was a TypeError of a comparison or of math.isfinite.)"""
+    from myotwin.osim import static_optimization
+
+    out = tmp_path / "out"
+    with pytest.raises(ValueError) as err:
+        static_optimization.run(needs(ARM), needs(IK), out, **kwargs)
+    assert message in str(err.value)
+    assert not out.exists()

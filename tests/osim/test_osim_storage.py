@@ -71,3 +71,43 @@ def test_bad_files_are_named_with_line_and_value(tmp_path, text, message):
     with pytest.raises(StorageError, match="bad.sto") as err:
         read_storage(path)
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize("labels, name, comment, rows, message", [
+    (("time", "a b"), "n", "", [[0.0, 1.0]], "column label 'a b' is not a non-empty string"),
+    (("time", ""), "n", "", [[0.0, 1.0]], "column label '' is not a non-empty string"),
+    (("time", 1), "n", "", [[0.0, 1.0]], "column label 1 is not a non-empty string"),
+    (("time", "a", "a"), "n", "", [[0.0, 1.0, 2.0]], "repeated column labels ['a']"),
+    (("time", "a"), "n\nendheader", "", [[0.0, 1.0]], "the table name 'n\\nendheader' must"),
+    (("time", "a"), "n", "x\nendheader", [[0.0, 1.0]], "comment line 'endheader' would end"),
+    (("time", "a"), "n", "nRows=5", [[0.0, 1.0]], "comment line 'nRows=5' would end or change"),
+    (("time", "a"), "n", "", np.zeros((2, 2, 2)), "rows have shape (2, 2, 2), expected (k, 2)"),
+    (("time", "a"), "n", "", [["0", "x"]], "rows must be numbers"),
+    (("time", "a"), "n", "", [[1.0, 1.0], [0.5, 1.0]], "time decreases at row 2 (1.0 -> 0.5)"),
+])
+def test_writer_refuses_what_the_reader_would_not_read(tmp_path, labels, name, comment, rows,
+                                                       message):
+    """(Each of these wrote a file that read_storage refused or misread, or was a TypeError
+    of float() naming no file.)"""
+    with pytest.raises(ValueError, match="out.sto") as err:
+        with StorageWriter(tmp_path / "out.sto", name, labels, comment) as w:
+            w.write_rows(rows)
+    assert message in str(err.value)
+
+
+def test_writer_refuses_a_time_before_the_last_row_written(tmp_path):
+    with StorageWriter(tmp_path / "out.sto", "n", ("time", "a")) as w:
+        w.write_rows([[0.0, 1.0], [1.0, 1.0]])
+        with pytest.raises(ValueError, match=r"out.sto: time decreases at row 3 \(1.0 -> 0.5\)"):
+            w.write_rows([[0.5, 1.0]])
+    assert read_storage(tmp_path / "out.sto").data.shape == (2, 2)
+
+
+@pytest.mark.parametrize("head", ["states\n", ""])
+def test_a_byte_order_mark_is_not_part_of_the_file(tmp_path, head):
+    """(It was: the table's name began with U+FEFF, or a file starting with 'endheader' had
+    no 'endheader' line.)"""
+    path = tmp_path / "bom.sto"
+    path.write_bytes(("\ufeff" + head + "endheader\r\ntime\ta\r\n0\t1\r\n").encode("utf-8"))
+    table = read_storage(path)
+    assert table.name == ("states" if head else "bom") and table.labels == ("time", "a")

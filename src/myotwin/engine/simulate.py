@@ -25,11 +25,13 @@ from myotwin.engine.model import Model, require_dynamics_support
 
 
 def positive_seconds(what: str, value) -> float:
-    """`value` as a float, or ValueError naming `what` unless it is a finite number > 0."""
-    value = float(value)
-    if not (math.isfinite(value) and value > 0.0):
+    """`value` as a float, or ValueError naming `what` unless it is a finite number > 0 (not a
+    bool, which float() would take as 1.0 s, nor a string or an array)."""
+    number = (None if isinstance(value, (bool, np.bool_, str, bytes)) or np.shape(value) != ()
+              else float(value))
+    if number is None or not (math.isfinite(number) and number > 0.0):
         raise ValueError(f"{what} must be a positive number of seconds, got {value!r}")
-    return value
+    return number
 
 
 def whole_steps(what: str, span_s: float, dt_s: float) -> int:

@@ -61,6 +61,7 @@ import numpy as np
 from myotwin.engine.adaptive import AdaptiveStatus
 from myotwin.engine.integrators import Integrator
 from myotwin.engine.simulate import DIVERGED_ABOVE, positive_seconds, whole_steps
+from myotwin.fiber.material import as_real
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.integers import is_integer
 from myotwin.muscle.model import TendonModel
@@ -142,11 +143,12 @@ def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None) -> np
                          f"coordinates are {list(loaded.coordinates)}")
     q = []
     for name in loaded.coordinates:
-        value = float(given.get(name, loaded.coordinate_default_values[name]))
-        if not math.isfinite(value):
-            raise ValueError(f"{loaded.source}: initial value of {name!r} must be finite, got "
-                             f"{value!r}")
-        q.append(value)
+        value = given.get(name, loaded.coordinate_default_values[name])
+        number = as_real(value)
+        if number is None or not math.isfinite(number):
+            raise ValueError(f"{loaded.source}: initial value of {name!r} must be a finite "
+                             f"number, got {value!r}")
+        q.append(number)
     return np.asarray(q, dtype=np.float64)
 
 
@@ -172,16 +174,15 @@ class Inputs:
             if unknown:
                 raise ValueError(f"{loaded.source}: no muscle named {unknown[0]!r}; the "
                                  f"muscles are {list(self.muscles)}")
-            constant = {k: float(v) for k, v in excitation.items()}
+            constant = dict(excitation)
         elif excitation is not None:
-            constant = {m: float(excitation) for m in self.muscles}
+            constant = {m: excitation for m in self.muscles}
         self._time = None if controls is None else controls.time_s
         columns = [] if controls is None else controls.labels
         self._muscle_source = []
         for m in self.muscles:
             if m in constant:
-                _check_excitation(f"excitation of {m}", constant[m])
-                self._muscle_source.append(constant[m])
+                self._muscle_source.append(_check_excitation(f"excitation of {m}", constant[m]))
             elif m in columns:
                 values = controls.column(m)
                 bad = np.flatnonzero(~((values >= 0.0) & (values <= 1.0)))
@@ -219,9 +220,13 @@ class Inputs:
         return self._at(self._actuator_source, np.atleast_1d(np.asarray(t, dtype=np.float64)))
 
 
-def _check_excitation(what: str, value: float) -> None:
-    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+def _check_excitation(what: str, value) -> float:
+    """value as a float, or ValueError naming `what` unless it is one number in [0, 1] (not a
+    bool, a string or a list: `as_real`)."""
+    number = as_real(value)
+    if number is None or not (math.isfinite(number) and 0.0 <= number <= 1.0):
         raise ValueError(f"{what} must be in [0, 1], got {value!r}")
+    return number
 
 
 def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: Inputs,
@@ -247,11 +252,13 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
         "record_every_s", positive_seconds("record_every_s", record_every_s), dt_s)
     if integrator not in INTEGRATORS:
         raise ValueError(f"integrator must be one of {list(INTEGRATORS)}, got {integrator!r}")
-    accuracy = float(accuracy)
-    if not (math.isfinite(accuracy) and 0.0 < accuracy < 1.0):
-        raise ValueError(f"accuracy must be a number in (0, 1), got {accuracy!r}")
+    given, accuracy = accuracy, as_real(accuracy)
+    if accuracy is None or not (math.isfinite(accuracy) and 0.0 < accuracy < 1.0):
+        raise ValueError(f"accuracy must be a number in (0, 1), got {given!r}")
     if not is_integer(max_steps) or max_steps < 1:
         raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+    if not is_integer(chunk_steps) or chunk_steps < 1:
+        raise ValueError(f"chunk_steps must be a positive integer, got {chunk_steps!r}")
     if tuple(msm.muscles.names) != tuple(loaded.muscle_names):
         raise ValueError("the musculoskeletal model's muscles are not the loaded model's, in "
                          "ForceSet order (build them with osim.build_muscles(loaded))")

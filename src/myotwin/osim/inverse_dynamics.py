@@ -45,6 +45,7 @@ from myotwin.engine.coupling import direct_forces, full_motion, reduce_forces
 from myotwin.engine.dynamics import inverse_dynamics
 from myotwin.engine.kinematics import kinematics
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
+from myotwin.fiber.material import as_real
 from myotwin.osim.external_loads import (AppliedLoad, evaluate_external_loads,
                                          read_external_loads)
 from myotwin.osim.loader import OsimModel, load
@@ -176,7 +177,7 @@ def _column_of(table: Storage, loaded: OsimModel, name: str) -> int | None:
 def check_cutoff(cutoff_hz: float | None) -> None:
     """ValueError unless the tools' --lowpass-hz is None (no filtering) or positive (OpenSim
     reads any value <= 0 as no filtering; the commands take only the explicit form)."""
-    if cutoff_hz is not None and not cutoff_hz > 0:
+    if cutoff_hz is not None and not (as_real(cutoff_hz) or 0.0) > 0:
         raise ValueError(f"--lowpass-hz must be positive (omit it for no filtering), got "
                          f"{cutoff_hz!r}")
 
@@ -191,6 +192,7 @@ def prepared_motion(loaded: OsimModel, table: Storage, *, cutoff_hz: float | Non
     (`_check_dependent`), one for a locked coordinate against its locked value
     (`_check_locked`); both are otherwise unused."""
     where = source or table.name
+    check_cutoff(cutoff_hz)
     names = loaded.coordinates
     columns = {n: _column_of(table, loaded, n) for n in names}
     present = [n for n in names if columns[n] is not None]
@@ -206,7 +208,7 @@ def prepared_motion(loaded: OsimModel, table: Storage, *, cutoff_hz: float | Non
         raise ValueError(f"{where}: {times.size} time rows; OpenSim's tools fit each "
                          "coordinate with a quintic spline (GCVSplineSet of degree 5), which "
                          f"needs at least {COORDINATE_SPLINE_DEGREE + 1}")
-    _check_time_range(where, times, start_time_s, end_time_s)
+    start_time_s, end_time_s = _check_time_range(where, times, start_time_s, end_time_s)
     if cutoff_hz is not None and cutoff_hz >= 0.5 / float(np.min(np.diff(times))):
         rate = 1.0 / float(np.min(np.diff(times)))
         raise ValueError(f"{where}: the lowpass cutoff {float(cutoff_hz)!r} Hz is not below "
@@ -243,16 +245,31 @@ def _unmatched(loaded: OsimModel, table: Storage) -> tuple[str, ...]:
     return tuple(label for label in table.labels[1:] if label not in known)
 
 
-def _check_time_range(where: str, times: np.ndarray, start_s: float, end_s: float) -> None:
-    """A time range that is not two numbers, or lies wholly outside the file's times, is
-    refused (OpenSim's tool would report a single row, the first or the last)."""
+def time_window(where: str, start_s, end_s) -> tuple[float, float]:
+    """(start_s, end_s) as floats; ValueError naming `where` unless each is a number (not a
+    bool or a string: `as_real`; an infinite one is no bound) and start_s <= end_s."""
+    window = []
     for name, value in (("start", start_s), ("end", end_s)):
-        if np.isnan(value):
-            raise ValueError(f"{where}: the {name} time must be a number, got nan")
+        number = as_real(value)
+        if number is None or np.isnan(number):
+            raise ValueError(f"{where}: the {name} time must be a number, got {value!r}")
+        window.append(number)
+    if window[0] > window[1]:
+        raise ValueError(f"{where}: the time range [{window[0]!r}, {window[1]!r}] s ends "
+                         "before it starts")
+    return window[0], window[1]
+
+
+def _check_time_range(where: str, times: np.ndarray, start_s, end_s) -> tuple[float, float]:
+    """A time range that is not two numbers in order (`time_window`), or lies wholly outside
+    the file's times, is refused (OpenSim's tool would report a single row, the first or the
+    last); returns it as floats."""
+    start_s, end_s = time_window(where, start_s, end_s)
     first, last = float(times[0]), float(times[-1])
     if start_s > last or end_s < first:
         raise ValueError(f"{where}: the time range [{float(start_s)!r}, {float(end_s)!r}] s "
                          f"lies outside the file's times ({first!r} to {last!r} s)")
+    return start_s, end_s
 
 
 _SUFFIX = {"rotational": "moment", "translational": "force", "coupled": "force"}

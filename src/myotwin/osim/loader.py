@@ -249,6 +249,9 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
     if isinstance(omit, str) or not all(isinstance(n, str) for n in names):
         raise TypeError(f"omit must be a collection of element names, e.g. omit=('TRIlonghh',),"
                         f" got {omit!r}")
+    for flag, value in (("forces", forces), ("locks", locks)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{flag} must be True or False, got {value!r}")
     if not jax.config.jax_enable_x64:
         raise RuntimeError("osim.load needs float64: call myotwin.configure_jax() (or "
                            'jax.config.update("jax_enable_x64", True)) first')

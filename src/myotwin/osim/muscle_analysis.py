@@ -45,8 +45,8 @@ import numpy as np
 from myotwin.engine.coupling import direct_forces, full_jacobian, full_positions
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.musculoskeletal.paths import skeleton_path_state
-from myotwin.osim.inverse_dynamics import (check_cutoff, output_coordinates,
-                                           prepared_motion)
+from myotwin.osim.inverse_dynamics import (check_cutoff, output_coordinates, prepared_motion,
+                                           time_window)
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.muscle_equilibrium import equilibrium_states
 from myotwin.osim.muscle_states import (UNITS, default_state_rows, muscle_groups,
@@ -177,6 +177,8 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
         raise ValueError("give the motion as either --coordinates FILE or --states FILE "
                          f"(got coordinates {coordinates_path!r}, states {states_path!r})")
     check_cutoff(cutoff_hz)
+    start_time_s, end_time_s = time_window(str(states_path or coordinates_path), start_time_s,
+                                           end_time_s)
     if cutoff_hz is not None and states_path is not None:
         raise ValueError(f"--lowpass-hz {cutoff_hz!r} with --states {states_path}: a states "
                          "file is used as written (OpenSim filters coordinates files only)")

@@ -40,6 +40,7 @@ from myotwin.muscle import Muscle
 from myotwin.muscle import build_muscles as _build
 from myotwin.muscle.model import MuscleParameterError
 from myotwin.osim.force_reading import muscle_property
+from myotwin.osim.loader import OsimModel
 
 #: OpenSim muscle type -> curve family of `myotwin.muscle.build_muscles`.
 FAMILY = {"Thelen2003Muscle": "thelen2003", "Millard2012EquilibriumMuscle": "millard2012",
@@ -136,6 +137,12 @@ def build_muscles(loaded, *, tendon: str, names: Sequence[str] | None = None) ->
     musculoskeletal_model(loaded.model, muscles)`. The muscles must share one OpenSim type
     (one curve family per group), and Millard muscles one set of curve objects; a ValueError
     names the muscle and the reason otherwise (module docstring)."""
+    if not isinstance(loaded, OsimModel):
+        raise TypeError(f"build_muscles: loaded must be an OsimModel (osim.load(path)), got "
+                        f"{type(loaded).__name__}")
+    if isinstance(names, str):
+        raise TypeError(f"{loaded.source}: names must be a collection of muscle names, e.g. "
+                        f"names=({names!r},), got {names!r}")
     names = tuple(loaded.muscle_names if names is None else names)
     if not names:
         raise ValueError(f"{loaded.source}: the model has no muscles to build")

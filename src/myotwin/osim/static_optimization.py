@@ -60,10 +60,11 @@ from scipy.optimize import minimize
 
 from myotwin import musculoskeletal as ms
 from myotwin.muscle.musculotendon import muscle_outputs
+from myotwin.fiber.material import as_real
 from myotwin.osim import millard_capacity
 from myotwin.osim.external_loads import evaluate_external_loads, read_external_loads
 from myotwin.osim.inverse_dynamics import (check_cutoff, load_plan, prepared_motion,
-                                           reduced_generalized_forces)
+                                           reduced_generalized_forces, time_window)
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.muscles import build_muscles
 from myotwin.osim.row_blocks import map_row_blocks
@@ -246,11 +247,17 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
     DIR/static_optimization_force.sto and DIR/summary.json (module docstring); returns the
     summary. Bad input raises ValueError naming the file, field and value."""
     check_cutoff(cutoff_hz)
-    if not (math.isfinite(activation_exponent) and activation_exponent >= 1.0):
+    start_time_s, end_time_s = time_window(str(coordinates_path), start_time_s, end_time_s)
+    exponent = as_real(activation_exponent)
+    if exponent is None or not (math.isfinite(exponent) and exponent >= 1.0):
         raise ValueError(f"--activation-exponent must be a number >= 1, got "
                          f"{activation_exponent!r}")
-    if not (math.isfinite(accuracy) and 0.0 < accuracy < 1.0):
+    activation_exponent = exponent
+    if not (math.isfinite(as_real(accuracy) or math.nan) and 0.0 < accuracy < 1.0):
         raise ValueError(f"--accuracy must be a number in (0, 1), got {accuracy!r}")
+    if not isinstance(use_muscle_physiology, (bool, np.bool_)):
+        raise ValueError(f"use_muscle_physiology must be True or False, got "
+                         f"{use_muscle_physiology!r}")
     started = time.perf_counter()
     loaded = load(model_path)
     acts = actuators(loaded)

@@ -24,6 +24,8 @@ import numpy as np
 
 #: Width reserved for the row count in a streamed header (rows up to 10**12 - 1).
 _COUNT_WIDTH = 12
+#: The header keys the writer writes itself (and the reader checks).
+_HEADER_KEYS = ("version", "nRows", "nColumns", "inDegrees")
 
 
 class StorageError(ValueError):
@@ -60,7 +62,7 @@ def read_storage(path) -> Storage:
     path = Path(path)
     where = path.name
     try:
-        lines = path.read_text().splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()   # a BOM is no text
     except (OSError, UnicodeDecodeError) as err:
         raise StorageError(f"{where}: cannot read the file: {err}") from None
     try:
@@ -136,6 +138,10 @@ class StorageWriter:
 
     with StorageWriter(path, "states", labels) as w:
         w.write_rows(rows)    # (k, len(labels)); written and flushed at once
+
+    Writes only what `read_storage` reads back: ValueError naming the file for a label that
+    is not one whitespace-free string or is repeated, a name or comment line that would end or
+    change the header, rows that are not numbers of shape (k, len(labels)) or a decreasing time.
     """
 
     def __init__(self, path, name: str, labels, comment: str = ""):
@@ -143,6 +149,23 @@ class StorageWriter:
         self.labels = tuple(labels)
         if not self.labels or self.labels[0] != "time":
             raise ValueError(f"{self.path.name}: the first column label must be 'time'")
+        bad = next((x for x in self.labels if not (isinstance(x, str) and x.split() == [x])),
+                   None)
+        if bad is not None:
+            raise ValueError(f"{self.path.name}: column label {bad!r} is not a non-empty "
+                             "string without whitespace (the reader splits labels at it)")
+        if len(set(self.labels)) != len(self.labels):
+            dup = sorted({x for x in self.labels if self.labels.count(x) > 1})
+            raise ValueError(f"{self.path.name}: repeated column labels {dup}")
+        if len(str(name).splitlines()) > 1 or str(name).strip().lower() == "endheader":
+            raise ValueError(f"{self.path.name}: the table name {name!r} must be one line, "
+                             "not 'endheader'")
+        for line in comment.splitlines():
+            key, sep, _ = line.partition("=")
+            if line.strip().lower() == "endheader" or (sep and key.strip() in _HEADER_KEYS):
+                raise ValueError(f"{self.path.name}: comment line {line!r} would end or change "
+                                 f"the header (the writer writes {'/'.join(_HEADER_KEYS)}=)")
+        self._last_time = -math.inf
         self.rows = 0
         self._file: TextIO = self.path.open("w")
         self._file.write(f"{name}\nversion=1\n")
@@ -156,13 +179,22 @@ class StorageWriter:
 
     def write_rows(self, rows) -> None:
         """Append rows (k, n_columns) and flush them, with the row count updated."""
-        rows = np.atleast_2d(np.asarray(rows, dtype=np.float64))
-        if rows.shape[1] != len(self.labels):
-            raise ValueError(f"{self.path.name}: rows have {rows.shape[1]} columns, the table "
-                             f"has {len(self.labels)}")
+        try:
+            rows = np.atleast_2d(np.asarray(rows, dtype=np.float64))
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{self.path.name}: rows must be numbers: {err}") from None
+        if rows.ndim != 2 or rows.shape[1] != len(self.labels):
+            raise ValueError(f"{self.path.name}: rows have shape {rows.shape}, expected (k, "
+                             f"{len(self.labels)}) (one value per column)")
+        times = np.concatenate([[self._last_time], rows[:, 0]])
+        if np.any(np.diff(times) < 0.0):
+            k = int(np.argmax(np.diff(times) < 0.0))
+            raise ValueError(f"{self.path.name}: time decreases at row {self.rows + k + 1} "
+                             f"({float(times[k])!r} -> {float(times[k + 1])!r})")
         for row in rows:
             self._file.write("\t".join(repr(float(x)) for x in row) + "\n")
         self.rows += rows.shape[0]
+        self._last_time = float(times[-1])
         self._update_count()
 
     def _update_count(self) -> None:
