@@ -31,7 +31,7 @@ import inspect
 
 import numpy as np
 
-from myotwin.integers import is_integer  # the one integer rule, JAX-free for myotwin.invitro
+from myotwin.scalars import is_integer  # the one integer rule, JAX-free for myotwin.invitro
 
 #: argument name -> the model's count (a `Model` attribute) that is its length
 _ENGINE = {"q": "n_q", "qd": "n_v", "qdd": "n_v", "qacc": "n_v", "qacc_smooth": "n_v",

@@ -43,7 +43,7 @@ import numpy as np
 from myotwin.engine.model import JointType, Model, compile_model
 from myotwin.engine.point_mass import NUMERIC_PREFIX as POINT_MASS_PREFIX
 from myotwin.engine.point_mass import STAND_IN_INERTIA_KGM2 as POINT_MASS_INERTIA
-from myotwin.integers import is_integer
+from myotwin.scalars import is_integer
 
 WORLD = "world"
 _QUAT_NORM_TOL = 1e-6  # |‖q‖ - 1| accepted; MuJoCo normalises quaternions when compiling

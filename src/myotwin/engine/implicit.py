@@ -206,7 +206,7 @@ def simulate_implicit(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: floa
     inside jit/grad/vmap the rows from that step on are NaN (see `rollout_status`).
     qfrc_applied / xfrc_applied: as in `simulate`."""
     from myotwin.engine.arguments import model_of
-    from myotwin.integers import is_integer
+    from myotwin.scalars import is_integer
     from myotwin.engine.model import require_dynamics_support
     from myotwin.engine.simulate import n_steps_for, simulation_inputs
 

@@ -19,16 +19,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.arguments import rollout_arguments, model_of, real_array
+from myotwin.engine.arguments import model_of, real_array, rollout_arguments
 from myotwin.engine.integrators import STEPS, Integrator
 from myotwin.engine.model import Model, require_dynamics_support
+from myotwin.scalars import as_real
 
 
 def positive_seconds(what: str, value) -> float:
     """`value` as a float, or ValueError naming `what` unless it is a finite number > 0 (not a
     bool, which float() would take as 1.0 s, nor a string or an array)."""
-    number = (None if isinstance(value, (bool, np.bool_, str, bytes)) or np.shape(value) != ()
-              else float(value))
+    number = as_real(value)
     if number is None or not (math.isfinite(number) and number > 0.0):
         raise ValueError(f"{what} must be a positive number of seconds, got {value!r}")
     return number

@@ -34,8 +34,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.fiber import hermite
-from myotwin.fiber.material import CableMaterial, as_real, axial_force, stress_s11
-from myotwin.integers import is_integer
+from myotwin.fiber.material import CableMaterial, axial_force, stress_s11
+from myotwin.scalars import as_real, is_integer
 
 _STATIC = {"static": True}
 

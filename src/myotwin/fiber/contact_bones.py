@@ -31,8 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.fiber import hermite
-from myotwin.fiber.material import as_real
-from myotwin.integers import is_integer
+from myotwin.scalars import as_real, is_integer
 
 
 @dataclasses.dataclass(frozen=True)

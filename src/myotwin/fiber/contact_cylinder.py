@@ -36,7 +36,7 @@ import numpy as np
 
 from myotwin.fiber import hermite
 from myotwin.fiber.cable import FiberModel, check_shapes, dof_shapes, element_h, per_element
-from myotwin.fiber.material import as_real
+from myotwin.scalars import as_real
 
 
 @dataclasses.dataclass(frozen=True)

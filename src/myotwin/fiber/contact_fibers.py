@@ -40,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.fiber import closest_point, hermite
-from myotwin.fiber.material import as_real
+from myotwin.scalars import as_real
 
 #: Box padding as a multiple of the largest current radius at an element's contact points
 #: (the radius between quadrature points may exceed the sampled maximum slightly).

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.integers import is_integer
+from myotwin.scalars import is_integer
 
 #: Dofs per node (position and tangent in 3-D) and per element (two nodes).
 DOF_PER_NODE = 6

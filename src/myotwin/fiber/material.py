@@ -38,7 +38,8 @@ import math
 
 import jax
 import jax.numpy as jnp
-import numpy as np
+
+from myotwin.scalars import as_real
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,18 +67,6 @@ class CableMaterial:
 jax.tree_util.register_dataclass(
     CableMaterial, data_fields=[f.name for f in dataclasses.fields(CableMaterial)],
     meta_fields=[])
-
-def as_real(value) -> float | None:
-    """value as a float if it is one real number, else None: a bool is not a number (True
-    would be 1.0), nor is a string or an array of several entries. For the checks of the
-    fiber's builders and options, which then name the argument."""
-    if isinstance(value, (bool, np.bool_, str, bytes)) or np.shape(value) != ():
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
 
 #: Bounds checked by `make_material`: (field, lower bound, strict?).
 _BOUNDS = (

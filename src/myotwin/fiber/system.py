@@ -39,7 +39,7 @@ from myotwin.fiber.contact_bones import BoneCylinder
 from myotwin.fiber.contact_fibers import FiberContactLaw
 from myotwin.fiber.material import CableMaterial
 from myotwin.fiber.time_stepping import check_finite
-from myotwin.integers import is_integer
+from myotwin.scalars import is_integer
 
 
 @dataclasses.dataclass(frozen=True)

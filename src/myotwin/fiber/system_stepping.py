@@ -62,7 +62,7 @@ from myotwin.fiber.time_stepping import (
     check_seconds,
     check_unit_activation,
 )
-from myotwin.integers import is_integer
+from myotwin.scalars import is_integer
 
 
 class SystemState(NamedTuple):

@@ -45,8 +45,7 @@ from myotwin.fiber import hermite
 from myotwin.fiber.assembly import step_system
 from myotwin.fiber.cable import FiberModel, element_h, per_element
 from myotwin.fiber.contact_cylinder import CylinderContact, bound_data, safeguard_fraction
-from myotwin.fiber.material import as_real
-from myotwin.integers import is_integer
+from myotwin.scalars import as_real, is_integer
 
 
 class FiberNewtonError(RuntimeError):

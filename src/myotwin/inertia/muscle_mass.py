@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.integers import is_integer
+from myotwin.scalars import is_integer
 from myotwin.paths.sequence import WrapType
 
 _STATIC = {"static": True}

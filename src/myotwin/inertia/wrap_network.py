@@ -55,7 +55,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.integers import is_integer
+from myotwin.scalars import as_real, is_integer
 from myotwin.paths.arc import PathPoint, path_point_local, path_points_local
 
 #: Training domain in units of the radius r and in polar angles (deg) around z_S from +x_S
@@ -322,11 +322,7 @@ class TrainConfig:
                              f"{self.hidden!r}")
         reals = {"held_out": self.held_out, "lr_min": self.lr_min, "lr_max": self.lr_max}
         for name, v in reals.items():
-            try:
-                ok = not isinstance(v, (bool, np.bool_, str, bytes)) and np.isfinite(float(v))
-            except (TypeError, ValueError):
-                ok = False
-            if not ok:
+            if as_real(v) is None or not np.isfinite(as_real(v)):
                 raise ValueError(f"TrainConfig.{name} must be a finite number, got {v!r}")
         if not 0.0 < self.held_out < 1.0:
             raise ValueError(f"TrainConfig.held_out must be in (0, 1), got {self.held_out!r}")

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from myotwin.scalars import as_real
+
 
 def _require(cond: bool, field: str, value, expected: str, source: str,
              section: str = "calibration") -> None:
@@ -27,9 +29,9 @@ def _require(cond: bool, field: str, value, expected: str, source: str,
 
 
 def _finite_number(value) -> bool:
-    """An int or float that is finite and not a bool (True is an int in Python)."""
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value))
+    """One finite real number, not a bool (True is an int in Python): `scalars.as_real`."""
+    number = as_real(value)
+    return number is not None and math.isfinite(number)
 
 
 @dataclass(frozen=True)

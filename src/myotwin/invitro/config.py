@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from myotwin.integers import is_integer
+from myotwin.scalars import is_integer
 
 from .calibration import Calibration, _finite_number, _require
 from .safety import SafetyConfig

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, fields
 from enum import Enum
 
-from myotwin.integers import is_integer
+from myotwin.scalars import is_integer
 
 from .calibration import _finite_number
 from .wire.codes import CODE_MAX, code_to_volts, volts_to_code

@@ -55,7 +55,7 @@ import numpy as np
 
 from myotwin.engine.integrators import Integrator
 from myotwin.engine.simulate import DIVERGED_ABOVE, positive_seconds, whole_steps
-from myotwin.integers import is_integer
+from myotwin.scalars import is_integer
 from myotwin.musculoskeletal.controls_csv import (ControlsTable, check_unit_interval,
                                                   read_controls_csv)
 from myotwin.musculoskeletal.energy import muscle_outputs_at

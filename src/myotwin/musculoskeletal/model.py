@@ -46,7 +46,7 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
-from myotwin.integers import is_integer
+from myotwin.scalars import is_integer
 from myotwin.muscle.model import Muscle
 
 _STATIC = {"static": True}

@@ -61,9 +61,8 @@ import numpy as np
 from myotwin.engine.adaptive import AdaptiveStatus
 from myotwin.engine.integrators import Integrator
 from myotwin.engine.simulate import DIVERGED_ABOVE, positive_seconds, whole_steps
-from myotwin.fiber.material import as_real
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
-from myotwin.integers import is_integer
+from myotwin.scalars import as_real, is_integer
 from myotwin.muscle.model import TendonModel
 from myotwin.musculoskeletal.adaptive import InputTable, adaptive_rollout, input_table
 from myotwin.musculoskeletal.energy import muscle_outputs_at

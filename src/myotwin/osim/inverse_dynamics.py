@@ -45,13 +45,13 @@ from myotwin.engine.coupling import direct_forces, full_motion, reduce_forces
 from myotwin.engine.dynamics import inverse_dynamics
 from myotwin.engine.kinematics import kinematics
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
-from myotwin.fiber.material import as_real
 from myotwin.osim.external_loads import (AppliedLoad, evaluate_external_loads,
                                          read_external_loads)
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.signals import (COORDINATE_SPLINE_DEGREE, coordinate_trajectories,
                                   output_times)
 from myotwin.osim.storage import Storage, StorageWriter, read_storage
+from myotwin.scalars import as_real
 
 GROUND = "ground"
 #: Largest difference (rad or m) between a file's column for a coordinate a

@@ -49,7 +49,6 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from myotwin.engine.coupling import full_jacobian, full_positions
-from myotwin.fiber.material import as_real
 from myotwin.osim.forward import dependent_coordinates, eliminated_coordinates
 from myotwin.osim.ik_tasks import IKTasks, read_ik_tasks
 from myotwin.osim.inverse_dynamics import time_window
@@ -58,6 +57,7 @@ from myotwin.osim.markers import (MarkerPlacement, placement, positions,
                                   positions_and_jacobian, read_markers)
 from myotwin.osim.storage import StorageWriter
 from myotwin.osim.trc import MarkerTrajectories, read_trc
+from myotwin.scalars import as_real
 
 #: Default convergence tolerance (SciPy's ftol and xtol, relative).
 DEFAULT_ACCURACY = 1e-12

@@ -60,7 +60,6 @@ from scipy.optimize import minimize
 
 from myotwin import musculoskeletal as ms
 from myotwin.muscle.musculotendon import muscle_outputs
-from myotwin.fiber.material import as_real
 from myotwin.osim import millard_capacity
 from myotwin.osim.external_loads import evaluate_external_loads, read_external_loads
 from myotwin.osim.inverse_dynamics import (check_cutoff, load_plan, prepared_motion,
@@ -69,6 +68,7 @@ from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.muscles import build_muscles
 from myotwin.osim.row_blocks import map_row_blocks
 from myotwin.osim.storage import StorageWriter, read_storage
+from myotwin.scalars import as_real
 
 #: Default convergence tolerance of SLSQP (its ftol).
 DEFAULT_ACCURACY = 1e-12

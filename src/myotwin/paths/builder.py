@@ -51,7 +51,7 @@ import numpy as np
 from myotwin.engine.builder import ModelBuilder
 from myotwin.engine.model import JointType, compile_model
 from myotwin.engine.piecewise import check_polynomial, pad_polynomials
-from myotwin.integers import is_integer
+from myotwin.scalars import is_integer
 from myotwin.paths.conditional import validate_range
 from myotwin.paths.opensim_composite import CompositePaths
 from myotwin.paths.opensim_path import (WRAP_CYLINDER, WRAP_ELLIPSOID, WRAP_OBSTACLE,

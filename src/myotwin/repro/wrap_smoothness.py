@@ -47,6 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.repro.output import prepare_output, pyplot, write_summary
+from myotwin.scalars import as_real
 
 #: Scene (see the module docstring), SI.
 LINK_LENGTH_M = 0.3
@@ -235,11 +236,8 @@ def simulate(p: Pendulum, variant: str, params, duration_s: float, dt: float) ->
     from myotwin.inertia import wrap_network as wn
 
     for name, v in (("duration_s", duration_s), ("dt", dt)):
-        try:
-            ok = not isinstance(v, (bool, np.bool_, str)) and float(v) > 0.0 and np.isfinite(v)
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
+        number = as_real(v)
+        if number is None or not (np.isfinite(number) and number > 0.0):
             raise ValueError(f"wrap_smoothness.simulate: {name} must be a finite number > 0 "
                              f"(s), got {v!r}")
     positions = position_model(p, variant, params)

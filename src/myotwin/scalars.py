@@ -1,0 +1,28 @@
+"""The rules for a count or index (`is_integer`) and for one real number (`as_real`), in a
+module that imports no JAX, so that every package takes them from here: the in vitro host and
+emulator (`myotwin.invitro`, real-time processes) never load JAX, and the builders and tools
+of every package give the same answer (True is an int in Python, not a count or a value).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def is_integer(value) -> bool:
+    """Whether value is a Python or NumPy integer and not a bool (True is an int in Python,
+    and a float such as 2.7 would be truncated silently by int()): the rule for counts and
+    indices given to the builders and the rollouts."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def as_real(value) -> float | None:
+    """value as a float if it is one real number, else None: a bool is not a number (True
+    would be 1.0), nor is a string or an array of several entries. For the checks of builders,
+    options and tools, which then name the argument."""
+    if isinstance(value, (bool, np.bool_, str, bytes)) or np.shape(value) != ():
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
