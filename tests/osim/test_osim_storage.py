@@ -7,6 +7,8 @@ copied from the files by eye (exact: the reader must return the printed decimals
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -111,3 +113,17 @@ def test_a_byte_order_mark_is_not_part_of_the_file(tmp_path, head):
     path.write_bytes(("\ufeff" + head + "endheader\r\ntime\ta\r\n0\t1\r\n").encode("utf-8"))
     table = read_storage(path)
     assert table.name == ("states" if head else "bom") and table.labels == ("time", "a")
+
+
+@pytest.mark.parametrize("head, body, message", [
+    ("nRows=2\nnRows=1\n", "0\t1\n1\t2\n", "the header gives nRows twice ('2' and '1')"),
+    ("", "0\t1_0\n", "line 4: '1_0' is not a number"),
+])
+def test_what_opensims_reader_would_not_read_is_refused(tmp_path, head, body, message):
+    """Python's float() reads '1_0' as 10.0 (OpenSim's strtod stops at the underscore), and a
+    repeated header key kept its last value silently."""
+    path = tmp_path / "t.sto"
+    path.write_text("t\n" + head + "endheader\ntime\ta\n" + body)
+    with pytest.raises(StorageError, match=re.escape(f"t.sto: {message}")
+                       if message.startswith("the") else re.escape(message)):
+        read_storage(path)

@@ -103,6 +103,13 @@ def test_units_become_metres(tmp_path, units, scale):
     np.testing.assert_array_equal(m.time_s, [0.0, 0.01])
 
 
+def test_a_byte_order_mark_is_not_part_of_the_file(tmp_path):
+    """(The first header field began with U+FEFF.)"""
+    path = tmp_path / "bom.trc"
+    path.write_bytes(("\ufeff" + _text(FULL)).encode("utf-8"))
+    np.testing.assert_array_equal(read_trc(path).time_s, [0.0, 0.01])
+
+
 MISSING = ["1\t0\t1\t\t3\t4\t5\t6",          # A's Y empty: A missing
            "2\t0.01\t1\t2\t3\t\t\t",          # B's fields empty
            "3\t0.02\t1\t2\t3",                # the row ends before B

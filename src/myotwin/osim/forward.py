@@ -162,6 +162,10 @@ class Inputs:
 
     def __init__(self, loaded: OsimModel, excitation=None, controls: Storage | None = None,
                  source: str | None = None):
+        if controls is not None and not isinstance(controls, Storage):
+            raise TypeError(f"{loaded.source}: controls must be a Storage (osim.storage."
+                            f"read_storage of a .sto file) or None, got "
+                            f"{type(controls).__name__}")
         self.muscles = loaded.muscle_names
         self.actuators = loaded.actuator_names
         self.ignored_columns = [] if controls is None else [

@@ -73,8 +73,12 @@ def read_storage(path) -> Storage:
     header = {}
     for line in lines[1:end]:
         key, sep, value = line.strip().partition("=")
+        key, value = key.strip(), value.strip()
+        if sep and key in _HEADER_KEYS and header.get(key, value) != value:
+            raise StorageError(f"{where}: the header gives {key} twice ({header[key]!r} and "
+                               f"{value!r})")
         if sep:
-            header[key.strip()] = value.strip()
+            header[key] = value
     if end + 1 >= len(lines) or not lines[end + 1].split():
         raise StorageError(f"{where}, line {end + 2}: expected the column labels after "
                            "'endheader'")
@@ -94,9 +98,9 @@ def read_storage(path) -> Storage:
             raise StorageError(f"{where}, line {k + 1}: {len(fields)} values, expected "
                                f"{len(labels)} (one per column label)")
         try:
-            row = [float(x) for x in fields]
+            row = [number(x) for x in fields]
         except ValueError:
-            bad = next(x for x in fields if not _is_float(x))
+            bad = next(x for x in fields if not is_number(x))
             raise StorageError(f"{where}, line {k + 1}: {bad!r} is not a number") from None
         if not all(math.isfinite(x) for x in row):
             raise StorageError(f"{where}, line {k + 1}: non-finite value in {fields}")
@@ -114,9 +118,17 @@ def read_storage(path) -> Storage:
     return Storage(name, labels, data, flag == "yes", header)
 
 
-def _is_float(text: str) -> bool:
+def number(text: str) -> float:
+    """`text` as a decimal number, or ValueError: Python's float() without its `1_000`
+    spellings, which OpenSim's reader (strtod) does not take (storage and .trc files)."""
+    if "_" in text:
+        raise ValueError(text)
+    return float(text)
+
+
+def is_number(text: str) -> bool:
     try:
-        float(text)
+        number(text)
     except ValueError:
         return False
     return True

@@ -39,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from myotwin.osim.storage import is_number, number
+
 #: Scale of each accepted Units value (lower case) to metres.
 UNITS_TO_M = {"mm": 1e-3, "cm": 1e-2, "m": 1.0}
 _HEADER_LINES = 5
@@ -76,13 +78,6 @@ def _error(where: str, line: int, problem: str, value) -> TrcError:
 def _fields(line: str) -> list[str]:
     """The non-empty tab-separated fields of a header line, stripped."""
     return [f.strip() for f in line.split("\t") if f.strip()]
-
-
-def _number(text: str) -> float:
-    """`text` as a decimal number (ValueError if it is not one; no `1_000` spellings)."""
-    if "_" in text:
-        raise ValueError(text)
-    return float(text)
 
 
 def _count(where: str, header: dict[str, str], key: str) -> int:
@@ -152,7 +147,7 @@ def _row(where: str, line_no: int, line: str, n_markers: int) -> tuple[float, np
     if not fields[1]:
         raise _error(where, line_no, "the time (column 2) is missing", fields[1])
     try:
-        time = _number(fields[1])
+        time = number(fields[1])
     except ValueError:
         raise _error(where, line_no, "the time (column 2) is not a number", fields[1]) from None
     if not math.isfinite(time):
@@ -161,9 +156,9 @@ def _row(where: str, line_no: int, line: str, n_markers: int) -> tuple[float, np
     for m in range(n_markers):
         texts = fields[2 + 3 * m:5 + 3 * m]
         try:
-            values = [_number(t) if t else math.nan for t in texts]
+            values = [number(t) if t else math.nan for t in texts]
         except ValueError:
-            bad = next(t for t in texts if t and not _is_number(t))
+            bad = next(t for t in texts if t and not is_number(t))
             raise _error(where, line_no, f"a coordinate of marker {m + 1} is not a number",
                          bad) from None
         if any(math.isinf(v) for v in values):
@@ -174,20 +169,13 @@ def _row(where: str, line_no: int, line: str, n_markers: int) -> tuple[float, np
     return time, xyz
 
 
-def _is_number(text: str) -> bool:
-    try:
-        _number(text)
-    except ValueError:
-        return False
-    return True
-
 
 def read_trc(path) -> MarkerTrajectories:
     """The marker trajectories in the .trc file `path`, in metres (module docstring)."""
     path = Path(path)
     where = path.name
     try:
-        lines = path.read_text().split("\n")
+        lines = path.read_text(encoding="utf-8-sig").split("\n")   # a BOM is no text
     except (OSError, UnicodeDecodeError) as err:
         raise TrcError(f"{where}: cannot read the file: {err}") from None
     if lines and not lines[-1]:
