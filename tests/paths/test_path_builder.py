@@ -333,6 +333,9 @@ def test_public_api_speeds_and_reverse_mode(mixed):
     (lambda pb: pb.add_opensim_cylinder("c2", "nowhere", radius=0.1, length=1.0) and
      pb.add_path("m", [Point("upper", (0, 0, 0)), Point("fore", (0, 0, 0))], wraps=["c2"]),
      "OpenSim cylinder 'c2': unknown body 'nowhere'"),
+    # declared and used by no path: checked too (it was dropped unseen)
+    (lambda pb: pb.add_opensim_sphere("s2", "nowhere", radius=0.1),
+     "OpenSim sphere 's2': unknown body 'nowhere'"),
     (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)),
                                   ConditionalPoint("upper", (0, 0, 0), "ball", (0, 1)),
                                   Point("fore", (0, 0, 0))]), "not a hinge or slide joint"),

@@ -250,6 +250,18 @@ def _flag(what: str, field: str, value) -> bool:
     return bool(value)
 
 
+def _body_id(mj, what: str, name) -> int:
+    """The id of body `name` in the MjModel mj, or ValueError naming `what`."""
+    import mujoco
+
+    if not isinstance(name, str):   # mj_name2id: None crashes the process
+        raise ValueError(f"{what}: body must be a body name, got {name!r}")
+    bid = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, name)
+    if bid < 0:
+        raise ValueError(f"{what}: unknown body {name!r}")
+    return int(bid)
+
+
 class PathBuilder:
     """Declares muscle paths on a skeleton `engine.ModelBuilder` (not modified: `build()`
     works on a copy). See the module docstring."""
@@ -484,8 +496,11 @@ class PathBuilder:
                              f"{self.skeleton.name!r}: {err}") from err
 
     def build(self):
-        """The engine `Model` with every declared path (`Model.paths`, declaration order)."""
+        """The engine `Model` with every declared path (`Model.paths`, declaration order).
+        Every declared OpenSim wrap object's body is checked, used by a path or not."""
         mj = self.mj_model()
+        for c in self._cylinders.values():
+            _body_id(mj, f"{_KIND_LABEL[c.kind]} {c.name!r}", c.body)
         model = compile_model(mj)
         if not any(p.opensim for p in self._paths):
             return model
@@ -503,12 +518,7 @@ class PathBuilder:
         import mujoco
 
         def body_id(what, name):
-            if not isinstance(name, str):   # mj_name2id: None crashes the process
-                raise ValueError(f"{what}: body must be a body name, got {name!r}")
-            bid = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, name)
-            if bid < 0:
-                raise ValueError(f"{what}: unknown body {name!r}")
-            return int(bid)
+            return _body_id(mj, what, name)
 
         def joint_qpos(what, name):
             if name is None:
