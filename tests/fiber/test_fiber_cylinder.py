@@ -64,6 +64,14 @@ def test_safeguard_absorbs_a_step_that_would_pass_the_barrier():
     gaps = np.asarray(fiber.contact_state(model, contact, new.q)[0])
     assert limit < gaps.min() < 0, f"converged min gap {gaps.min():.4f}"
     assert info.min_delta < 0.2, "the safeguard did scale the steps"
+    # (4) a start that is past the barrier already: no step control mends it, and the message
+    # says so (it told to enable the safeguard, which was on)
+    past = state._replace(q=jnp.asarray(q0 + dq))
+    with pytest.raises(fiber.InadmissibleContactError,
+                       match=r"<= -1/gamma = .*: the rational penalty is undefined there \(the "
+                             r"safeguard keeps iterates admissible only from an admissible "
+                             r"state: start from one where every gap g > -1/gamma\)"):
+        fiber.step(model, past, dt, dt, loads, contact)
     check = fiber.step_system(model, contact, new.q, q0, np.asarray(state.v), 1 / dt, 0.0,
                               jnp.asarray(loads.line_force))
     assert np.max(np.abs(np.asarray(check.residual))) <= 1e-9 * float(check.force_scale)

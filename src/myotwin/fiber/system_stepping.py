@@ -61,6 +61,7 @@ from myotwin.fiber.time_stepping import (
     check_finite,
     check_seconds,
     check_unit_activation,
+    inadmissible_hint,
 )
 from myotwin.scalars import is_integer
 
@@ -161,7 +162,8 @@ def _fill(system: FiberSystem, z: np.ndarray, u_held: np.ndarray) -> _Iterate:
     return _Iterate(q, u, att_c, poses, pose_jac, find_contacts(system, u))
 
 
-def _check_admissible(system: FiberSystem, it: _Iterate, ev, time_s) -> None:
+def _check_admissible(system: FiberSystem, it: _Iterate, ev, time_s, safeguard: bool) -> None:
+    hint = inadmissible_hint(safeguard, step=False)
     pts = it.contacts
     if pts.gap.size and system.fiber_law is not None:
         limit = -1.0 / float(system.fiber_law.gamma)
@@ -173,7 +175,7 @@ def _check_admissible(system: FiberSystem, it: _Iterate, ev, time_s) -> None:
             raise InadmissibleContactError(
                 f"fiber '{fa}' {_when(time_s)}: contact with fiber '{fb}' (element {eb}) at "
                 f"element {ea} ({tha}) has gap g = {pts.gap[i]:.6g} <= -1/gamma = {limit:.6g}: "
-                f"the rational penalty is undefined there (enable the safeguard)")
+                f"the rational penalty is undefined there ({hint})")
     eps = np.asarray(ev.eps_cyl)
     if eps.size and np.any(eps <= 0):
         e, c, k = np.unravel_index(np.argmin(eps), eps.shape)
@@ -183,7 +185,7 @@ def _check_admissible(system: FiberSystem, it: _Iterate, ev, time_s) -> None:
         raise InadmissibleContactError(
             f"fiber '{f}' {_when(time_s)}: contact with '{cyl.name}' at element {local} "
             f"({th}, point {k}) has gap g = {g:.6g} <= -1/gamma: the rational penalty is "
-            f"undefined there (enable the safeguard)")
+            f"undefined there ({hint})")
 
 
 class _Context(NamedTuple):
@@ -351,7 +353,7 @@ def _newton(system: FiberSystem, z0: np.ndarray, u_held: np.ndarray, ctx: _Conte
         z = z + frac * predictor
         it = _fill(system, z, u_held)
     ev, asm = _evaluate(system, it, ctx, True, 0)
-    _check_admissible(system, it, ev, ctx.time_s)
+    _check_admissible(system, it, ev, ctx.time_s, options.safeguard)
     r_f = r_s = np.inf
     for n_iter in range(options.max_iter + 1):
         done, r_f, r_s = _converged(system, asm, ev, options)
@@ -390,7 +392,7 @@ def _newton(system: FiberSystem, z0: np.ndarray, u_held: np.ndarray, ctx: _Conte
             # the first trial is usually accepted: evaluate its tangent at once
             ev_try, asm_try = _evaluate(system, it_try, ctx, k == 0, n_iter + 1)
             if not options.safeguard:
-                _check_admissible(system, it_try, ev_try, ctx.time_s)
+                _check_admissible(system, it_try, ev_try, ctx.time_s, options.safeguard)
             if (np.linalg.norm(asm_try.residual) <= (1.0 - 1e-4 * delta) * merit
                     or not options.line_search or k == options.max_backtrack):
                 break
@@ -398,7 +400,7 @@ def _newton(system: FiberSystem, z0: np.ndarray, u_held: np.ndarray, ctx: _Conte
         min_delta = min(min_delta, delta)
         z, it = z_try, it_try
         ev, asm = (ev_try, asm_try) if k == 0 else _evaluate(system, it, ctx, True, n_iter + 1)
-        _check_admissible(system, it, ev, ctx.time_s)
+        _check_admissible(system, it, ev, ctx.time_s, options.safeguard)
     e, res_e = _worst(system, asm.residual)
     f, local, th = _name(system, e)
     raise FiberNewtonError(

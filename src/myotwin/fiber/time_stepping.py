@@ -174,7 +174,17 @@ def _worst_element(system) -> tuple[int, float]:
     return e, float(elem[e])
 
 
-def _check_contact(model, contact, system, time_s):
+def inadmissible_hint(safeguard: bool, step: bool = True) -> str:
+    """What to do about an inadmissible contact gap: without the safeguard, enable it; with
+    it, the state the step started from (or its predictor) already penetrated, which no step
+    control mends."""
+    if not safeguard:
+        return "enable the safeguard" + (" or reduce the step" if step else "")
+    return ("the safeguard keeps iterates admissible only from an admissible state: start "
+            "from one where every gap g > -1/gamma")
+
+
+def _check_contact(model, contact, system, time_s, safeguard: bool):
     if contact is None:
         return
     eps = np.asarray(system.eps)
@@ -185,7 +195,7 @@ def _check_contact(model, contact, system, time_s):
     raise InadmissibleContactError(
         f"fiber '{model.name}' {_when(time_s)}: contact with '{contact.name}' at element "
         f"{e} (point {k}) has gap g = {g:.6g} <= -1/gamma = {-1 / float(contact.gamma):.6g}: "
-        f"the rational penalty is undefined there (enable the safeguard or reduce the step)")
+        f"the rational penalty is undefined there ({inadmissible_hint(safeguard)})")
 
 
 def _evaluate(model, contact, q, args, time_s, it):
@@ -217,7 +227,7 @@ def _newton(model, contact, q, q_prev, v_prev, inv_dt, loads, time_s, options, p
         dq = np.where(free, np.asarray(predictor), 0.0)
         q = q + _step_fraction(model, contact, q, dq, options) * dq
     system, r = _evaluate(model, contact, q, args, time_s, 0)
-    _check_contact(model, contact, system, time_s)
+    _check_contact(model, contact, system, time_s, options.safeguard)
     for it in range(options.max_iter + 1):
         res, scale = float(np.max(np.abs(r))), float(system.force_scale)
         if res <= options.rtol * scale:
@@ -248,7 +258,7 @@ def _newton(model, contact, q, q_prev, v_prev, inv_dt, loads, time_s, options, p
             system_try = step_system(model, contact, jnp.asarray(q_try), *args)
             r_try = np.asarray(system_try.residual)
             if not options.safeguard:
-                _check_contact(model, contact, system_try, time_s)
+                _check_contact(model, contact, system_try, time_s, options.safeguard)
             finite = bool(np.all(np.isfinite(r_try)))
             if (finite and np.linalg.norm(r_try) <= (1.0 - 1e-4 * delta) * merit) \
                     or not options.line_search or k == options.max_backtrack:
@@ -258,7 +268,7 @@ def _newton(model, contact, q, q_prev, v_prev, inv_dt, loads, time_s, options, p
         q = q_try
         system, r = _evaluate(model, contact, q, args, time_s, it + 1) if not finite \
             else (system_try, r_try)
-        _check_contact(model, contact, system, time_s)
+        _check_contact(model, contact, system, time_s, options.safeguard)
     e, res_e = _worst_element(system)
     raise FiberNewtonError(
         f"fiber '{model.name}' {_when(time_s)}: Newton did not converge in "
