@@ -131,40 +131,6 @@ def test_coordinate_actuator_control_enters_as_control_times_optimal_force(tmp_p
         (theta_rk45 - theta[0.0], expected)
 
 
-@pytest.mark.parametrize("max_steps", [0, 2.5, True])
-def test_max_steps_must_be_a_positive_integer(tmp_path, max_steps):
-    """(int(2.5) = 2 was taken before; True is an int in Python.)"""
-    from myotwin import musculoskeletal as ms
-    from myotwin import osim
-    from myotwin.osim.forward import Inputs, forward
-
-    loaded = osim.load(write_osim(tmp_path, TINY))
-    msm = ms.musculoskeletal_model(loaded.model,
-                                   osim.build_muscles(loaded, tendon="explicit_force"))
-    with pytest.raises(ValueError, match=rf"max_steps must be a positive integer, got "
-                                         rf"{max_steps!r}$"):
-        forward(loaded, msm, tmp_path / "run", inputs=Inputs(loaded, 0.5), duration_s=0.01,
-                integrator="rk45", max_steps=max_steps)
-    assert not (tmp_path / "run").exists()
-
-
-@pytest.mark.parametrize("chunk_steps", [0, 2.5, True])
-def test_chunk_steps_must_be_a_positive_integer(tmp_path, chunk_steps):
-    """(0 looped for ever, int(2.5) = 2 was taken, True was a chunk of one step.)"""
-    from myotwin import musculoskeletal as ms
-    from myotwin import osim
-    from myotwin.osim.forward import Inputs, forward
-
-    loaded = osim.load(write_osim(tmp_path, TINY))
-    msm = ms.musculoskeletal_model(loaded.model,
-                                   osim.build_muscles(loaded, tendon="explicit_force"))
-    with pytest.raises(ValueError, match=rf"chunk_steps must be a positive integer, got "
-                                         rf"{chunk_steps!r}$"):
-        forward(loaded, msm, tmp_path / "run", inputs=Inputs(loaded, 0.5), duration_s=0.01,
-                integrator="rk4", chunk_steps=chunk_steps)
-    assert not (tmp_path / "run").exists()
-
-
 @pytest.mark.parametrize("excitation, q0, message", [
     (True, None, "excitation of m must be in [0, 1], got True"),
     ({"m": "0.5"}, None, "excitation of m must be in [0, 1], got '0.5'"),
@@ -196,11 +162,26 @@ def test_controls_must_be_a_storage(tmp_path):
         Inputs(loaded, None, {"m": 0.5})
 
 
-@pytest.mark.parametrize("times", [{"duration_s": True, "dt_s": 0.5},
-                                   {"dt_s": "1e-4"}, {"record_every_s": True}])
-def test_times_must_be_numbers_of_seconds(tmp_path, times):
-    """(duration_s=True simulated 1 s, record_every_s=True wrote every second, a string was
-    float()'s or a comparison's error naming no argument.)"""
+_COUNT = r"{} must be a positive integer, got {!r}$"
+_SECONDS = r"{} must be a positive number of seconds, got {!r}$"
+
+
+@pytest.mark.parametrize("options, message", [
+    # int(2.5) = 2 was taken and True (an int in Python) was 1 for each count; chunk_steps 0
+    # looped for ever without writing a row
+    *(({"integrator": integrator, name: v}, _COUNT.format(name, v))
+      for name, integrator in (("max_steps", "rk45"), ("chunk_steps", "rk4"))
+      for v in (0, 2.5, True)),
+    # duration_s=True simulated 1 s, record_every_s=True wrote every second, a string was
+    # float()'s or a comparison's error naming no argument
+    ({"duration_s": True, "dt_s": 0.5}, _SECONDS.format("duration_s", True)),
+    ({"dt_s": "1e-4"}, _SECONDS.format("dt_s", "1e-4")),
+    ({"record_every_s": True}, _SECONDS.format("record_every_s", True)),
+    # '1e-6' was taken as 1e-6 and 'x' was float()'s error naming no argument
+    *(({"accuracy": v}, r"accuracy must be a number in \(0, 1\), got " + repr(v) + "$")
+      for v in ("1e-6", "x", True)),
+])
+def test_forward_options_are_checked_before_any_work(tmp_path, options, message):
     from myotwin import musculoskeletal as ms
     from myotwin import osim
     from myotwin.osim.forward import Inputs, forward
@@ -208,28 +189,9 @@ def test_times_must_be_numbers_of_seconds(tmp_path, times):
     loaded = osim.load(write_osim(tmp_path, TINY))
     msm = ms.musculoskeletal_model(loaded.model,
                                    osim.build_muscles(loaded, tendon="explicit_force"))
-    (name, value), = [(k, v) for k, v in times.items() if k != "dt_s" or len(times) == 1]
-    with pytest.raises(ValueError, match=rf"{name} must be a positive number of seconds, got "
-                                         rf"{value!r}$"):
+    with pytest.raises(ValueError, match=message):
         forward(loaded, msm, tmp_path / "run", inputs=Inputs(loaded, 0.5),
-                **{"duration_s": 0.01, **times})
-    assert not (tmp_path / "run").exists()
-
-
-@pytest.mark.parametrize("accuracy", ["1e-6", "x", True])
-def test_accuracy_must_be_a_number(tmp_path, accuracy):
-    """('1e-6' was taken as 1e-6 and 'x' was float()'s error naming no argument.)"""
-    from myotwin import musculoskeletal as ms
-    from myotwin import osim
-    from myotwin.osim.forward import Inputs, forward
-
-    loaded = osim.load(write_osim(tmp_path, TINY))
-    msm = ms.musculoskeletal_model(loaded.model,
-                                   osim.build_muscles(loaded, tendon="explicit_force"))
-    with pytest.raises(ValueError, match=rf"accuracy must be a number in \(0, 1\), got "
-                                         rf"{accuracy!r}$"):
-        forward(loaded, msm, tmp_path / "run", inputs=Inputs(loaded, 0.5), duration_s=0.01,
-                accuracy=accuracy)
+                **{"duration_s": 0.01, **options})
     assert not (tmp_path / "run").exists()
 
 
