@@ -40,7 +40,8 @@ def add_parser(sub) -> None:
                    help="mass of each muscle (kg), spread along its tendon in --mass-points "
                    "points: one value for every muscle, or by name (default 0: MuJoCo's "
                    "massless muscle)")
-    p.add_argument("--mass-points", type=positive_integer, default=10, help="mass points per muscle")
+    p.add_argument("--mass-points", type=positive_integer, default=10,
+                   help="mass points per muscle")
     p.add_argument("--initial-q", nargs="+", default=[], metavar="JOINT=VALUE",
                    help="initial values of hinge and slide joints (rad or m; default qpos0)")
     p.add_argument("--initial-activation", nargs="+", default=[], metavar="X|NAME=X",

@@ -17,11 +17,13 @@ element's shape, as `fn` does. A ctrl, an excitation or an activation argument m
 scalar (every actuator or muscle the same value, as broadcasting gave before). An array
 argument given as a list, a tuple or integers is made a float array first (`_REAL`). Values
 are not checked here (NaN and inf propagate; the simulations stop at a diverged state,
-`engine/simulate.py`), except by `real_array`, which `engine.simulate` and
-`engine.simulate_implicit` apply to a concrete initial state and inputs (a NaN q0 is refused
-by name rather than reported as a divergence at step 0). The rollouts (`engine.rollout`, `engine.implicit_rollout`,
-`musculoskeletal.rollout`, `musculoskeletal.adaptive_rollout`) and
-`musculoskeletal.equilibrium_state` convert and check their initial states the same way.
+`engine/simulate.py`), except by `real_array`, which `engine.simulate`,
+`engine.simulate_implicit` and `musculoskeletal.simulate` apply to a concrete initial state
+and inputs (a NaN q0 is refused by name rather than reported as a divergence at step 0). The
+engine's rollouts (`engine.rollout`, `engine.implicit_rollout`) convert their initial states
+and inputs and check their shapes, not their values (`rollout_arguments`);
+`musculoskeletal.rollout`, `musculoskeletal.adaptive_rollout` and
+`musculoskeletal.equilibrium_state` check the shapes of theirs.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import inspect
 
 import numpy as np
 
-from myotwin.scalars import is_integer  # the one integer rule, JAX-free for myotwin.invitro
+from myotwin.scalars import is_integer
 
 #: argument name -> the model's count (a `Model` attribute) that is its length
 _ENGINE = {"q": "n_q", "qd": "n_v", "qdd": "n_v", "qacc": "n_v", "qacc_smooth": "n_v",

@@ -206,7 +206,7 @@ def simulate_implicit(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: floa
     inside jit/grad/vmap the rows from that step on are NaN (see `rollout_status`).
     qfrc_applied / xfrc_applied: as in `simulate`."""
     from myotwin.engine.arguments import model_of
-    from myotwin.scalars import is_integer
+    from myotwin.scalars import as_real, is_integer
     from myotwin.engine.model import require_dynamics_support
     from myotwin.engine.simulate import n_steps_for, simulation_inputs
 
@@ -214,11 +214,8 @@ def simulate_implicit(model: Model, q0, qd0, ctrl, duration_s: float, dt_s: floa
     integrator = as_implicit(integrator)
     if not is_integer(max_iter) or max_iter < 1:
         raise ValueError(f"simulate_implicit: max_iter must be an integer >= 1, got {max_iter!r}")
-    try:
-        tol_value = math.nan if isinstance(tol, (bool, str)) else float(tol)
-    except (TypeError, ValueError):
-        tol_value = math.nan
-    if not (math.isfinite(tol_value) and tol_value > 0.0):
+    tol_value = as_real(tol)
+    if tol_value is None or not (math.isfinite(tol_value) and tol_value > 0.0):
         raise ValueError(f"simulate_implicit: tol must be a finite number > 0, got {tol!r}")
     tol = tol_value
     n = n_steps_for(duration_s, dt_s)

@@ -128,8 +128,8 @@ def simulate(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation
 
     excitation: scalar, (n_muscles,) or per step (n, n_muscles), in [0, 1]; ctrl: None, (n_u,)
     or (n, n_u). ValueError for a bad shape, a non-finite excitation or one outside [0, 1], or a
-    non-finite initial state or ctrl (when concrete); FloatingPointError naming the first step whose state diverged
-    (`first_diverged_step`)."""
+    non-finite initial state or ctrl (when concrete); FloatingPointError naming the first step
+    whose state diverged (`first_diverged_step`)."""
     n = n_steps_for(duration_s, dt_s)
     integrator = _integrator(integrator)
     u = jnp.asarray(excitation, dtype=float)

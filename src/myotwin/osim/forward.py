@@ -69,6 +69,7 @@ from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.model import MusculoskeletalModel
 from myotwin.musculoskeletal.simulate import first_diverged_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
+from myotwin.osim.inverse_dynamics import check_accuracy
 from myotwin.osim.loader import OsimModel
 from myotwin.osim.muscles import OPENSIM_STATE
 from myotwin.osim.row_blocks import map_row_blocks
@@ -255,9 +256,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
         "record_every_s", positive_seconds("record_every_s", record_every_s), dt_s)
     if integrator not in INTEGRATORS:
         raise ValueError(f"integrator must be one of {list(INTEGRATORS)}, got {integrator!r}")
-    given, accuracy = accuracy, as_real(accuracy)
-    if accuracy is None or not (math.isfinite(accuracy) and 0.0 < accuracy < 1.0):
-        raise ValueError(f"accuracy must be a number in (0, 1), got {given!r}")
+    accuracy = check_accuracy(accuracy, "accuracy")
     if not is_integer(max_steps) or max_steps < 1:
         raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
     if not is_integer(chunk_steps) or chunk_steps < 1:

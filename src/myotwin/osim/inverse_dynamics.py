@@ -30,6 +30,8 @@ Columns are OpenSim's: `<coordinate>_moment` (N m) for rotational coordinates,
 
 from __future__ import annotations
 
+import math
+
 import dataclasses
 import functools
 import json
@@ -177,7 +179,8 @@ def _column_of(table: Storage, loaded: OsimModel, name: str) -> int | None:
 def check_cutoff(cutoff_hz: float | None) -> None:
     """ValueError unless the tools' --lowpass-hz is None (no filtering) or positive (OpenSim
     reads any value <= 0 as no filtering; the commands take only the explicit form)."""
-    if cutoff_hz is not None and not (as_real(cutoff_hz) or 0.0) > 0:
+    number = as_real(cutoff_hz)
+    if cutoff_hz is not None and (number is None or not number > 0):
         raise ValueError(f"--lowpass-hz must be positive (omit it for no filtering), got "
                          f"{cutoff_hz!r}")
 
@@ -243,6 +246,15 @@ def _unmatched(loaded: OsimModel, table: Storage) -> tuple[str, ...]:
     joints.update({n: c.joint for n, c in loaded.locked_coordinates.items()})
     known = set(joints) | {f"/jointset/{j}/{n}/value" for n, j in joints.items()}
     return tuple(label for label in table.labels[1:] if label not in known)
+
+
+def check_accuracy(value, name: str = "--accuracy") -> float:
+    """A tool's accuracy (a tolerance) as a float, or ValueError naming `name` unless it is
+    one number in (0, 1) (not a bool or a string: `as_real`)."""
+    number = as_real(value)
+    if number is None or not (math.isfinite(number) and 0.0 < number < 1.0):
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    return number
 
 
 def time_window(where: str, start_s, end_s) -> tuple[float, float]:

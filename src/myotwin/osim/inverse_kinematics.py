@@ -51,13 +51,12 @@ from scipy.optimize import least_squares
 from myotwin.engine.coupling import full_jacobian, full_positions
 from myotwin.osim.forward import dependent_coordinates, eliminated_coordinates
 from myotwin.osim.ik_tasks import IKTasks, read_ik_tasks
-from myotwin.osim.inverse_dynamics import time_window
+from myotwin.osim.inverse_dynamics import check_accuracy, time_window
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.markers import (MarkerPlacement, placement, positions,
                                   positions_and_jacobian, read_markers)
 from myotwin.osim.storage import StorageWriter
 from myotwin.osim.trc import MarkerTrajectories, read_trc
-from myotwin.scalars import as_real
 
 #: Default convergence tolerance (SciPy's ftol and xtol, relative).
 DEFAULT_ACCURACY = 1e-12
@@ -242,9 +241,7 @@ def run(model_path, markers_path, out_dir, *, tasks_path=None, start_time_s: flo
     setup: the `ik_setup.IKSetup` the arguments came from (recorded in the summary). Bad
     input raises ValueError (OsimError, TrcError, IKTaskError) naming the file, field and
     value."""
-    given, accuracy = accuracy, as_real(accuracy)
-    if accuracy is None or not (np.isfinite(accuracy) and 0.0 < accuracy < 1.0):
-        raise ValueError(f"--accuracy must be a number in (0, 1), got {given!r}")
+    accuracy = check_accuracy(accuracy)
     start_time_s, end_time_s = time_window(str(markers_path), start_time_s, end_time_s)
     started = time.perf_counter()
     loaded = load(model_path, forces=False)

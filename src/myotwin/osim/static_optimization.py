@@ -62,8 +62,9 @@ from myotwin import musculoskeletal as ms
 from myotwin.muscle.musculotendon import muscle_outputs
 from myotwin.osim import millard_capacity
 from myotwin.osim.external_loads import evaluate_external_loads, read_external_loads
-from myotwin.osim.inverse_dynamics import (check_cutoff, load_plan, prepared_motion,
-                                           reduced_generalized_forces, time_window)
+from myotwin.osim.inverse_dynamics import (check_accuracy, check_cutoff, load_plan,
+                                           prepared_motion, reduced_generalized_forces,
+                                           time_window)
 from myotwin.osim.loader import OsimModel, load
 from myotwin.osim.muscles import build_muscles
 from myotwin.osim.row_blocks import map_row_blocks
@@ -253,8 +254,7 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
         raise ValueError(f"--activation-exponent must be a number >= 1, got "
                          f"{activation_exponent!r}")
     activation_exponent = exponent
-    if not (math.isfinite(as_real(accuracy) or math.nan) and 0.0 < accuracy < 1.0):
-        raise ValueError(f"--accuracy must be a number in (0, 1), got {accuracy!r}")
+    accuracy = check_accuracy(accuracy)
     if not isinstance(use_muscle_physiology, (bool, np.bool_)):
         raise ValueError(f"use_muscle_physiology must be True or False, got "
                          f"{use_muscle_physiology!r}")
