@@ -26,3 +26,9 @@ def as_real(value) -> float | None:
         return float(value)
     except (TypeError, ValueError):
         return None
+
+
+def is_finite_number(value) -> bool:
+    """Whether value is one finite real number (`as_real`: not a bool, a string or an array)."""
+    number = as_real(value)
+    return number is not None and bool(np.isfinite(number))

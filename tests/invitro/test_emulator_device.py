@@ -324,8 +324,14 @@ def test_rejects_period_not_multiple_of_fpga_step():
      "EmulatorParams: field 'sensor.filter_hz' = 5000.0: expected below half the FPGA rate"),
     (lambda: EmulatedDevice(params=EmulatorParams(muscle=MuscleParams(passive_shape=2000.0))),
      "EmulatedDevice: field 'muscle.passive_shape' = 2000.0: at the lever's longest reach"),
+    # True is an int in Python: StimulationSchedule took it as 1 s (both now use
+    # myotwin.scalars.is_finite_number)
+    (lambda: StimulationSchedule(onset_s=True),
+     "stimulation: field 'onset_s' = True: expected a finite number >= 0"),
+    (lambda: MuscleParams(L0_m=True), "MuscleParams: field 'L0_m' = True: expected a finite"),
 ], ids=["passive_overflow", "see_enabled_str", "release_decay_overflow", "length_filter_nyquist",
-        "force_filter_nyquist", "passive_overflow_at_reach"])
+        "force_filter_nyquist", "passive_overflow_at_reach", "stimulation_bool",
+        "muscle_bool"])
 def test_emulator_parameters_that_would_fail_while_building_are_refused(build, fragment):
     """Before: OverflowError (math range error) from muscle.py and activation.py, the filter's
     message naming no field, a passive curve overflowing in the tick loop, 'no' taken as

@@ -13,25 +13,18 @@ Conventions (docs/invitro/calibration.md):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from myotwin.scalars import as_real
+from myotwin.scalars import is_finite_number
 
 
-def _require(cond: bool, field: str, value, expected: str, source: str,
-             section: str = "calibration") -> None:
+def require_field(cond: bool, field: str, value, expected: str, source: str,
+                  section: str = "calibration") -> None:
     """ValueError naming the source, section.field and value unless cond (config.py uses it
     for its sections too)."""
     if not cond:
         raise ValueError(f"{source}: field '{section}.{field}' = {value!r}: expected "
                          f"{expected}")
-
-
-def _finite_number(value) -> bool:
-    """One finite real number, not a bool (True is an int in Python): `scalars.as_real`."""
-    number = as_real(value)
-    return number is not None and math.isfinite(number)
 
 
 @dataclass(frozen=True)
@@ -64,14 +57,15 @@ class Calibration:
         s = self.source
         for name in ("lrest_m", "volts_per_strain", "volts_per_newton", "force_attenuation"):
             v = getattr(self, name)
-            _require(_finite_number(v) and v > 0, name, v, "a finite number > 0", s)
+            require_field(is_finite_number(v) and v > 0, name, v, "a finite number > 0", s)
         for name in ("length_offset_V", "length_min_V", "length_max_V", "force_zero_V"):
             v = getattr(self, name)
-            _require(_finite_number(v), name, v, "a finite number", s)
-        _require(self.length_min_V < self.length_max_V, "length_max_V", self.length_max_V,
-                 f"> length_min_V ({self.length_min_V})", s)
-        _require(self.length_min_V <= self.length_offset_V <= self.length_max_V, "length_offset_V",
-                 self.length_offset_V, f"within [{self.length_min_V}, {self.length_max_V}] V", s)
+            require_field(is_finite_number(v), name, v, "a finite number", s)
+        require_field(self.length_min_V < self.length_max_V, "length_max_V", self.length_max_V,
+                      f"> length_min_V ({self.length_min_V})", s)
+        require_field(self.length_min_V <= self.length_offset_V <= self.length_max_V,
+                      "length_offset_V", self.length_offset_V,
+                      f"within [{self.length_min_V}, {self.length_max_V}] V", s)
 
     # --- length -------------------------------------------------------------------------
     @property

@@ -14,9 +14,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from myotwin.scalars import is_integer
+from myotwin.scalars import is_finite_number, is_integer
 
-from .calibration import Calibration, _finite_number, _require
+from .calibration import Calibration, require_field
 from .safety import SafetyConfig
 
 
@@ -50,20 +50,21 @@ class LinkConfig:
 
     def __post_init__(self) -> None:
         s = self.source
-        _require(self.protocol in ("framed", "legacy"), "protocol", self.protocol,
-                 "'framed' or 'legacy'", s, "link")
+        require_field(self.protocol in ("framed", "legacy"), "protocol", self.protocol,
+                      "'framed' or 'legacy'", s, "link")
         lo, hi = PERIOD_RANGE_S
-        _require(_finite_number(self.period_s) and lo <= self.period_s <= hi, "period_s",
-                 self.period_s, f"a period between {lo:g} and {hi:g} s", s, "link")
-        _require(isinstance(self.port, str), "port", self.port, "a str", s, "link")
-        _require(is_integer(self.baudrate) and self.baudrate > 0, "baudrate", self.baudrate,
-                 "an integer > 0", s, "link")
+        require_field(is_finite_number(self.period_s) and lo <= self.period_s <= hi, "period_s",
+                      self.period_s, f"a period between {lo:g} and {hi:g} s", s, "link")
+        require_field(isinstance(self.port, str), "port", self.port, "a str", s, "link")
+        require_field(is_integer(self.baudrate) and self.baudrate > 0, "baudrate", self.baudrate,
+                      "an integer > 0", s, "link")
         for name in ("busy_poll_s", "device_spin_s"):
             v = getattr(self, name)
-            _require(_finite_number(v) and v >= 0, name, v, "a finite time >= 0 s", s, "link")
+            require_field(is_finite_number(v) and v >= 0, name, v, "a finite time >= 0 s", s,
+                          "link")
         for name in ("realtime_priority", "pin_cpus"):      # "no" would be true
             v = getattr(self, name)
-            _require(isinstance(v, bool), name, v, "true or false (a bool)", s, "link")
+            require_field(isinstance(v, bool), name, v, "true or false (a bool)", s, "link")
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,10 @@ class TrialConfig:
 
     def __post_init__(self) -> None:
         s, d = self.source, self.duration_s
-        _require(_finite_number(d) and 0 < d <= 60, "duration_s", d, "0 < duration <= 60 s", s,
-                 "trial")
-        _require(is_integer(self.seed) and self.seed >= 0, "seed", self.seed,
-                 "an integer >= 0 (numpy.random.default_rng)", s, "trial")
+        require_field(is_finite_number(d) and 0 < d <= 60, "duration_s", d,
+                      "0 < duration <= 60 s", s, "trial")
+        require_field(is_integer(self.seed) and self.seed >= 0, "seed", self.seed,
+                      "an integer >= 0 (numpy.random.default_rng)", s, "trial")
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,8 @@ import math
 from dataclasses import dataclass, fields
 from enum import Enum
 
-from myotwin.scalars import is_integer
+from myotwin.scalars import is_finite_number, is_integer
 
-from .calibration import _finite_number
 from .wire.codes import CODE_MAX, code_to_volts, volts_to_code
 
 
@@ -65,7 +64,7 @@ class SafetyConfig:
                 least = _COUNT_MINIMUM[f.name]
                 ok, expected = is_integer(v) and v >= least, f"an integer >= {least}"
             else:
-                ok = _finite_number(v) and (v >= 0 if f.name == "ramp_s" else v > 0)
+                ok = is_finite_number(v) and (v >= 0 if f.name == "ramp_s" else v > 0)
                 expected = f"a finite number {'>=' if f.name == 'ramp_s' else '>'} 0"
             if not ok:
                 raise ValueError(f"{self.source}: field 'safety.{f.name}' = {v!r}: "

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from myotwin.scalars import is_finite_number
+
 
 @dataclass(frozen=True)
 class StimulationSchedule:
@@ -23,7 +25,7 @@ class StimulationSchedule:
     def __post_init__(self) -> None:
         for name in ("onset_s", "duration_s", "frequency_hz", "pulse_width_s"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+            if not (is_finite_number(v) and v >= 0):       # True is no time (is_finite_number)
                 raise ValueError(f"stimulation: field '{name}' = {v!r}: expected a finite number >= 0")
         if self.frequency_hz > 0 and self.pulse_width_s * self.frequency_hz >= 1.0:
             raise ValueError(

@@ -11,8 +11,9 @@ All values are SI, with units in the names where a bare number would be ambiguou
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields
+
+from myotwin.scalars import is_finite_number
 
 
 #: Largest argument given to math.exp / math.expm1 (they raise OverflowError above 709.78):
@@ -23,8 +24,7 @@ EXP_ARGUMENT_MAX = 700.0
 def _check_positive(where: str, obj, names: tuple[str, ...], allow_zero: tuple[str, ...] = ()) -> None:
     for name in names:
         v = getattr(obj, name)
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-        ok = ok and (v >= 0 if name in allow_zero else v > 0)
+        ok = is_finite_number(v) and (v >= 0 if name in allow_zero else v > 0)
         if not ok:
             rel = ">= 0" if name in allow_zero else "> 0"
             raise ValueError(f"{where}: field '{name}' = {v!r}: expected a finite number {rel}")

@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from myotwin.scalars import is_finite_number
+
 GRAVITY_M_S2 = 9.81
 
 # Order of the four hinges, distal to proximal (the kinematic chain starts at the foot).
@@ -75,12 +77,8 @@ def _require(cond: bool, name: str, value, expected: str) -> None:
         raise ValueError(f"FrogSpec: field '{name}' = {value!r}: expected {expected}")
 
 
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def _check_pair(name: str, value) -> None:
-    ok = (isinstance(value, tuple) and len(value) == 2 and all(_is_number(v) for v in value)
+    ok = (isinstance(value, tuple) and len(value) == 2 and all(is_finite_number(v) for v in value)
           and value[0] < value[1])
     _require(ok, name, value, "a tuple (low, high) of finite numbers with low < high")
 
@@ -199,31 +197,33 @@ class FrogSpec:
                     "contact_dampratio", "friction", "timestep_s", "contact_sensing_m")
         for name in positive:
             v = getattr(self, name)
-            _require(_is_number(v) and v > 0, name, v, "a finite number > 0")
+            _require(is_finite_number(v) and v > 0, name, v, "a finite number > 0")
         for name in ("knee_kv_Nms_per_rad", "hip_kv_Nms_per_rad", "origin_offset_m"):
             v = getattr(self, name)
-            _require(_is_number(v) and v >= 0, name, v, "a finite number >= 0")
-        _require(_is_number(self.origin_depth_m), "origin_depth_m", self.origin_depth_m,
+            _require(is_finite_number(v) and v >= 0, name, v, "a finite number >= 0")
+        _require(is_finite_number(self.origin_depth_m), "origin_depth_m", self.origin_depth_m,
                  "a finite number")
         v = self.trunk_mass_fraction
-        _require(_is_number(v) and 0 < v <= 1, "trunk_mass_fraction", v, "a number in (0, 1]")
+        _require(is_finite_number(v) and 0 < v <= 1, "trunk_mass_fraction", v, "a number in (0, 1]")
         for name in ("insertion_fraction", "forelimb_support_position"):
             v = getattr(self, name)
-            _require(_is_number(v) and 0 <= v <= 1, name, v, "a number in [0, 1]")
+            _require(is_finite_number(v) and 0 <= v <= 1, name, v, "a number in [0, 1]")
         v = self.side_site_angle_fraction
-        _require(_is_number(v) and 0 <= v <= 1, "side_site_angle_fraction", v, "a number in [0, 1]")
+        _require(is_finite_number(v) and 0 <= v <= 1, "side_site_angle_fraction", v,
+                 "a number in [0, 1]")
         v = self.forelimb_support_fraction
-        _require(_is_number(v) and 0 <= v <= 1, "forelimb_support_fraction", v, "a number in [0, 1]")
+        _require(is_finite_number(v) and 0 <= v <= 1, "forelimb_support_fraction", v,
+                 "a number in [0, 1]")
         _require(self.side_site_factor > 1.0, "side_site_factor", self.side_site_factor,
                  "> 1 (outside the sphere)")
         for name in ("range_tmt_rad", "range_ankle_rad", "range_knee_rad", "range_hip_rad"):
             _check_pair(name, getattr(self, name))
         s = self.contact_solimp
-        ok = (isinstance(s, tuple) and len(s) == 3 and all(_is_number(x) for x in s)
+        ok = (isinstance(s, tuple) and len(s) == 3 and all(is_finite_number(x) for x in s)
               and 0 < s[0] <= s[1] < 1 and s[2] > 0)
         _require(ok, "contact_solimp", s, "(dmin, dmax, width) with 0 < dmin <= dmax < 1, width > 0")
         v = self.trunk_contact_radius_m
-        _require(v is None or (_is_number(v) and v > 0), "trunk_contact_radius_m", v,
+        _require(v is None or (is_finite_number(v) and v > 0), "trunk_contact_radius_m", v,
                  "None or a finite number > 0")
         for name in ("contact_timeconst_s", "limit_timeconst_s"):
             v = getattr(self, name)
