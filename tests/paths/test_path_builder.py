@@ -315,7 +315,7 @@ def test_public_api_speeds_and_reverse_mode(mixed):
     (lambda pb: pb.add_path("m", [SphereWrap("upper", (0, 0, 0), 0.02), Point("upper", (0, 0, 0)),
                                   Point("fore", (0, 0, 0))]), "between two fixed points"),
     (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)), SphereWrap("upper", (0, 0, 0), -1),
-                                  Point("fore", (0, 0, 0))]), "radius must be finite and > 0"),
+                                  Point("fore", (0, 0, 0))]), "radius must be > 0, got -1"),
     (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)), SphereWrap("upper", (0, 0, 0), .1),
                                   Point("fore", (0, 0, 0))], wraps=["elbow_cyl"]),
      "cannot be mixed"),

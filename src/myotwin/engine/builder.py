@@ -70,7 +70,9 @@ _INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
 
 # ---------------------------------------------------------------- NumPy validation helpers
 
-def _vector(what: str, field: str, value, n: int) -> np.ndarray:
+def vector_field(what: str, field: str, value, n: int) -> np.ndarray:
+    """value as a float array of n finite entries, or ValueError naming `what` and `field`;
+    shared with `paths.builder`."""
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -82,8 +84,10 @@ def _vector(what: str, field: str, value, n: int) -> np.ndarray:
     return arr
 
 
-def _scalar(what: str, field: str, value, *, lower: float | None = None,
-            strict: bool = False) -> float:
+def scalar_field(what: str, field: str, value, *, lower: float | None = None,
+                 strict: bool = False) -> float:
+    """value as a float, or ValueError naming `what` and `field` unless it is one finite
+    number (not a bool), > lower (`strict`) or >= lower; shared with `paths.builder`."""
     try:
         if isinstance(value, (bool, np.bool_)):     # True is an int in Python, not a value
             raise TypeError
@@ -99,7 +103,7 @@ def _scalar(what: str, field: str, value, *, lower: float | None = None,
 
 
 def _quat(what: str, field: str, value) -> np.ndarray:
-    q = _vector(what, field, value, 4)
+    q = vector_field(what, field, value, 4)
     if abs(np.linalg.norm(q) - 1.0) > _QUAT_NORM_TOL:
         raise ValueError(f"{what}: {field} must be a unit quaternion (w, x, y, z), got {value!r} "
                          f"with norm {np.linalg.norm(q):.9g}")
@@ -107,7 +111,7 @@ def _quat(what: str, field: str, value) -> np.ndarray:
 
 
 def _interval(what: str, field: str, value) -> np.ndarray:
-    lohi = _vector(what, field, value, 2)
+    lohi = vector_field(what, field, value, 2)
     if not lohi[0] < lohi[1]:
         raise ValueError(f"{what}: {field} must be (lower, upper) with lower < upper, "
                          f"got {value!r}")
@@ -212,9 +216,9 @@ class ModelBuilder:
             raise ValueError(f"{what}: integrator must be one of {_INTEGRATORS}, got "
                              f"{integrator!r}")
         self.name = name
-        self._option = _attrs(timestep=_scalar(what, "timestep_s", timestep_s, lower=0.0,
-                                               strict=True),
-                              gravity=_vector(what, "gravity", gravity, 3),
+        self._option = _attrs(timestep=scalar_field(what, "timestep_s", timestep_s, lower=0.0,
+                                                    strict=True),
+                              gravity=vector_field(what, "gravity", gravity, 3),
                               integrator=integrator)
         if not isinstance(contact, (bool, np.bool_)):
             raise ValueError(f"{what}: contact must be True or False, got {contact!r}")
@@ -259,7 +263,7 @@ class ModelBuilder:
         what = f"body {name!r}"
         self._new_name("body", name)
         parent_body = self._body(what, parent, allow_world=True)
-        attrs = _attrs(name=name, pos=_vector(what, "pos", pos, 3),
+        attrs = _attrs(name=name, pos=vector_field(what, "pos", pos, 3),
                        quat=_quat(what, "quat", quat))
         if inertia_from_geoms:
             if mass is not None or inertia is not None or inertia_quat is not None:
@@ -270,7 +274,7 @@ class ModelBuilder:
             if mass is None:
                 raise ValueError(f"{what}: mass is required (inertia is explicit; or pass "
                                  "inertia_from_geoms=True)")
-            mass = _scalar(what, "mass", mass, lower=0.0)
+            mass = scalar_field(what, "mass", mass, lower=0.0)
             if inertia is None and mass > 0.0:
                 raise ValueError(f"{what}: inertia is required for mass={mass:g} kg")
             inertia = np.zeros(3) if inertia is None else inertia
@@ -284,7 +288,7 @@ class ModelBuilder:
                 marker = self._new_name("numeric", f"{POINT_MASS_PREFIX}{name}")
                 inertia, full, inertia_quat = np.full(3, POINT_MASS_INERTIA), False, None
             inertial = _attrs(
-                pos=_vector(what, "com", com, 3),
+                pos=vector_field(what, "com", com, 3),
                 quat=None if inertia_quat is None else _quat(what, "inertia_quat", inertia_quat),
                 mass=mass, **{"fullinertia" if full else "diaginertia": np.asarray(inertia)})
             if point_mass:
@@ -334,7 +338,7 @@ class ModelBuilder:
             if not hinge_like and value != 0.0:
                 raise ValueError(f"{what}: {field} applies to hinge/slide joints only")
         if axis is not None:
-            axis = _vector(what, "axis", axis, 3)
+            axis = vector_field(what, "axis", axis, 3)
             if np.linalg.norm(axis) < 1e-9:
                 raise ValueError(f"{what}: axis {axis.tolist()} has (near) zero length")
         if range is not None:
@@ -344,13 +348,13 @@ class ModelBuilder:
                                  f"{range.tolist()}")
         attrs = _attrs(
             name=name, type=jtype.name.lower(),
-            pos=None if anchor is None else _vector(what, "anchor", anchor, 3),
+            pos=None if anchor is None else vector_field(what, "anchor", anchor, 3),
             axis=axis, limited="true" if range is not None else "false", range=range,
-            stiffness=_nonzero(_scalar(what, "stiffness", stiffness, lower=0.0)),
-            damping=_nonzero(_scalar(what, "damping", damping, lower=0.0)),
-            armature=_nonzero(_scalar(what, "armature", armature, lower=0.0)),
-            ref=_nonzero(_scalar(what, "ref", ref)),
-            springref=_nonzero(_scalar(what, "spring_ref", spring_ref)))
+            stiffness=_nonzero(scalar_field(what, "stiffness", stiffness, lower=0.0)),
+            damping=_nonzero(scalar_field(what, "damping", damping, lower=0.0)),
+            armature=_nonzero(scalar_field(what, "armature", armature, lower=0.0)),
+            ref=_nonzero(scalar_field(what, "ref", ref)),
+            springref=_nonzero(scalar_field(what, "spring_ref", spring_ref)))
         self._names["joint"].add(name)
         b.joints.append((name, jtype))
         b.elements.append(("joint", attrs))
@@ -379,11 +383,11 @@ class ModelBuilder:
                 raise ValueError(f"{what}: fromto is only for capsule/cylinder geoms")
             if pos is not None or quat is not None:
                 raise ValueError(f"{what}: give either fromto or pos/quat, not both")
-            fromto = _vector(what, "fromto", fromto, 6)
+            fromto = vector_field(what, "fromto", fromto, 6)
             if np.linalg.norm(fromto[3:] - fromto[:3]) < 1e-9:
                 raise ValueError(f"{what}: fromto end points coincide: {fromto.tolist()}")
         n_size = 1 if fromto is not None else _GEOM_SIZE[gtype]
-        size = _vector(what, "size", size, n_size)
+        size = vector_field(what, "size", size, n_size)
         if np.any(size < 0) or (gtype != GeomType.PLANE and np.any(size <= 0)):
             raise ValueError(f"{what}: size must be {'>= 0' if gtype == GeomType.PLANE else '> 0'}"
                              f", got {size.tolist()}")
@@ -393,22 +397,22 @@ class ModelBuilder:
             if not is_integer(value) or not 0 <= value < 2**31:
                 raise ValueError(f"{what}: {field} must be a non-negative int bitmask, got "
                                  f"{value!r}")
-        friction = _vector(what, "friction", friction, 3)
+        friction = vector_field(what, "friction", friction, 3)
         if np.any(friction < 0):
             raise ValueError(f"{what}: friction must be >= 0, got {friction.tolist()}")
         if (density is not None or mass is not None) and b.inertial is not None:
             raise ValueError(f"{what}: density/mass only apply to a body added with "
                              "inertia_from_geoms=True (this body's inertia is explicit)")
         if rgba is not None:
-            rgba = _vector(what, "rgba", rgba, 4)
+            rgba = vector_field(what, "rgba", rgba, 4)
         attrs = _attrs(
             name=name, type=gtype.value, size=size,
-            pos=None if pos is None else _vector(what, "pos", pos, 3),
+            pos=None if pos is None else vector_field(what, "pos", pos, 3),
             quat=None if quat is None else _quat(what, "quat", quat), fromto=fromto,
             contype=str(int(contype)), conaffinity=str(int(conaffinity)), condim=str(condim),
             friction=friction, rgba=rgba,
-            density=None if density is None else _scalar(what, "density", density, lower=0.0),
-            mass=None if mass is None else _scalar(what, "mass", mass, lower=0.0))
+            density=None if density is None else scalar_field(what, "density", density, lower=0.0),
+            mass=None if mass is None else scalar_field(what, "mass", mass, lower=0.0))
         if name is not None:
             self._names["geom"].add(name)
         b.elements.append(("geom", attrs))
@@ -421,9 +425,9 @@ class ModelBuilder:
         what = f"site {name!r}"
         b = self._body(what, body, allow_world=True)
         self._new_name("site", name)
-        attrs = _attrs(name=name, pos=_vector(what, "pos", pos, 3),
+        attrs = _attrs(name=name, pos=vector_field(what, "pos", pos, 3),
                        quat=_quat(what, "quat", quat),
-                       size=_scalar(what, "size", size, lower=0.0, strict=True))
+                       size=scalar_field(what, "size", size, lower=0.0, strict=True))
         self._names["site"].add(name)
         b.elements.append(("site", attrs))
         return name
@@ -440,7 +444,7 @@ class ModelBuilder:
                              f"{self._joint_types[joint].name.lower()} joint; joint actuators "
                              "drive hinge/slide joints only")
         self._new_name("actuator", name)
-        gear = _scalar(what, "gear", gear)
+        gear = scalar_field(what, "gear", gear)
         if gear == 0.0:
             raise ValueError(f"{what}: gear must be nonzero")
         attrs = _attrs(
@@ -468,8 +472,8 @@ class ModelBuilder:
         "<joint>_position"."""
         what = f"position servo on joint {joint!r}"
         return self._actuator("position", joint, name, gear, ctrl_range, force_range,
-                              kp=_scalar(what, "kp", kp, lower=0.0, strict=True),
-                              kv=_scalar(what, "kv", kv, lower=0.0))
+                              kp=scalar_field(what, "kp", kp, lower=0.0, strict=True),
+                              kv=scalar_field(what, "kv", kv, lower=0.0))
 
     def add_numeric(self, name: str, data) -> str:
         """MJCF `<custom><numeric name data>`: named numbers read by later stages (e.g. the
@@ -480,7 +484,7 @@ class ModelBuilder:
         if len(shape) != 1 or shape[0] == 0:
             raise ValueError(f"{what}: data must be a number or a non-empty 1-D sequence, got "
                              f"{data!r}")
-        values = _vector(what, "data", np.atleast_1d(data), shape[0])
+        values = vector_field(what, "data", np.atleast_1d(data), shape[0])
         self._names["numeric"].add(name)
         self._numerics.append(("numeric", _attrs(name=name, data=values)))
         return name

@@ -48,7 +48,7 @@ from collections.abc import Sequence
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.builder import ModelBuilder
+from myotwin.engine.builder import ModelBuilder, scalar_field, vector_field
 from myotwin.engine.model import JointType, compile_model
 from myotwin.engine.piecewise import check_polynomial, pad_polynomials
 from myotwin.scalars import is_integer
@@ -211,25 +211,13 @@ def quat_from_body_xyz(angles) -> np.ndarray:
 
 
 def _vec(what, field, value, n=3):
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}: {field} must be {n} numbers, got {value!r}") from None
-    if arr.shape != (n,) or not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what}: {field} must be {n} finite numbers, got {value!r}")
-    return arr
+    """A vector of n finite numbers (engine.builder's rule)."""
+    return vector_field(what, field, value, n)
 
 
 def _positive(what, field, value):
-    try:
-        if isinstance(value, (bool, np.bool_)):     # True is an int in Python, not a value
-            raise TypeError
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}: {field} must be a number, got {value!r}") from None
-    if not np.isfinite(x) or x <= 0.0:
-        raise ValueError(f"{what}: {field} must be finite and > 0, got {value!r}")
-    return x
+    """A length or radius: one finite number > 0, not a bool (engine.builder's rule)."""
+    return scalar_field(what, field, value, lower=0.0, strict=True)
 
 
 def _items(what: str, field: str, value) -> list:
