@@ -249,8 +249,8 @@ def test_builder_validates_ellipsoids():
     pb = PathBuilder(arm26.skeleton())
     cases = [(dict(dimensions=(0.02, 0.0, 0.01)), r"OpenSim ellipsoid 'e': dimensions must "
               r"be 3 semi-axes > 0 m, got \(0.02, 0.0, 0.01\)"),
-             (dict(dimensions=(0.02, 0.01)), r"'e': dimensions must be 3 finite numbers"),
-             (dict(dimensions=(0.02, np.nan, 0.01)), r"'e': dimensions must be 3 finite"),
+             (dict(dimensions=(0.02, 0.01)), r"'e': dimensions must have 3 entries"),
+             (dict(dimensions=(0.02, np.nan, 0.01)), r"'e': dimensions must be finite"),
              (dict(dimensions=(0.02, 0.01, 0.01), quadrant="w"), r"'e': unknown quadrant 'w'"),
              (dict(dimensions=(0.02, 0.01, 0.01), quat=(1.0, 0.0, 0.0, 0.0),
                    xyz_body_rotation=(0.0, 0.0, 0.0)), "give quat or xyz_body_rotation")]
