@@ -32,3 +32,12 @@ def is_finite_number(value) -> bool:
     """Whether value is one finite real number (`as_real`: not a bool, a string or an array)."""
     number = as_real(value)
     return number is not None and bool(np.isfinite(number))
+
+
+def as_real_pair(value) -> tuple[float, float] | None:
+    """value as two floats (lo, hi) if it is a list, tuple or 1-D array of two real numbers
+    (`as_real`), else None; for ranges and clamps, whose checks then name the argument."""
+    if not isinstance(value, (list, tuple, np.ndarray)) or len(value) != 2:
+        return None
+    lo, hi = as_real(value[0]), as_real(value[1])
+    return None if lo is None or hi is None else (lo, hi)

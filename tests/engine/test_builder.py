@@ -330,6 +330,12 @@ _ERRORS = [
      r"condim must be 1, 3, 4 or 6, got 3.0"),
     (lambda b: b.add_motor("ja", gear=True), "actuator 'ja_motor': gear must be a number, got "
      "True"),
+    # strings are not numbers, even numeric ones (float("0.5") took them before)
+    (lambda b: b.add_motor("ja", gear="2"), "actuator 'ja_motor': gear must be a number, got '2'"),
+    (lambda b: b.add_body("c", pos=("0", "0", "1"), mass=1.0, inertia=(1, 1, 1)),
+     re.escape("body 'c': pos must be 3 numbers, got ('0', '0', '1')")),
+    (lambda b: b.add_body("c", pos=(0, True, 0), mass=1.0, inertia=(1, 1, 1)),
+     re.escape("body 'c': pos must be 3 numbers, got (0, True, 0)")),
     (lambda b: b.add_site("a", "s", size=0.0), "site 's': size must be > 0"),
     (lambda b: b.add_site("nope", "s"), "site 's': unknown body 'nope'"),
     (lambda b: b.add_motor("nope"), "actuator 'nope_motor': unknown joint 'nope'"),

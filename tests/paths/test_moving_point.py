@@ -148,6 +148,8 @@ def test_generalized_force_moment_arms_follow_opensim(model):
      "the x clamp must be finite with lo <= hi"),
     (MovingPoint("fore", (FX, FY, FZ), ("elbow",) * 3, clamp=(None, None)),
      "clamp must hold three entries"),
+    (MovingPoint("fore", (FX, FY, FZ), ("elbow",) * 3, clamp=(("0", "1"), None, None)),
+     "the x clamp must be None or (lo, hi), got ('0', '1')"),
 ])
 def test_rejected_moving_points(point, message):
     b = twolink()   # its ball_body, welded to upper there, gets a ball joint here

@@ -367,7 +367,11 @@ def test_public_api_speeds_and_reverse_mode(mixed):
     *((lambda pb, r=r: pb.add_path("m", [Point("upper", (0, 0, 0)),
                                          ConditionalPoint("upper", (0, 0, 0), "elbow", r),
                                          Point("fore", (0, 0, 0))]),
-       f"range must be (lo, hi), got {r!r}") for r in [(False, True), "01"]),
+       f"range must be (lo, hi), got {r!r}") for r in [(False, True), "01", ("0", "1")]),
+    (lambda pb: pb.add_path("m", [Point("upper", (0, 0, 0)), SphereWrap("upper", (0, 0, 0), "0.02"),
+                                  Point("fore", (0, 0, 0))]), "radius must be a number, got '0.02'"),
+    (lambda pb: pb.add_path("m", [Point("upper", ("0", 0, 0)), Point("fore", (0, 0, 0))]),
+     "must be 3 numbers, got ('0', 0, 0)"),
 ])
 def test_rejected_declarations(declare, message):
     pb = mixed_builder()

@@ -43,7 +43,7 @@ import numpy as np
 from myotwin.engine.model import JointType, Model, compile_model
 from myotwin.engine.point_mass import NUMERIC_PREFIX as POINT_MASS_PREFIX
 from myotwin.engine.point_mass import STAND_IN_INERTIA_KGM2 as POINT_MASS_INERTIA
-from myotwin.scalars import is_integer
+from myotwin.scalars import as_real, is_integer
 
 WORLD = "world"
 _QUAT_NORM_TOL = 1e-6  # |‖q‖ - 1| accepted; MuJoCo normalises quaternions when compiling
@@ -71,12 +71,19 @@ _INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
 # ---------------------------------------------------------------- NumPy validation helpers
 
 def vector_field(what: str, field: str, value, n: int) -> np.ndarray:
-    """value as a float array of n finite entries, or ValueError naming `what` and `field`;
+    """value as a float array of n finite entries, or ValueError naming `what` and `field`:
+    numbers only, as `myotwin.scalars.as_real` (a string "0.1" or a bool is not a number);
     shared with `paths.builder`."""
+    entries = value if isinstance(value, (list, tuple)) else ()
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        if isinstance(value, (str, bytes)) or any(as_real(v) is None for v in entries):
+            raise TypeError
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "iuf":
+            raise TypeError
     except (TypeError, ValueError):
         raise ValueError(f"{what}: {field} must be {n} numbers, got {value!r}") from None
+    arr = arr.astype(np.float64)
     if arr.shape != (n,):
         raise ValueError(f"{what}: {field} must have {n} entries, got {value!r}")
     if not np.all(np.isfinite(arr)):
@@ -87,13 +94,11 @@ def vector_field(what: str, field: str, value, n: int) -> np.ndarray:
 def scalar_field(what: str, field: str, value, *, lower: float | None = None,
                  strict: bool = False) -> float:
     """value as a float, or ValueError naming `what` and `field` unless it is one finite
-    number (not a bool), > lower (`strict`) or >= lower; shared with `paths.builder`."""
-    try:
-        if isinstance(value, (bool, np.bool_)):     # True is an int in Python, not a value
-            raise TypeError
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}: {field} must be a number, got {value!r}") from None
+    number (`myotwin.scalars.as_real`: not a bool, a string or an array), > lower
+    (`strict`) or >= lower; shared with `paths.builder`."""
+    x = as_real(value)      # not a bool (True is an int in Python), a string or an array
+    if x is None:
+        raise ValueError(f"{what}: {field} must be a number, got {value!r}")
     if not np.isfinite(x):
         raise ValueError(f"{what}: {field} must be finite, got {value!r}")
     if lower is not None and (x <= lower if strict else x < lower):

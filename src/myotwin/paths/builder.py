@@ -51,7 +51,7 @@ import numpy as np
 from myotwin.engine.builder import ModelBuilder, scalar_field, vector_field
 from myotwin.engine.model import JointType, compile_model
 from myotwin.engine.piecewise import check_polynomial, pad_polynomials
-from myotwin.scalars import is_integer
+from myotwin.scalars import as_real_pair, is_integer
 from myotwin.paths.conditional import validate_range
 from myotwin.paths.opensim_composite import CompositePaths
 from myotwin.paths.opensim_path import (WRAP_CYLINDER, WRAP_ELLIPSOID, WRAP_OBSTACLE,
@@ -129,11 +129,11 @@ def _moving_point(what: str, el: MovingPoint):
         if rng is None:
             rows.append((-np.inf, np.inf))
             continue
-        try:
-            lo, hi = (float(v) for v in rng)
-        except (TypeError, ValueError):
+        bounds = as_real_pair(rng)                  # not bools or strings
+        if bounds is None:
             raise ValueError(f"{what}: the {axis} clamp must be None or (lo, hi), got "
-                             f"{rng!r}") from None
+                             f"{rng!r}")
+        lo, hi = bounds
         if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
             raise ValueError(f"{what}: the {axis} clamp must be finite with lo <= hi, got "
                              f"{rng!r}")

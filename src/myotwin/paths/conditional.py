@@ -23,6 +23,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.scalars import as_real_pair
+
 #: OpenSim ConditionalPathPoint::isActive slack on both range ends (coordinate units).
 RANGE_SLACK = 1e-5
 
@@ -58,13 +60,10 @@ def validate_range(what: str, joint: str | None, value_range) -> tuple[float, fl
     if joint is None or (isinstance(joint, str) and not joint):
         raise ValueError(f"{what}: a conditional via point needs a coordinate (the name of a "
                          f"hinge or slide joint) for its range {value_range!r}")
-    try:
-        lo, hi = value_range if not isinstance(value_range, (str, bytes)) else (None, None)
-        if isinstance(lo, (bool, np.bool_)) or isinstance(hi, (bool, np.bool_)):
-            raise TypeError                         # True is an int in Python, not a value
-        lo, hi = float(lo), float(hi)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}: range must be (lo, hi), got {value_range!r}") from None
+    bounds = as_real_pair(value_range)              # not bools or strings
+    if bounds is None:
+        raise ValueError(f"{what}: range must be (lo, hi), got {value_range!r}")
+    lo, hi = bounds
     if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
         raise ValueError(f"{what}: range must be finite with lo <= hi, got {value_range!r}")
     return lo, hi
