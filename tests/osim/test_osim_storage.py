@@ -86,6 +86,9 @@ def test_bad_files_are_named_with_line_and_value(tmp_path, text, message):
     (("time", "a"), "n", "", np.zeros((2, 2, 2)), "rows have shape (2, 2, 2), expected (k, 2)"),
     (("time", "a"), "n", "", [["0", "x"]], "rows must be numbers"),
     (("time", "a"), "n", "", [[1.0, 1.0], [0.5, 1.0]], "time decreases at row 2 (1.0 -> 0.5)"),
+    (("time", "a"), "n", "", [[0.0, 1.0], [np.nan, 1.0]], "row 2 is [nan, 1.0]: times must be "
+     "finite and values finite or NaN (missing)"),
+    (("time", "a"), "n", "", [[0.0, -np.inf]], "row 1 is [0.0, -inf]: times must be finite"),
 ])
 def test_writer_refuses_what_the_reader_would_not_read(tmp_path, labels, name, comment, rows,
                                                        message):
@@ -103,6 +106,31 @@ def test_writer_refuses_a_time_before_the_last_row_written(tmp_path):
         with pytest.raises(ValueError, match=r"out.sto: time decreases at row 3 \(1.0 -> 0.5\)"):
             w.write_rows([[0.5, 1.0]])
     assert read_storage(tmp_path / "out.sto").data.shape == (2, 2)
+
+
+def test_a_missing_value_is_written_as_nan_and_read_back_only_when_asked(tmp_path):
+    """IK's marker errors are NaN at a frame without markers (osim.inverse_kinematics
+    .marker_errors): the writer writes NaN, and read_storage reads it with allow_nan=True; by
+    default it refuses the row, saying how to read it."""
+    path = tmp_path / "errors.sto"
+    with StorageWriter(path, "Model Marker Errors from IK", ("time", "rms", "max")) as w:
+        w.write_rows([[0.0, 0.01, 0.02], [0.01, np.nan, np.nan]])
+    with pytest.raises(StorageError, match=re.escape(
+            "errors.sto, line 9: non-finite value in ['0.01', 'nan', 'nan'] (NaN marks a "
+            "missing value: read_storage(..., allow_nan=True) reads it)")):
+        read_storage(path)
+    table = read_storage(path, allow_nan=True)
+    np.testing.assert_array_equal(table.data, [[0.0, 0.01, 0.02], [0.01, np.nan, np.nan]])
+    with pytest.raises(ValueError, match="allow_nan must be True or False, got 'yes'"):
+        read_storage(path, allow_nan="yes")
+
+
+def test_a_nan_time_is_refused_even_with_allow_nan(tmp_path):
+    path = tmp_path / "t.sto"
+    path.write_text("t\nendheader\ntime\ta\n0.0\t1.0\nnan\t2.0\n")
+    with pytest.raises(StorageError, match=r"t.sto, line 5: non-finite value in \['nan', "
+                                           r"'2.0'\]$"):
+        read_storage(path, allow_nan=True)
 
 
 @pytest.mark.parametrize("head", ["states\n", ""])

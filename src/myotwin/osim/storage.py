@@ -10,7 +10,8 @@ knowledge). Errors name the file, the line and the value (`StorageError`, a Valu
 
 Writing streams: `StorageWriter` writes the header with the row count left blank-padded and
 fills it in at `close`, so a crash leaves every row written so far readable (nRows then reads
-as the number of rows at the last `flush`).
+as the number of rows at the last `flush`). A value may be NaN (missing; `read_storage`
+reads it back when asked, `allow_nan`), a time may not, and nothing may be infinite.
 """
 
 from __future__ import annotations
@@ -57,8 +58,12 @@ class Storage:
         return self.data[:, self.labels.index(label)]
 
 
-def read_storage(path) -> Storage:
-    """The table in the OpenSim storage file `path` (module docstring)."""
+def read_storage(path, *, allow_nan: bool = False) -> Storage:
+    """The table in the OpenSim storage file `path` (module docstring). Every value must be
+    finite, except that allow_nan=True reads NaN (a missing value, as `StorageWriter` writes
+    it, e.g. in IK's marker errors at a frame without markers) outside the time column."""
+    if not isinstance(allow_nan, (bool, np.bool_)):
+        raise ValueError(f"read_storage: allow_nan must be True or False, got {allow_nan!r}")
     path = Path(path)
     where = path.name
     try:
@@ -102,8 +107,12 @@ def read_storage(path) -> Storage:
         except ValueError:
             bad = next(x for x in fields if not is_number(x))
             raise StorageError(f"{where}, line {k + 1}: {bad!r} is not a number") from None
-        if not all(math.isfinite(x) for x in row):
-            raise StorageError(f"{where}, line {k + 1}: non-finite value in {fields}")
+        if not all(math.isfinite(x) or (allow_nan and math.isnan(x) and i > 0)
+                   for i, x in enumerate(row)):
+            only_missing = math.isfinite(row[0]) and not any(math.isinf(x) for x in row)
+            hint = (" (NaN marks a missing value: read_storage(..., allow_nan=True) reads it)"
+                    if only_missing and not allow_nan else "")
+            raise StorageError(f"{where}, line {k + 1}: non-finite value in {fields}{hint}")
         rows.append(row)
     data = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(labels))
     _check_count(where, header, "nRows", data.shape[0])
@@ -198,6 +207,10 @@ class StorageWriter:
         if rows.ndim != 2 or rows.shape[1] != len(self.labels):
             raise ValueError(f"{self.path.name}: rows have shape {rows.shape}, expected (k, "
                              f"{len(self.labels)}) (one value per column)")
+        if not np.all(np.isfinite(rows[:, 0])) or np.any(np.isinf(rows)):
+            k = int(np.argmax(~np.isfinite(rows[:, 0]) | np.any(np.isinf(rows), axis=1)))
+            raise ValueError(f"{self.path.name}: row {self.rows + k + 1} is {rows[k].tolist()}: "
+                             "times must be finite and values finite or NaN (missing)")
         times = np.concatenate([[self._last_time], rows[:, 0]])
         if np.any(np.diff(times) < 0.0):
             k = int(np.argmax(np.diff(times) < 0.0))
