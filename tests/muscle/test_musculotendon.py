@@ -271,6 +271,15 @@ def test_equilibrium_reports_failure_for_a_slack_musculotendon():
      r"unknown parameters \['bogus'\] of the Millard curve 'fiber_force_length'; it takes"),
     ({"min_fiber_length_m": [0.01, -0.01]}, "muscle 'm1': min_fiber_length_m must be >= 0"),
     ({"min_fiber_length_m": float("inf")}, "min_fiber_length_m"),
+    # numbers only: True was taken as 1.0, "0.1" as 0.1, a dict failed inside float()
+    ({"max_isometric_force_N": True}, "muscle 'm0': max_isometric_force_N must be a number, "
+                                      "got True"),
+    ({"optimal_fiber_length_m": [0.1, "0.1"]},
+     "muscle 'm1': optimal_fiber_length_m must be a number, got '0.1'"),
+    ({"tau_act_s": "0.01"}, "muscle 'm0': tau_act_s must be a number, got '0.01'"),
+    ({"fiber_damping": [0.1, None]}, "muscle 'm1': fiber_damping must be a number, got None"),
+    ({"max_isometric_force_N": {"f": 1.0}}, r"muscle 'm0': max_isometric_force_N must be a "
+                                            r"number, got \{'f': 1.0\}"),
 ])
 def test_bad_muscle_parameters_are_rejected(kwargs, fragment):
     args = dict(names=["m0", "m1"], curves="millard2012", tendon="damped_fiber_length",

@@ -45,6 +45,7 @@ from myotwin.muscle.degroote2016 import DeGrooteCurves
 from myotwin.muscle.millard2012 import MillardCurves
 from myotwin.muscle.mujoco_muscle import MuJoCoCurves
 from myotwin.muscle.thelen2003 import ThelenCurves
+from myotwin.scalars import as_real
 
 
 class TendonModel(enum.Enum):
@@ -135,18 +136,24 @@ class MuscleParameterError(ValueError):
 
 
 def _per_muscle(value, names: Sequence[str], field: str, finite: bool = True) -> np.ndarray:
-    """(n,) values of `field` from a scalar or n values; finite (or, with finite=False, not
-    NaN: +-inf allowed), else ValueError naming the muscle."""
-    arr = np.asarray(value, dtype=float)
-    if arr.ndim == 0:
-        arr = np.full(len(names), float(arr))
-    if arr.shape != (len(names),):
+    """(n,) values of `field` from a scalar or n values, each one number (`as_real`: a bool
+    or a string is refused, not converted) and finite (or, with finite=False, not NaN: +-inf
+    allowed), else ValueError naming the muscle."""
+    entries = np.asarray(value, dtype=object)
+    if entries.ndim == 0:
+        entries = np.full(len(names), entries.item(), dtype=object)
+    if entries.shape != (len(names),):
         raise ValueError(f"{field}: expected a scalar or {len(names)} values (one per muscle), "
-                         f"got shape {arr.shape}")
-    for name, v in zip(names, arr):
+                         f"got shape {entries.shape}")
+    arr = np.empty(len(names))
+    for i, (name, entry) in enumerate(zip(names, entries)):
+        v = as_real(entry)
+        if v is None:
+            raise MuscleParameterError(name, field, f"must be a number, got {entry!r}")
         if not math.isfinite(v) if finite else math.isnan(v):
             raise MuscleParameterError(
                 name, field, f"must be {'finite' if finite else 'a number or +-inf'}, got {v}")
+        arr[i] = v
     return arr
 
 
