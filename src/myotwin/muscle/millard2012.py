@@ -32,6 +32,7 @@ import numpy as np
 
 from myotwin.muscle import bezier
 from myotwin.muscle.bezier import BezierCurve
+from myotwin.scalars import as_real
 
 _ROOT_EPS = math.sqrt(np.finfo(float).eps)
 
@@ -318,10 +319,17 @@ def millard_curves(tendon_strain_at_one_norm_force=0.049, passive_strain_at_one_
         if not isinstance(values, Mapping):
             raise ValueError(f"{where}: Millard curve parameters {group!r} must be a dict of "
                              f"that curve's parameters, got {values!r}")
-        allowed = set(inspect.signature(builders[group]).parameters) - {"where"}
+        parameters = inspect.signature(builders[group]).parameters
+        allowed = set(parameters) - {"where"}
         if set(values) - allowed:
             raise ValueError(f"{where}: unknown parameters {sorted(set(values) - allowed)} of "
                              f"the Millard curve {group!r}; it takes {sorted(allowed)}")
+        for key, value in values.items():    # a tracer is not checked (gradients)
+            if value is None and parameters[key].default is None:
+                continue                     # the builder's own "not given"
+            if not isinstance(value, jax.core.Tracer) and as_real(value) is None:
+                raise ValueError(f"{where}: Millard curve parameter {group}.{key} must be a "
+                                 f"number, got {value!r}")
     p = {k: dict(v) for k, v in curve_parameters.items()}
     fpe = {"strain_at_one_norm_force": passive_strain_at_one_norm_force,
            **p.get("fiber_force_length", {})}
