@@ -225,6 +225,30 @@ def test_mass_points_must_be_a_positive_integer(tmp_path, mass_points):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("keywords, message", [
+    # numbers only: True ran as 1.0 and "0.5" as 0.5, None failed inside float()
+    ({"excitation": True}, "excitation must be one number or name -> number, got True"),
+    ({"excitation": "0.5"}, "excitation must be one number or name -> number, got '0.5'"),
+    ({"excitation": {"BRA": None}}, "excitation of 'BRA' must be a number, got None"),
+    ({"activation0": {"BRA": True}}, "initial activation of 'BRA' must be a number, got True"),
+    ({"muscle_mass_kg": "0.1"}, "muscle mass must be one number or name -> number, got '0.1'"),
+    ({"q0": {"r_elbow_flex": "0.3"}}, "initial q of 'r_elbow_flex' must be a number, got '0.3'"),
+    ({"q0": [0.3]}, "initial q must be joint name -> value, got [0.3]"),   # AttributeError
+    ({"chunk_steps": 0}, "chunk_steps must be a positive integer, got 0"),   # looped forever
+    ({"chunk_steps": 2.5}, "chunk_steps must be a positive integer, got 2.5"),
+    ({"disable_contact": "no"}, "disable_contact must be True or False, got 'no'"),
+])
+def test_bad_python_arguments_are_refused_by_name(tmp_path, keywords, message):
+    from myotwin.musculoskeletal.mjcf_forward import forward
+
+    _need(ELBOW1)
+    with pytest.raises(ValueError) as err:
+        forward(ELBOW1, tmp_path / "out", **{"excitation": 0.5, "duration_s": 0.002,
+                                             **keywords})
+    assert message in str(err.value)
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("content, message", [
     (None, "c.csv: no such controls file"),
     ("time_s,BRA\n", "c.csv: no rows after the header"),
