@@ -250,6 +250,39 @@ def test_bad_models_are_refused(make, message):
     assert "MJCF model" in str(err.value)
 
 
+def _paired(**keywords):
+    from myotwin.musculoskeletal import musculoskeletal_model
+
+    msm = load_mjcf(_model())
+    args = {"skeleton": msm.skeleton, "muscles": msm.muscles,
+            "paths": list(msm.muscle_path), **keywords}
+    return musculoskeletal_model(args.pop("skeleton"), args.pop("muscles"), **args)
+
+
+@pytest.mark.parametrize("call, message", [
+    # AttributeError: 'str' object has no attribute 'names' before
+    (lambda: _paired(muscles="mus"), "musculoskeletal_model: muscles must be a Muscle "
+                                     "(muscle.build_muscles or osim.build_muscles), got str"),
+    (lambda: _paired(skeleton="model.xml"), "musculoskeletal_model: expected an engine Model"),
+    # converted by float() before: True as 1, "0" as 0
+    (lambda: _paired(activation_range=[[False, True]]),
+     "activation_range of 'mus': [lo, hi] must be two numbers, got [False, True]"),
+    (lambda: _paired(activation_range=[["0", "1"]]),
+     "activation_range of 'mus': [lo, hi] must be two numbers, got ['0', '1']"),
+    (lambda: with_muscle_masses(load_mjcf(_model()), True, 3),
+     "muscle mass of 'mus' must be a number, got True"),
+    (lambda: with_muscle_masses(load_mjcf(_model()), "0.1", 3),
+     "muscle mass of 'mus' must be a number, got '0.1'"),
+    # n_points was checked only where a muscle had mass
+    (lambda: with_muscle_masses(load_mjcf(_model()), 0.0, 0),
+     "n_points must be a positive integer, got 0"),
+])
+def test_bad_pairings_and_masses_are_refused(call, message):
+    with pytest.raises(ValueError) as err:
+        call()
+    assert message in str(err.value)
+
+
 @pytest.mark.parametrize("integrator, dt_s, actrange", [
     (mujoco.mjtIntegrator.mjINT_EULER, 2e-3, "0 0.6"),
     (mujoco.mjtIntegrator.mjINT_RK4, 2e-3, "0.1 0.6"),
