@@ -130,6 +130,11 @@ def test_simulation_inputs_are_converted_and_checked():
          "simulate_implicit: qfrc_applied is not finite: entry (1,) is inf"),
         (lambda: engine.simulate(model, q, qd, "on", 0.01, 1e-3),
          "simulate: ctrl must be numbers, got 'on'"),
+        # np.asarray(float) took True as 1.0 and "0.1" as 0.1
+        (lambda: engine.simulate(model, [0.3, True, 0.1], qd, ctrl, 0.01, 1e-3),
+         "simulate: q0 must be numbers, got [0.3, True, 0.1]"),
+        (lambda: engine.simulate(model, q, ["0", "0", "0"], ctrl, 0.01, 1e-3),
+         "simulate: qd0 must be numbers, got ['0', '0', '0']"),
         (lambda: engine.simulate(mj, q, qd, ctrl, 0.01, 1e-3),
          "simulate: expected an engine Model (engine.load or engine.compile_model), got "
          "MjModel"),

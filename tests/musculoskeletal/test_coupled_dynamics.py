@@ -13,6 +13,8 @@ Oracles outside the code under test:
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import mujoco
@@ -215,6 +217,13 @@ def test_bad_input_is_rejected_with_a_message():
         with pytest.raises(ValueError, match=rf"excitation must be finite and in \[0, 1\], "
                                              rf"got {bad}"):
             ms.simulate(msm, x0, bad, 0.01, 1e-3)
+    # numbers only: True ran as 1.0, "0.5" as 0.5
+    for bad in (True, "0.5", [0.1, True, 0.0, 0.0]):
+        with pytest.raises(ValueError, match=re.escape(f"simulate: excitation must be numbers, "
+                                                       f"got {bad!r}")):
+            ms.simulate(msm, x0, bad, 0.01, 1e-3)
+    with pytest.raises(ValueError, match=r"simulate: state0.activation must be numbers"):
+        ms.simulate(msm, x0._replace(activation=[True, 0.1, 0.1, 0.1]), 0.1, 0.01, 1e-3)
     for bad in (-1, 2.5):     # JAX's broadcast_in_dim / "Shapes must be 1D sequences" before
         with pytest.raises(ValueError, match=rf"rollout: n_steps must be an integer >= 0, "
                                              rf"got {bad}"):

@@ -19,7 +19,8 @@ argument given as a list, a tuple or integers is made a float array first (`_REA
 are not checked here (NaN and inf propagate; the simulations stop at a diverged state,
 `engine/simulate.py`), except by `real_array`, which `engine.simulate`,
 `engine.simulate_implicit` and `musculoskeletal.simulate` apply to a concrete initial state
-and inputs (a NaN q0 is refused by name rather than reported as a divergence at step 0). The
+and inputs (a NaN q0 is refused by name rather than reported as a divergence at step 0; a
+bool or a string entry is refused, not converted by np.asarray). The
 engine's rollouts (`engine.rollout`, `engine.implicit_rollout`) convert their initial states
 and inputs and check their shapes, not their values (`rollout_arguments`);
 `musculoskeletal.rollout`, `musculoskeletal.adaptive_rollout` and
@@ -33,7 +34,7 @@ import inspect
 
 import numpy as np
 
-from myotwin.scalars import is_integer
+from myotwin.scalars import as_real, is_integer
 
 #: argument name -> the model's count (a `Model` attribute) that is its length
 _ENGINE = {"q": "n_q", "qd": "n_v", "qdd": "n_v", "qacc": "n_v", "qacc_smooth": "n_v",
@@ -136,6 +137,17 @@ def check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps: int | None 
                              f"({what})")
 
 
+def _numbers_only(value) -> bool:
+    """Whether value (a number, an array or nested lists) holds numbers only: np.asarray(...,
+    float) would take True as 1.0 and "0.5" as 0.5 (`myotwin.scalars.as_real` per entry of a
+    list, whose bools np.asarray([True, 0.5]) would hide)."""
+    if np.asarray(value).dtype.kind not in "iuf":
+        return False
+    if isinstance(value, (list, tuple)):
+        return all(as_real(v) is not None for v in np.asarray(value, dtype=object).ravel())
+    return True
+
+
 def real_array(function: str, name: str, value):
     """`value` as a float array; ValueError naming `function` and the argument unless it holds
     numbers, or, when it is concrete (not traced), unless every entry is finite: for the entry
@@ -146,6 +158,8 @@ def real_array(function: str, name: str, value):
     if isinstance(value, jax.core.Tracer):
         return value.astype(jnp.result_type(float))
     try:
+        if not _numbers_only(value):
+            raise TypeError
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{function}: {name} must be numbers, got {value!r}") from None

@@ -132,7 +132,7 @@ def simulate(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation
     whose state diverged (`first_diverged_step`)."""
     n = n_steps_for(duration_s, dt_s)
     integrator = _integrator(integrator)
-    u = jnp.asarray(excitation, dtype=float)
+    u = real_array("simulate", "excitation", excitation)   # numbers only: True is not 1.0
     check_excitation(u)
     state0 = MusculoskeletalState(*(real_array("simulate", f"state0.{name}", x)
                                     for name, x in zip(MusculoskeletalState._fields, state0)))
