@@ -230,6 +230,22 @@ def test_input_times_must_strictly_increase(times):
         input_table(times, np.zeros((3, 2)), np.zeros((3, 0)))
 
 
+@pytest.mark.parametrize("times, excitation, ctrl, message", [
+    # np.asarray(float) took True as 1.0 (a time, an excitation) and "0.5" as 0.5
+    ([True, 0.1], np.zeros((2, 2)), np.zeros((2, 0)),
+     "input table: times must be numbers, got [True, 0.1]"),
+    ([0.0], [["0.5", "0.5"]], np.zeros((1, 0)),
+     "input table: excitation must be numbers, got [['0.5', '0.5']]"),
+    ([0.0], [[True, 0.2]], np.zeros((1, 0)),
+     "input table: excitation must be numbers, got [[True, 0.2]]"),
+    ([0.0], [[0.2, 0.2]], None, "input table: ctrl must be numbers, got None"),
+])
+def test_input_tables_take_numbers_only(times, excitation, ctrl, message):
+    with pytest.raises(ValueError) as err:
+        input_table(times, excitation, ctrl)
+    assert str(err.value) == message
+
+
 def test_input_table_rejects_rows_that_do_not_match_its_times(ball):
     with pytest.raises(ValueError, match=r"excitation has shape \(3, 2\)"):
         input_table([0.0, 0.1], np.ones((3, 2)), np.zeros((2, 0)))

@@ -259,6 +259,13 @@ def test_bad_input_is_rejected_with_a_message():
         ms.equilibrium_state(msm, Q0, QD0, [0.1, 1.5, 0.1, 0.1])
     with pytest.raises(ValueError, match=r"equilibrium_state: qd must be finite, got \[inf, "):
         ms.equilibrium_state(msm, Q0, jnp.array([np.inf, 0.0, 0.0]), 0.1)   # "slack" before
+    # numbers only: True was activation 1.0 and "0" a coordinate 0
+    with pytest.raises(ValueError, match="equilibrium_state: activation must be numbers, got "
+                                         "True"):
+        ms.equilibrium_state(msm, Q0, QD0, True)
+    with pytest.raises(ValueError, match=re.escape("equilibrium_state: q must be numbers, got "
+                                                   "['0', 0.1, 0.2]")):
+        ms.equilibrium_state(msm, ["0", 0.1, 0.2], QD0, 0.1)
 
 
 def test_a_slack_musculotendon_has_no_equilibrium_state():

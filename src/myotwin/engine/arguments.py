@@ -34,7 +34,7 @@ import inspect
 
 import numpy as np
 
-from myotwin.scalars import as_real, is_integer
+from myotwin.scalars import holds_real_numbers, is_integer
 
 #: argument name -> the model's count (a `Model` attribute) that is its length
 _ENGINE = {"q": "n_q", "qd": "n_v", "qdd": "n_v", "qacc": "n_v", "qacc_smooth": "n_v",
@@ -137,17 +137,6 @@ def check_applied_shapes(model, qfrc_applied, xfrc_applied, n_steps: int | None 
                              f"({what})")
 
 
-def _numbers_only(value) -> bool:
-    """Whether value (a number, an array or nested lists) holds numbers only: np.asarray(...,
-    float) would take True as 1.0 and "0.5" as 0.5 (`myotwin.scalars.as_real` per entry of a
-    list, whose bools np.asarray([True, 0.5]) would hide)."""
-    if np.asarray(value).dtype.kind not in "iuf":
-        return False
-    if isinstance(value, (list, tuple)):
-        return all(as_real(v) is not None for v in np.asarray(value, dtype=object).ravel())
-    return True
-
-
 def real_array(function: str, name: str, value):
     """`value` as a float array; ValueError naming `function` and the argument unless it holds
     numbers, or, when it is concrete (not traced), unless every entry is finite: for the entry
@@ -158,7 +147,7 @@ def real_array(function: str, name: str, value):
     if isinstance(value, jax.core.Tracer):
         return value.astype(jnp.result_type(float))
     try:
-        if not _numbers_only(value):
+        if not holds_real_numbers(value):
             raise TypeError
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):

@@ -43,6 +43,7 @@ import numpy as np
 
 from myotwin.engine.adaptive import AdaptiveResult, dormand_prince
 from myotwin.engine.arguments import check_musculoskeletal_arguments
+from myotwin.scalars import holds_real_numbers
 from myotwin.engine.integrators import normalize_quaternions, qpos_derivative
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
@@ -63,6 +64,9 @@ def input_table(times_s, excitation, ctrl) -> InputTable:
     a single time (k = 1) makes the inputs constant and then also takes 1-D rows. ValueError
     for times that are not a strictly increasing 1-D array, rows that do not match them, an
     excitation that is not finite and in [0, 1] or a ctrl that is not finite."""
+    for name, values in (("times", times_s), ("excitation", excitation), ("ctrl", ctrl)):
+        if not holds_real_numbers(values):    # np.asarray(float): True 1.0, "0.5" 0.5
+            raise ValueError(f"input table: {name} must be numbers, got {values!r}")
     times_s = np.atleast_1d(np.asarray(times_s, dtype=np.float64))
     if times_s.ndim != 1 or not (np.all(np.isfinite(times_s))
                                  and np.all(np.diff(times_s) > 0)):
