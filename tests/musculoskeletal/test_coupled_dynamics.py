@@ -224,6 +224,15 @@ def test_bad_input_is_rejected_with_a_message():
             ms.simulate(msm, x0, bad, 0.01, 1e-3)
     with pytest.raises(ValueError, match=r"simulate: state0.activation must be numbers"):
         ms.simulate(msm, x0._replace(activation=[True, 0.1, 0.1, 0.1]), 0.1, 0.01, 1e-3)
+    # rollout: a string failed in JAX's argument interpretation, True ran as 1.0, a tuple
+    # state with AttributeError
+    with pytest.raises(ValueError, match="rollout: dt_s must be numbers, got '0.001'"):
+        ms.rollout(msm, x0, 0.1, "0.001", 2)
+    with pytest.raises(ValueError, match="rollout: excitation must be numbers, got True"):
+        ms.rollout(msm, x0, True, 1e-3, 2)
+    with pytest.raises(ValueError, match=r"rollout: state0 must be a MusculoskeletalState "
+                                         r"\(equilibrium_state\), got tuple"):
+        ms.rollout(msm, tuple(x0), 0.1, 1e-3, 2)
     for bad in (-1, 2.5):     # JAX's broadcast_in_dim / "Shapes must be 1D sequences" before
         with pytest.raises(ValueError, match=rf"rollout: n_steps must be an integer >= 0, "
                                              rf"got {bad}"):
