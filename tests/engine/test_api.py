@@ -92,6 +92,11 @@ def test_arrays_of_the_wrong_shape_are_named():
         (lambda: engine.kinetic_energy(msm, q, qd),
          "kinetic_energy: expected an engine Model (engine.load or engine.compile_model), got "
          "MusculoskeletalModel"),
+        # a bool was made 1.0 at trace time (a bool tracer converted to float)
+        (lambda: engine.forward_dynamics(model, q, qd, True),
+         "forward_dynamics: ctrl must be numbers, not bools"),
+        (lambda: engine.mass_matrix(model, [0.0, True, 0.0]),
+         "mass_matrix: q must be numbers, not bools"),
     ]
     for call, message in cases:
         with pytest.raises(ValueError) as err:

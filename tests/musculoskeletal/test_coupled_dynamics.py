@@ -258,6 +258,16 @@ def test_bad_input_is_rejected_with_a_message():
         ms.muscle_outputs_at(msm, x0._replace(q=jnp.zeros(4)))
     with pytest.raises(ValueError, match="rates: expected a MusculoskeletalModel"):
         ms.rates(skeleton, x0, u)
+    # and bools or a state that is not one: True was taken as 1.0 (a bool tracer made a float),
+    # a tuple failed with AttributeError ('q')
+    with pytest.raises(ValueError, match="rates: excitation must be numbers, not bools"):
+        ms.rates(msm, x0, True)
+    with pytest.raises(ValueError, match="state_derivative: state.activation must be numbers, "
+                                         "not bools"):
+        ms.state_derivative(msm, x0._replace(activation=jnp.ones(4, dtype=bool)), u)
+    with pytest.raises(ValueError, match=r"mechanical_energy: state must be a "
+                                         r"MusculoskeletalState \(equilibrium_state\), got tuple"):
+        ms.mechanical_energy(msm, tuple(x0))
     with pytest.raises(ValueError, match=r"rollout: state.q has shape \(5,\), expected \(3,\)"):
         ms.simulate(msm, x0._replace(q=jnp.zeros(5)), 0.2, 0.01, 1e-3)
     with pytest.raises(ValueError, match=r"equilibrium_state: qd has shape \(2,\), expected "
