@@ -252,6 +252,7 @@ def test_equilibrium_reports_failure_for_a_slack_musculotendon():
     ({"names": ["m0", "m0"]}, "duplicate muscle names"),
     ({"names": "BRA"}, r"names must be a sequence of muscle names, got the string 'BRA' "
                        r"\(for one muscle: \['BRA'\]\)"),     # tuple("BRA"): B, R and A
+    ({"names": None}, r"build_muscles: names must be a sequence of muscle names, got None"),
     ({"curves": "hill"}, r"curves 'hill': expected one of \['millard2012', "),
     ({"tendon": "stiff"}, r"tendon 'stiff': expected one of \["),
     ({"activation_law": "fast"}, r"activation_law 'fast': expected one of \["),

@@ -278,7 +278,11 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
     if isinstance(names, str):      # tuple("BRA") would be three muscles, B, R and A
         raise ValueError(f"build_muscles: names must be a sequence of muscle names, got the "
                          f"string {names!r} (for one muscle: [{names!r}])")
-    names = tuple(names)
+    try:
+        names = tuple(names)
+    except TypeError:               # None or a number: Python's "not iterable" named nothing
+        raise ValueError(f"build_muscles: names must be a sequence of muscle names, got "
+                         f"{names!r}") from None
     if not names:
         raise ValueError("build_muscles: at least one muscle name is required")
     for n in names:
