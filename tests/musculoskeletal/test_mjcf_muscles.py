@@ -32,6 +32,7 @@ cylinders; 1 and 2 dofs, limited joints, ctrlrange [0.001, 1]).
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import jax
 import jax.numpy as jnp
@@ -496,3 +497,23 @@ def test_linear_paths_are_validated_and_carry_no_mass_points():
         build(names[:3] + ["nope"])
     with pytest.raises(ValueError, match="linear paths present"):
         build(names, coupling="opensim")
+    # checked: a wrong width failed inside a JAX dot at the first evaluation, a dict with
+    # AttributeError ('names'); the builder took a string as names, bools and unequal rows
+    from myotwin.musculoskeletal.linear_paths import linear_paths
+
+    narrow = linear_paths(np.asarray(msm.linear_paths.coef_q)[:, :1],
+                          np.asarray(msm.linear_paths.coef_v), msm.linear_paths.names)
+    with pytest.raises(ValueError, match=re.escape(
+            "musculoskeletal_model: linear_paths.coef_q has shape (3, 1), expected (3, 2) (the "
+            "skeleton's n_q = 2)")):
+        musculoskeletal_model(msm.skeleton, msm.muscles, paths=names, linear_paths=narrow)
+    with pytest.raises(ValueError, match="linear_paths must be a LinearPaths"):
+        musculoskeletal_model(msm.skeleton, msm.muscles, paths=names, linear_paths={"a": 1})
+    for args, message in (
+            ((np.zeros((2, 3)), np.zeros((2, 3)), "ab"),
+             "linear_paths: names must be a sequence of strings, got 'ab'"),
+            (([[True]], [[1.0]], ["a"]), "linear_paths: coef_q must be numbers, got [[True]]"),
+            ((np.zeros((2, 3)), np.zeros((1, 3)), ["a", "b"]),
+             "linear_paths: coef_v has shape (1, 3), expected (2, n), one row per name")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            linear_paths(*args)

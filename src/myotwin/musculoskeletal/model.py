@@ -139,6 +139,8 @@ def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] 
     if not isinstance(muscles, Muscle):
         raise ValueError(f"musculoskeletal_model: muscles must be a Muscle (muscle.build_muscles "
                          f"or osim.build_muscles), got {type(muscles).__name__}")
+    if linear_paths is not None:
+        _check_linear_paths(linear_paths, skeleton)
     spatial = getattr(skeleton, "paths", None)
     if spatial is None and linear_paths is None:
         raise ValueError("musculoskeletal_model: the skeleton has no musculotendon paths (no "
@@ -181,6 +183,22 @@ def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] 
                                 _activation_range(activation_range, names), linear_paths,
                                 tuple(p for p, _ in index), coupling,
                                 tuple(k for _, k in index))
+
+
+def _check_linear_paths(paths, skeleton) -> None:
+    """ValueError unless `paths` is a `LinearPaths` whose coefficients span the skeleton's
+    n_q and n_v (a wrong width failed inside a JAX dot at the first evaluation)."""
+    from myotwin.musculoskeletal.linear_paths import LinearPaths
+
+    if not isinstance(paths, LinearPaths):
+        raise ValueError(f"musculoskeletal_model: linear_paths must be a LinearPaths "
+                         f"(linear_paths.linear_paths), got {type(paths).__name__}")
+    for what, coef, n in (("coef_q", paths.coef_q, skeleton.n_q),
+                          ("coef_v", paths.coef_v, skeleton.n_v)):
+        if tuple(coef.shape) != (paths.n_paths, n):
+            raise ValueError(f"musculoskeletal_model: linear_paths.{what} has shape "
+                             f"{tuple(coef.shape)}, expected ({paths.n_paths}, {n}) (the "
+                             f"skeleton's n_{what[-1]} = {n})")
 
 
 def _activation_range(bounds, names):
