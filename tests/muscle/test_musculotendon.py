@@ -313,3 +313,11 @@ def test_state_and_model_mismatches_are_rejected():
         muscle_outputs(_degroote(), 1.0, 0.3, 0.0, jnp.array([0.5]))
     with pytest.raises(ValueError, match=r"mt_length_m has shape \(4,\)"):
         equilibrium(_degroote(), 1.0, jnp.full(4, 0.3), 0.0)
+    # numbers only: True was activation 1.0 and "0.3" a length of 0.3 m, also under jit
+    with pytest.raises(ValueError, match="activation must be numbers, got True"):
+        muscle_outputs(_degroote(), True, 0.3, 0.0, 0.5)
+    with pytest.raises(ValueError, match="mt_length_m must be numbers, got '0.3'"):
+        equilibrium(_degroote(), 0.5, "0.3", 0.0)
+    m = _degroote()
+    with pytest.raises(ValueError, match="activation must be numbers, got a bool array"):
+        jax.jit(lambda a: tendon_force(m, a, 0.3, 0.0, 0.5))(True)
