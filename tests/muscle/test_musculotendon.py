@@ -271,11 +271,9 @@ def test_equilibrium_reports_failure_for_a_slack_musculotendon():
     ({"millard_curve_parameters": {"fiber_force_length": {"bogus": 1.0}}},
      r"unknown parameters \['bogus'\] of the Millard curve 'fiber_force_length'; it takes"),
     ({"millard_curve_parameters": {"force_velocity": {"isometric_slope": "5"}}},   # was 5.0
-     r"muscle 'm0': Millard curve parameter force_velocity.isometric_slope must be a number, "
-     r"got '5'"),
+     r"muscle 'm0'.force_velocity: isometric_slope must be a number, got '5'"),
     ({"millard_curve_parameters": {"fiber_force_length": {"curviness": True}}},
-     r"muscle 'm0': Millard curve parameter fiber_force_length.curviness must be a number, "
-     r"got True"),
+     r"muscle 'm0'.fiber_force_length: curviness must be a number, got True"),
     ({"min_fiber_length_m": [0.01, -0.01]}, "muscle 'm1': min_fiber_length_m must be >= 0"),
     ({"min_fiber_length_m": float("inf")}, "min_fiber_length_m"),
     # numbers only: True was taken as 1.0, "0.1" as 0.1, a dict failed inside float()
