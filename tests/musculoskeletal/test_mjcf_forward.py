@@ -203,6 +203,10 @@ def test_a_run_past_mujocos_bound_of_an_unstable_simulation_stops(tmp_path):
      "muscle mass of 'BRA' must be >= 0 kg, got -1.0"),
     (["--excitation", "1", "--ctrl", "motor=1"], "ctrl: no such name 'motor'"),
     (["--excitation", "BRA=0.2", "BRA=0.9"], "BRA is given twice (BRA=0.2 and BRA=0.9)"),
+    # float() read "0_5" as 5 (rad) and "0_0" as 0
+    (["--excitation", "1", "--initial-q", "r_elbow_flex=0_5"],
+     "--initial-q: '0_5' (for r_elbow_flex) is not a number"),
+    (["--excitation", "0_0"], "--excitation: '0_0' is not a number"),
 ])
 def test_bad_input_is_one_line_naming_the_field(tmp_path, capsys, args, message):
     _need(ELBOW1)
@@ -258,6 +262,7 @@ def test_bad_python_arguments_are_refused_by_name(tmp_path, keywords, message):
     ("time_s,BRA\n0,x\n", "c.csv: row 2, column 'BRA': 'x' is not a number"),
     ("\ufefftime_s,BRA\n0,y\n", "c.csv: row 2, column 'BRA': 'y' is not a number"),  # BOM
     ("time_s,BRA\n0,nan\n", "c.csv: row 2, column 'BRA': 'nan' is not finite"),
+    ("time_s,BRA\n0,1\n1_0,1\n", "c.csv: row 3, column 'time_s': '1_0' is not a number"),
     ("time_s,BRA\n0,1\n0.2,1\n0.1,1\n",
      "c.csv: row 4: time_s 0.1 does not increase (the row before: 0.2)"),
     ("time_s,BRA,knee\n0,1,0\n", "c.csv: column 'knee' is not an actuator of"),
