@@ -265,6 +265,10 @@ def _paired(**keywords):
     (lambda: _paired(muscles="mus"), "musculoskeletal_model: muscles must be a Muscle "
                                      "(muscle.build_muscles or osim.build_muscles), got str"),
     (lambda: _paired(skeleton="model.xml"), "musculoskeletal_model: expected an engine Model"),
+    # tuple("tt"): two paths 't' and 't' for one muscle, "2 paths for 1 muscles"
+    (lambda: _paired(paths="tt"), "musculoskeletal_model: paths must be a sequence of path "
+                                  "names or indices, got the string 'tt' (for one muscle: "
+                                  "['tt'])"),
     # converted by float() before: True as 1, "0" as 0
     (lambda: _paired(activation_range=[[False, True]]),
      "activation_range of 'mus': [lo, hi] must be two numbers, got [False, True]"),

@@ -161,6 +161,9 @@ def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] 
         raise ValueError("musculoskeletal_model: linear paths (joint or fixed-tendon muscles) "
                          "with coordinates are not supported")
     names = tuple(muscles.names)
+    if isinstance(paths, str):      # tuple("via1") would be the paths v, i, a and 1
+        raise ValueError(f"musculoskeletal_model: paths must be a sequence of path names or "
+                         f"indices, got the string {paths!r} (for one muscle: [{paths!r}])")
     given = names if paths is None else tuple(paths)
     if len(given) != len(names):
         raise ValueError(f"musculoskeletal_model: {len(given)} paths for {len(names)} muscles "
