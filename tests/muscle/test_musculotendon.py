@@ -266,6 +266,8 @@ def test_equilibrium_reports_failure_for_a_slack_musculotendon():
      "active_force_width_scale"),
     ({"millard_curve_parameters": {"fiber_force_length": {"curviness": 2.0}}},
      "must all be given"),
+    ({"millard_curve_parameters": [1]},     # dict()'s TypeError before
+     r"build_muscles: millard_curve_parameters must be a dict, got \[1\]"),
     ({"millard_curve_parameters": {"force_velocity": 1.0}},            # TypeError before
      r"muscle 'm0': Millard curve parameters 'force_velocity' must be a dict"),
     ({"millard_curve_parameters": {"fiber_force_length": {"bogus": 1.0}}},

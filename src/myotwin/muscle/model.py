@@ -209,6 +209,10 @@ def _mujoco_part(names, given: Mapping[str, object] | None) -> MuJoCoCurves:
 def _curve_part(family, names, eps_p, eps_t, active_force_width_scale,
                 millard_curve_parameters, thelen, mujoco_curve_parameters):
     """The family's curve part; options of another family are refused."""
+    for name, given in (("millard_curve_parameters", millard_curve_parameters),
+                        ("mujoco_curve_parameters", mujoco_curve_parameters)):
+        if given is not None and not isinstance(given, Mapping):   # dict([1]): a TypeError
+            raise ValueError(f"build_muscles: {name} must be a dict, got {given!r}")
     if family is not CurveFamily.MUJOCO and mujoco_curve_parameters:
         raise ValueError("mujoco_curve_parameters apply to the MuJoCo curves only")
     if family is not CurveFamily.THELEN2003:
