@@ -229,6 +229,21 @@ def test_mass_points_must_be_a_positive_integer(tmp_path, mass_points):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_non_finite_ctrl_for_every_actuator_is_named(tmp_path):
+    """(dict(ctrl) in the message raised "'float' object is not iterable" for one number)"""
+    from myotwin.musculoskeletal.mjcf_forward import forward
+
+    m = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><body><joint name="j" type="hinge"/><geom size="0.1" mass="1"/>'
+        '<site name="a" pos="0 0 0.1"/></body><site name="b" pos="0 0.2 0.2"/></worldbody>'
+        '<tendon><spatial name="t"><site site="a"/><site site="b"/></spatial></tendon>'
+        '<actuator><muscle name="mus" tendon="t" lengthrange="0.1 0.4"/>'
+        '<motor name="mot" joint="j"/></actuator></mujoco>')
+    with pytest.raises(ValueError, match="MJCF model: ctrl must be finite, got nan"):
+        forward(m, tmp_path / "out", excitation=0.5, ctrl=float("nan"), duration_s=0.004)
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("keywords, message", [
     # numbers only: True ran as 1.0 and "0.5" as 0.5, None failed inside float()
     ({"excitation": True}, "excitation must be one number or name -> number, got True"),

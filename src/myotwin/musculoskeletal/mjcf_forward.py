@@ -260,7 +260,7 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
               for a in range(m.nu) if a not in muscle_ids]
     constant_c = _constants(ctrl or {}, others, "ctrl", where)
     if not all(math.isfinite(v) for v in constant_c.values()):
-        raise ValueError(f"{where}: ctrl must be finite, got {dict(ctrl)!r}")
+        raise ValueError(f"{where}: ctrl must be finite, got {ctrl!r}")
     if table is not None:
         _check_columns(table, names, others, where)
     if integrator is None:
