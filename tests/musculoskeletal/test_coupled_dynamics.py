@@ -222,6 +222,9 @@ def test_bad_input_is_rejected_with_a_message():
         with pytest.raises(ValueError, match=re.escape(f"simulate: excitation must be numbers, "
                                                        f"got {bad!r}")):
             ms.simulate(msm, x0, bad, 0.01, 1e-3)
+    with pytest.raises(ValueError, match=r"simulate: state0 must be a MusculoskeletalState "
+                                         r"\(equilibrium_state\), got list"):   # a TypeError
+        ms.simulate(msm, [x0.q, x0.qd, x0.activation], 0.1, 0.01, 1e-3)
     with pytest.raises(ValueError, match=r"simulate: state0.activation must be numbers"):
         ms.simulate(msm, x0._replace(activation=[True, 0.1, 0.1, 0.1]), 0.1, 0.01, 1e-3)
     # rollout: a string failed in JAX's argument interpretation, True ran as 1.0, a tuple

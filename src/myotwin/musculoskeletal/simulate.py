@@ -152,6 +152,9 @@ def simulate(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation
     integrator = _integrator(integrator)
     u = real_array("simulate", "excitation", excitation)   # numbers only: True is not 1.0
     check_excitation(u)
+    if not isinstance(state0, MusculoskeletalState):   # (rebuilt field by field below)
+        raise ValueError(f"simulate: state0 must be a MusculoskeletalState "
+                         f"(equilibrium_state), got {type(state0).__name__}")
     state0 = MusculoskeletalState(*(real_array("simulate", f"state0.{name}", x)
                                     for name, x in zip(MusculoskeletalState._fields, state0)))
     ctrl = None if ctrl is None else real_array("simulate", "ctrl", ctrl)
