@@ -261,6 +261,12 @@ def test_bad_input_is_rejected_with_a_message():
         ms.muscle_outputs_at(msm, x0._replace(q=jnp.zeros(4)))
     with pytest.raises(ValueError, match="rates: expected a MusculoskeletalModel"):
         ms.rates(skeleton, x0, u)
+    # the rollouts check it before their jit (JAX's "Error interpreting argument" before)
+    with pytest.raises(ValueError, match="rollout: expected a MusculoskeletalModel"):
+        ms.simulate(skeleton, x0, 0.1, 0.01, 1e-3)
+    table = ms.input_table([0.0], [[0.1] * 4], np.zeros((1, skeleton.n_u)))
+    with pytest.raises(ValueError, match="adaptive_rollout: expected a MusculoskeletalModel"):
+        ms.adaptive_rollout(skeleton, x0, 0.0, [0.01], table, rtol=1e-6, atol=1e-6)
     # and bools or a state that is not one: True was taken as 1.0 (a bool tracer made a float),
     # a tuple failed with AttributeError ('q')
     with pytest.raises(ValueError, match="rates: excitation must be numbers, not bools"):

@@ -278,6 +278,9 @@ def _paired(**keywords):
      "muscle mass of 'mus' must be a number, got True"),
     (lambda: with_muscle_masses(load_mjcf(_model()), "0.1", 3),
      "muscle mass of 'mus' must be a number, got '0.1'"),
+    (lambda: with_muscle_masses("model.xml", 0.1, 3),      # AttributeError ('n_muscles')
+     "with_muscle_masses: expected a MusculoskeletalModel (musculoskeletal_model or "
+     "load_mjcf), got str"),
     # n_points was checked only where a muscle had mass
     (lambda: with_muscle_masses(load_mjcf(_model()), 0.0, 0),
      "n_points must be a positive integer, got 0"),

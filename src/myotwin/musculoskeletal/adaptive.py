@@ -147,6 +147,11 @@ def adaptive_rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, t0
     if not isinstance(table, InputTable):
         raise ValueError(f"adaptive_rollout: table must be an InputTable (input_table), got "
                          f"{type(table).__name__}")
+    check_musculoskeletal_arguments("adaptive_rollout", msm, {"state": state0})
+    widths = (table.excitation.shape[1], table.ctrl.shape[1])
+    if widths != (msm.n_muscles, msm.skeleton.n_u):
+        raise ValueError(f"input table: {widths[0]} excitation and {widths[1]} ctrl columns "
+                         f"for {msm.n_muscles} muscles and {msm.skeleton.n_u} actuators")
     if not is_integer(max_steps) or max_steps < 1:
         raise ValueError(f"adaptive_rollout: max_steps must be an integer >= 1, got "
                          f"{max_steps!r}")
@@ -175,12 +180,7 @@ def adaptive_rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, t0
 def _adaptive_rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, t0_s, t_out_s,
                       table: InputTable, *, rtol, atol, h0_s, max_steps: int,
                       n_used) -> AdaptiveResult:
-    """`adaptive_rollout` after its checks of the values, compiled."""
-    widths = (table.excitation.shape[1], table.ctrl.shape[1])
-    if widths != (msm.n_muscles, msm.skeleton.n_u):
-        raise ValueError(f"input table: {widths[0]} excitation and {widths[1]} ctrl columns "
-                         f"for {msm.n_muscles} muscles and {msm.skeleton.n_u} actuators")
-    check_musculoskeletal_arguments("adaptive_rollout", msm, {"state": state0})
+    """`adaptive_rollout` after its checks, compiled."""
     state0 = state0._replace(activation=clamped_activation(msm, state0.activation))
     result = dormand_prince(state_rate, state0, t0_s, t_out_s, rtol=rtol, atol=atol,
                             args=(msm, table), h0_s=h0_s, max_steps=max_steps,

@@ -239,6 +239,9 @@ def with_muscle_masses(msm: MusculoskeletalModel, mass_kg, n_points: int,
     from myotwin import inertia
 
     prefix = "" if where is None else f"{where}: "
+    if not isinstance(msm, MusculoskeletalModel):
+        raise ValueError(f"{prefix}with_muscle_masses: expected a MusculoskeletalModel "
+                         f"(musculoskeletal_model or load_mjcf), got {type(msm).__name__}")
     if not is_integer(n_points) or n_points < 1:     # also where no muscle has mass
         raise ValueError(f"{prefix}n_points must be a positive integer, got {n_points!r}")
     masses = np.asarray(mass_kg, dtype=object)

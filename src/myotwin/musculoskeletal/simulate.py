@@ -94,15 +94,15 @@ def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation,
         if not (value is None and name == "ctrl" or isinstance(value, jax.core.Tracer)
                 or holds_real_numbers(value)):    # jit would refuse a string inside JAX
             raise ValueError(f"rollout: {name} must be numbers, got {value!r}")
+    check_musculoskeletal_arguments("rollout", msm, {"state": state0})   # (not a JAX error)
     return _rollout(msm, state0, excitation, dt_s, n_steps, integrator, ctrl)
 
 
 @functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
 def _rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation, dt_s,
              n_steps: int, integrator: Integrator, ctrl) -> MusculoskeletalState:
-    """`rollout` after its checks, compiled."""
+    """`rollout` after its checks (the model and the state's shapes among them), compiled."""
     step = _STEPS[_integrator(integrator)]
-    check_musculoskeletal_arguments("rollout", msm, {"state": state0})
     model = msm.skeleton
     u_steps = _per_step(excitation, n_steps, msm.n_muscles, "excitation")
     c_steps = _per_step(jnp.zeros(model.n_u) if ctrl is None else ctrl, n_steps, model.n_u,
