@@ -41,3 +41,17 @@ def as_real_pair(value) -> tuple[float, float] | None:
         return None
     lo, hi = as_real(value[0]), as_real(value[1])
     return None if lo is None or hi is None else (lo, hi)
+
+
+def holds_real_numbers(value) -> bool:
+    """Whether value (a number, an array or nested lists of them) holds real numbers only,
+    finite or not: np.asarray(value, float) would take True as 1.0 and "0.5" as 0.5 (a list
+    is checked entry by entry, `as_real`, since np.asarray([True, 0.5]) hides the bool)."""
+    try:
+        if np.asarray(value).dtype.kind not in "iuf":
+            return False
+    except (TypeError, ValueError):     # a ragged list
+        return False
+    if isinstance(value, (list, tuple)):
+        return all(as_real(v) is not None for v in np.asarray(value, dtype=object).ravel())
+    return True

@@ -92,6 +92,11 @@ def test_arrays_of_the_wrong_shape_are_named():
         (lambda: engine.kinetic_energy(msm, q, qd),
          "kinetic_energy: expected an engine Model (engine.load or engine.compile_model), got "
          "MusculoskeletalModel"),
+        # a bool was made 1.0 at trace time (a bool tracer converted to float)
+        (lambda: engine.forward_dynamics(model, q, qd, True),
+         "forward_dynamics: ctrl must be numbers, not bools"),
+        (lambda: engine.mass_matrix(model, [0.0, True, 0.0]),
+         "mass_matrix: q must be numbers, not bools"),
     ]
     for call, message in cases:
         with pytest.raises(ValueError) as err:
@@ -130,6 +135,11 @@ def test_simulation_inputs_are_converted_and_checked():
          "simulate_implicit: qfrc_applied is not finite: entry (1,) is inf"),
         (lambda: engine.simulate(model, q, qd, "on", 0.01, 1e-3),
          "simulate: ctrl must be numbers, got 'on'"),
+        # np.asarray(float) took True as 1.0 and "0.1" as 0.1
+        (lambda: engine.simulate(model, [0.3, True, 0.1], qd, ctrl, 0.01, 1e-3),
+         "simulate: q0 must be numbers, got [0.3, True, 0.1]"),
+        (lambda: engine.simulate(model, q, ["0", "0", "0"], ctrl, 0.01, 1e-3),
+         "simulate: qd0 must be numbers, got ['0', '0', '0']"),
         (lambda: engine.simulate(mj, q, qd, ctrl, 0.01, 1e-3),
          "simulate: expected an engine Model (engine.load or engine.compile_model), got "
          "MjModel"),

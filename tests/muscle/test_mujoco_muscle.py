@@ -167,6 +167,8 @@ def test_the_muscle_with_mujoco_curves_is_mujocos_force():
      "apply to the MuJoCo curves only"),
     ({"curves": "degroote2016", "tendon": "rigid", "min_excitation": 0.1},
      "apply to the MuJoCo law only"),
+    ({"mujoco_curve_parameters": {"lmin": True}}, "muscle 'm': lmin must be a number, got True"),
+    ({"max_excitation": "1"}, "muscle 'm': max_excitation must be a number, got '1'"),
 ])
 def test_bad_mujoco_muscles_are_refused(kwargs, message):
     args = dict(curves="mujoco", tendon="rigid", max_isometric_force_N=100.0,

@@ -98,10 +98,19 @@ def test_degroote_default_law_blends_both_time_constants():
     assert np.all((rate > lo) & (rate < hi)), (rate, lo, hi)
 
 
-def test_bad_activation_parameters_are_rejected():
-    with pytest.raises(ValueError, match="tau_act_s"):
-        activation_dynamics(ActivationLaw.MILLARD2012, tau_act_s=0.0)
-    with pytest.raises(ValueError, match="min_activation"):
-        activation_dynamics(ActivationLaw.MILLARD2012, min_activation=1.0)
-    with pytest.raises(ValueError, match="smoothing"):
-        activation_dynamics(ActivationLaw.DEGROOTE2016, smoothing=-1.0)
+@pytest.mark.parametrize("kwargs, message", [
+    ({"tau_act_s": 0.0}, "activation: tau_act_s must be > 0"),
+    ({"min_activation": 1.0}, "activation: min_activation must be in [0, 1)"),
+    ({"law": ActivationLaw.DEGROOTE2016, "smoothing": -1.0}, "activation: smoothing must be > 0"),
+    # np/jnp.asarray(float) took True as 1.0 and "0.02" as 0.02; inf was a frozen activation
+    ({"tau_act_s": True}, "activation: tau_act_s must be numbers, got True"),
+    ({"tau_deact_s": "0.02"}, "activation: tau_deact_s must be numbers, got '0.02'"),
+    ({"tau_act_s": float("inf")}, "activation: tau_act_s must be finite, got inf"),
+    ({"law": "mujoco", "max_excitation": [True]},
+     "activation: max_excitation must be numbers, got [True]"),
+    ({"law": "fast"}, "activation: law 'fast': expected one of ['millard2012', "),  # bare Enum
+])
+def test_bad_activation_parameters_are_rejected(kwargs, message):
+    with pytest.raises(ValueError) as err:
+        activation_dynamics(**kwargs)
+    assert message in str(err.value)

@@ -222,6 +222,15 @@ def test_millard_gradient_wrt_control_points_matches_central_differences():
     (ml.tendon_force_length_curve, {"strain_at_one_norm_force": 0.0}, "strain_at_one_norm"),
     (ml.tendon_force_length_curve, {"stiffness_at_one_norm_force": 30.0,
                                     "norm_force_at_toe_end": 0.5, "curviness": 1.5}, "curviness"),
+    # numbers only: "5" was 5.0, True 1.0 (refused by a range, if at all), None failed in JAX
+    (ml.force_velocity_curve, {"isometric_slope": "5"},
+     "ForceVelocityCurve: isometric_slope must be a number, got '5'"),
+    (ml.active_force_length_curve, {"minimum_value": True},
+     "ActiveForceLengthCurve: minimum_value must be a number, got True"),
+    (ml.force_velocity_inverse_curve, {"isometric_slope": None},
+     "ForceVelocityInverseCurve: isometric_slope must be a number, got None"),
+    (ml.tendon_force_length_curve, {"strain_at_one_norm_force": "0.04"},
+     "TendonForceLengthCurve: strain_at_one_norm_force must be a number, got '0.04'"),
 ])
 def test_millard_bad_parameters_are_rejected(builder, kwargs, fragment):
     with pytest.raises(ValueError, match=fragment):

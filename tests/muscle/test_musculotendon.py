@@ -252,6 +252,7 @@ def test_equilibrium_reports_failure_for_a_slack_musculotendon():
     ({"names": ["m0", "m0"]}, "duplicate muscle names"),
     ({"names": "BRA"}, r"names must be a sequence of muscle names, got the string 'BRA' "
                        r"\(for one muscle: \['BRA'\]\)"),     # tuple("BRA"): B, R and A
+    ({"names": None}, r"build_muscles: names must be a sequence of muscle names, got None"),
     ({"curves": "hill"}, r"curves 'hill': expected one of \['millard2012', "),
     ({"tendon": "stiff"}, r"tendon 'stiff': expected one of \["),
     ({"activation_law": "fast"}, r"activation_law 'fast': expected one of \["),
@@ -265,12 +266,27 @@ def test_equilibrium_reports_failure_for_a_slack_musculotendon():
      "active_force_width_scale"),
     ({"millard_curve_parameters": {"fiber_force_length": {"curviness": 2.0}}},
      "must all be given"),
+    ({"millard_curve_parameters": [1]},     # dict()'s TypeError before
+     r"build_muscles: millard_curve_parameters must be a dict, got \[1\]"),
     ({"millard_curve_parameters": {"force_velocity": 1.0}},            # TypeError before
      r"muscle 'm0': Millard curve parameters 'force_velocity' must be a dict"),
     ({"millard_curve_parameters": {"fiber_force_length": {"bogus": 1.0}}},
      r"unknown parameters \['bogus'\] of the Millard curve 'fiber_force_length'; it takes"),
+    ({"millard_curve_parameters": {"force_velocity": {"isometric_slope": "5"}}},   # was 5.0
+     r"muscle 'm0'.force_velocity: isometric_slope must be a number, got '5'"),
+    ({"millard_curve_parameters": {"fiber_force_length": {"curviness": True}}},
+     r"muscle 'm0'.fiber_force_length: curviness must be a number, got True"),
     ({"min_fiber_length_m": [0.01, -0.01]}, "muscle 'm1': min_fiber_length_m must be >= 0"),
     ({"min_fiber_length_m": float("inf")}, "min_fiber_length_m"),
+    # numbers only: True was taken as 1.0, "0.1" as 0.1, a dict failed inside float()
+    ({"max_isometric_force_N": True}, "muscle 'm0': max_isometric_force_N must be a number, "
+                                      "got True"),
+    ({"optimal_fiber_length_m": [0.1, "0.1"]},
+     "muscle 'm1': optimal_fiber_length_m must be a number, got '0.1'"),
+    ({"tau_act_s": "0.01"}, "muscle 'm0': tau_act_s must be a number, got '0.01'"),
+    ({"fiber_damping": [0.1, None]}, "muscle 'm1': fiber_damping must be a number, got None"),
+    ({"max_isometric_force_N": {"f": 1.0}}, r"muscle 'm0': max_isometric_force_N must be a "
+                                            r"number, got \{'f': 1.0\}"),
 ])
 def test_bad_muscle_parameters_are_rejected(kwargs, fragment):
     args = dict(names=["m0", "m1"], curves="millard2012", tendon="damped_fiber_length",
@@ -297,3 +313,11 @@ def test_state_and_model_mismatches_are_rejected():
         muscle_outputs(_degroote(), 1.0, 0.3, 0.0, jnp.array([0.5]))
     with pytest.raises(ValueError, match=r"mt_length_m has shape \(4,\)"):
         equilibrium(_degroote(), 1.0, jnp.full(4, 0.3), 0.0)
+    # numbers only: True was activation 1.0 and "0.3" a length of 0.3 m, also under jit
+    with pytest.raises(ValueError, match="activation must be numbers, got True"):
+        muscle_outputs(_degroote(), True, 0.3, 0.0, 0.5)
+    with pytest.raises(ValueError, match="mt_length_m must be numbers, got '0.3'"):
+        equilibrium(_degroote(), 0.5, "0.3", 0.0)
+    m = _degroote()
+    with pytest.raises(ValueError, match="activation must be numbers, got a bool array"):
+        jax.jit(lambda a: tendon_force(m, a, 0.3, 0.0, 0.5))(True)

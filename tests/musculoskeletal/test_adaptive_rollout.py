@@ -230,6 +230,22 @@ def test_input_times_must_strictly_increase(times):
         input_table(times, np.zeros((3, 2)), np.zeros((3, 0)))
 
 
+@pytest.mark.parametrize("times, excitation, ctrl, message", [
+    # np.asarray(float) took True as 1.0 (a time, an excitation) and "0.5" as 0.5
+    ([True, 0.1], np.zeros((2, 2)), np.zeros((2, 0)),
+     "input table: times must be numbers, got [True, 0.1]"),
+    ([0.0], [["0.5", "0.5"]], np.zeros((1, 0)),
+     "input table: excitation must be numbers, got [['0.5', '0.5']]"),
+    ([0.0], [[True, 0.2]], np.zeros((1, 0)),
+     "input table: excitation must be numbers, got [[True, 0.2]]"),
+    ([0.0], [[0.2, 0.2]], None, "input table: ctrl must be numbers, got None"),
+])
+def test_input_tables_take_numbers_only(times, excitation, ctrl, message):
+    with pytest.raises(ValueError) as err:
+        input_table(times, excitation, ctrl)
+    assert str(err.value) == message
+
+
 def test_input_table_rejects_rows_that_do_not_match_its_times(ball):
     with pytest.raises(ValueError, match=r"excitation has shape \(3, 2\)"):
         input_table([0.0, 0.1], np.ones((3, 2)), np.zeros((2, 0)))
@@ -252,6 +268,38 @@ def test_input_table_rejects_rows_that_do_not_match_its_times(ball):
                                          r"\(2,\), expected \(1,\) \(n_muscles = 1\)"):
         adaptive_rollout(msm, x0._replace(tendon_state=jnp.zeros(2)), 0.0, jnp.array([0.1]),
                          fits, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("change, message", [
+    # all traced under its jit before: accepted, or refused inside JAX
+    ({"rtol": True}, "adaptive_rollout: rtol must be finite numbers >= 0, got True"),
+    ({"atol": -1e-6}, "adaptive_rollout: atol must be finite numbers >= 0, got -1e-06"),
+    ({"rtol": "1e-6"}, "adaptive_rollout: rtol must be finite numbers >= 0, got '1e-6'"),
+    ({"rtol": 0.0, "atol": 0.0}, "adaptive_rollout: rtol and atol are both 0"),
+    ({"max_steps": 2.5}, "adaptive_rollout: max_steps must be an integer >= 1, got 2.5"),
+    ({"max_steps": True}, "adaptive_rollout: max_steps must be an integer >= 1, got True"),
+    ({"t0_s": np.nan}, "t_out_s must be finite, strictly increasing and after t0_s = nan"),
+    ({"t_out_s": jnp.array([0.2, 0.1])}, "t_out_s must be finite, strictly increasing"),
+    ({"t0_s": "0"}, "adaptive_rollout: t0_s must be numbers, got '0'"),
+    ({"h0_s": "0.01"}, "adaptive_rollout: h0_s must be numbers, got '0.01'"),
+    ({"table": (0.0, 0.2)}, "adaptive_rollout: table must be an InputTable (input_table), got "
+                            "tuple"),
+])
+def test_bad_options_are_refused_before_compiling(ball, change, message):
+    msm, x0, table = ball
+    args = {"t0_s": 0.0, "t_out_s": jnp.array([0.1]), "table": table, "rtol": 1e-6,
+            "atol": 1e-6, **change}
+    with pytest.raises(ValueError) as err:
+        adaptive_rollout(msm, x0, args.pop("t0_s"), args.pop("t_out_s"), args.pop("table"),
+                         **args)
+    assert message in str(err.value)
+
+
+def test_output_times_may_be_a_list(ball):
+    """(a list reached the jitted rollout as a list of scalars: a TracerArrayConversionError)"""
+    msm, x0, table = ball
+    result = adaptive_rollout(msm, x0, 0.0, [0.05, 0.1], table, rtol=1e-6, atol=1e-6)
+    assert result.ys.q.shape == (2, 4) and int(result.status) == int(AdaptiveStatus.OK)
 
 
 def test_n_used_integrates_to_the_first_outputs_only(ball):

@@ -13,6 +13,8 @@ Oracles outside the code under test:
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import mujoco
@@ -215,6 +217,25 @@ def test_bad_input_is_rejected_with_a_message():
         with pytest.raises(ValueError, match=rf"excitation must be finite and in \[0, 1\], "
                                              rf"got {bad}"):
             ms.simulate(msm, x0, bad, 0.01, 1e-3)
+    # numbers only: True ran as 1.0, "0.5" as 0.5
+    for bad in (True, "0.5", [0.1, True, 0.0, 0.0]):
+        with pytest.raises(ValueError, match=re.escape(f"simulate: excitation must be numbers, "
+                                                       f"got {bad!r}")):
+            ms.simulate(msm, x0, bad, 0.01, 1e-3)
+    with pytest.raises(ValueError, match=r"simulate: state0 must be a MusculoskeletalState "
+                                         r"\(equilibrium_state\), got list"):   # a TypeError
+        ms.simulate(msm, [x0.q, x0.qd, x0.activation], 0.1, 0.01, 1e-3)
+    with pytest.raises(ValueError, match=r"simulate: state0.activation must be numbers"):
+        ms.simulate(msm, x0._replace(activation=[True, 0.1, 0.1, 0.1]), 0.1, 0.01, 1e-3)
+    # rollout: a string failed in JAX's argument interpretation, True ran as 1.0, a tuple
+    # state with AttributeError
+    with pytest.raises(ValueError, match="rollout: dt_s must be numbers, got '0.001'"):
+        ms.rollout(msm, x0, 0.1, "0.001", 2)
+    with pytest.raises(ValueError, match="rollout: excitation must be numbers, got True"):
+        ms.rollout(msm, x0, True, 1e-3, 2)
+    with pytest.raises(ValueError, match=r"rollout: state0 must be a MusculoskeletalState "
+                                         r"\(equilibrium_state\), got tuple"):
+        ms.rollout(msm, tuple(x0), 0.1, 1e-3, 2)
     for bad in (-1, 2.5):     # JAX's broadcast_in_dim / "Shapes must be 1D sequences" before
         with pytest.raises(ValueError, match=rf"rollout: n_steps must be an integer >= 0, "
                                              rf"got {bad}"):
@@ -240,6 +261,22 @@ def test_bad_input_is_rejected_with_a_message():
         ms.muscle_outputs_at(msm, x0._replace(q=jnp.zeros(4)))
     with pytest.raises(ValueError, match="rates: expected a MusculoskeletalModel"):
         ms.rates(skeleton, x0, u)
+    # the rollouts check it before their jit (JAX's "Error interpreting argument" before)
+    with pytest.raises(ValueError, match="rollout: expected a MusculoskeletalModel"):
+        ms.simulate(skeleton, x0, 0.1, 0.01, 1e-3)
+    table = ms.input_table([0.0], [[0.1] * 4], np.zeros((1, skeleton.n_u)))
+    with pytest.raises(ValueError, match="adaptive_rollout: expected a MusculoskeletalModel"):
+        ms.adaptive_rollout(skeleton, x0, 0.0, [0.01], table, rtol=1e-6, atol=1e-6)
+    # and bools or a state that is not one: True was taken as 1.0 (a bool tracer made a float),
+    # a tuple failed with AttributeError ('q')
+    with pytest.raises(ValueError, match="rates: excitation must be numbers, not bools"):
+        ms.rates(msm, x0, True)
+    with pytest.raises(ValueError, match="state_derivative: state.activation must be numbers, "
+                                         "not bools"):
+        ms.state_derivative(msm, x0._replace(activation=jnp.ones(4, dtype=bool)), u)
+    with pytest.raises(ValueError, match=r"mechanical_energy: state must be a "
+                                         r"MusculoskeletalState \(equilibrium_state\), got tuple"):
+        ms.mechanical_energy(msm, tuple(x0))
     with pytest.raises(ValueError, match=r"rollout: state.q has shape \(5,\), expected \(3,\)"):
         ms.simulate(msm, x0._replace(q=jnp.zeros(5)), 0.2, 0.01, 1e-3)
     with pytest.raises(ValueError, match=r"equilibrium_state: qd has shape \(2,\), expected "
@@ -250,6 +287,13 @@ def test_bad_input_is_rejected_with_a_message():
         ms.equilibrium_state(msm, Q0, QD0, [0.1, 1.5, 0.1, 0.1])
     with pytest.raises(ValueError, match=r"equilibrium_state: qd must be finite, got \[inf, "):
         ms.equilibrium_state(msm, Q0, jnp.array([np.inf, 0.0, 0.0]), 0.1)   # "slack" before
+    # numbers only: True was activation 1.0 and "0" a coordinate 0
+    with pytest.raises(ValueError, match="equilibrium_state: activation must be numbers, got "
+                                         "True"):
+        ms.equilibrium_state(msm, Q0, QD0, True)
+    with pytest.raises(ValueError, match=re.escape("equilibrium_state: q must be numbers, got "
+                                                   "['0', 0.1, 0.2]")):
+        ms.equilibrium_state(msm, ["0", 0.1, 0.2], QD0, 0.1)
 
 
 def test_a_slack_musculotendon_has_no_equilibrium_state():

@@ -203,6 +203,10 @@ def test_a_run_past_mujocos_bound_of_an_unstable_simulation_stops(tmp_path):
      "muscle mass of 'BRA' must be >= 0 kg, got -1.0"),
     (["--excitation", "1", "--ctrl", "motor=1"], "ctrl: no such name 'motor'"),
     (["--excitation", "BRA=0.2", "BRA=0.9"], "BRA is given twice (BRA=0.2 and BRA=0.9)"),
+    # float() read "0_5" as 5 (rad) and "0_0" as 0
+    (["--excitation", "1", "--initial-q", "r_elbow_flex=0_5"],
+     "--initial-q: '0_5' (for r_elbow_flex) is not a number"),
+    (["--excitation", "0_0"], "--excitation: '0_0' is not a number"),
 ])
 def test_bad_input_is_one_line_naming_the_field(tmp_path, capsys, args, message):
     _need(ELBOW1)
@@ -225,6 +229,45 @@ def test_mass_points_must_be_a_positive_integer(tmp_path, mass_points):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_non_finite_ctrl_for_every_actuator_is_named(tmp_path):
+    """(dict(ctrl) in the message raised "'float' object is not iterable" for one number)"""
+    from myotwin.musculoskeletal.mjcf_forward import forward
+
+    m = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><body><joint name="j" type="hinge"/><geom size="0.1" mass="1"/>'
+        '<site name="a" pos="0 0 0.1"/></body><site name="b" pos="0 0.2 0.2"/></worldbody>'
+        '<tendon><spatial name="t"><site site="a"/><site site="b"/></spatial></tendon>'
+        '<actuator><muscle name="mus" tendon="t" lengthrange="0.1 0.4"/>'
+        '<motor name="mot" joint="j"/></actuator></mujoco>')
+    with pytest.raises(ValueError, match="MJCF model: ctrl must be finite, got nan"):
+        forward(m, tmp_path / "out", excitation=0.5, ctrl=float("nan"), duration_s=0.004)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("keywords, message", [
+    # numbers only: True ran as 1.0 and "0.5" as 0.5, None failed inside float()
+    ({"excitation": True}, "excitation must be one number or name -> number, got True"),
+    ({"excitation": "0.5"}, "excitation must be one number or name -> number, got '0.5'"),
+    ({"excitation": {"BRA": None}}, "excitation of 'BRA' must be a number, got None"),
+    ({"activation0": {"BRA": True}}, "initial activation of 'BRA' must be a number, got True"),
+    ({"muscle_mass_kg": "0.1"}, "muscle mass must be one number or name -> number, got '0.1'"),
+    ({"q0": {"r_elbow_flex": "0.3"}}, "initial q of 'r_elbow_flex' must be a number, got '0.3'"),
+    ({"q0": [0.3]}, "initial q must be joint name -> value, got [0.3]"),   # AttributeError
+    ({"chunk_steps": 0}, "chunk_steps must be a positive integer, got 0"),   # looped forever
+    ({"chunk_steps": 2.5}, "chunk_steps must be a positive integer, got 2.5"),
+    ({"disable_contact": "no"}, "disable_contact must be True or False, got 'no'"),
+])
+def test_bad_python_arguments_are_refused_by_name(tmp_path, keywords, message):
+    from myotwin.musculoskeletal.mjcf_forward import forward
+
+    _need(ELBOW1)
+    with pytest.raises(ValueError) as err:
+        forward(ELBOW1, tmp_path / "out", **{"excitation": 0.5, "duration_s": 0.002,
+                                             **keywords})
+    assert message in str(err.value)
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("content, message", [
     (None, "c.csv: no such controls file"),
     ("time_s,BRA\n", "c.csv: no rows after the header"),
@@ -234,6 +277,7 @@ def test_mass_points_must_be_a_positive_integer(tmp_path, mass_points):
     ("time_s,BRA\n0,x\n", "c.csv: row 2, column 'BRA': 'x' is not a number"),
     ("\ufefftime_s,BRA\n0,y\n", "c.csv: row 2, column 'BRA': 'y' is not a number"),  # BOM
     ("time_s,BRA\n0,nan\n", "c.csv: row 2, column 'BRA': 'nan' is not finite"),
+    ("time_s,BRA\n0,1\n1_0,1\n", "c.csv: row 3, column 'time_s': '1_0' is not a number"),
     ("time_s,BRA\n0,1\n0.2,1\n0.1,1\n",
      "c.csv: row 4: time_s 0.1 does not increase (the row before: 0.2)"),
     ("time_s,BRA,knee\n0,1,0\n", "c.csv: column 'knee' is not an actuator of"),

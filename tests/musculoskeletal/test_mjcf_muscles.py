@@ -32,6 +32,7 @@ cylinders; 1 and 2 dofs, limited joints, ctrlrange [0.001, 1]).
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import jax
 import jax.numpy as jnp
@@ -250,6 +251,46 @@ def test_bad_models_are_refused(make, message):
     assert "MJCF model" in str(err.value)
 
 
+def _paired(**keywords):
+    from myotwin.musculoskeletal import musculoskeletal_model
+
+    msm = load_mjcf(_model())
+    args = {"skeleton": msm.skeleton, "muscles": msm.muscles,
+            "paths": list(msm.muscle_path), **keywords}
+    return musculoskeletal_model(args.pop("skeleton"), args.pop("muscles"), **args)
+
+
+@pytest.mark.parametrize("call, message", [
+    # AttributeError: 'str' object has no attribute 'names' before
+    (lambda: _paired(muscles="mus"), "musculoskeletal_model: muscles must be a Muscle "
+                                     "(muscle.build_muscles or osim.build_muscles), got str"),
+    (lambda: _paired(skeleton="model.xml"), "musculoskeletal_model: expected an engine Model"),
+    # tuple("tt"): two paths 't' and 't' for one muscle, "2 paths for 1 muscles"
+    (lambda: _paired(paths="tt"), "musculoskeletal_model: paths must be a sequence of path "
+                                  "names or indices, got the string 'tt' (for one muscle: "
+                                  "['tt'])"),
+    # converted by float() before: True as 1, "0" as 0
+    (lambda: _paired(activation_range=[[False, True]]),
+     "activation_range of 'mus': [lo, hi] must be two numbers, got [False, True]"),
+    (lambda: _paired(activation_range=[["0", "1"]]),
+     "activation_range of 'mus': [lo, hi] must be two numbers, got ['0', '1']"),
+    (lambda: with_muscle_masses(load_mjcf(_model()), True, 3),
+     "muscle mass of 'mus' must be a number, got True"),
+    (lambda: with_muscle_masses(load_mjcf(_model()), "0.1", 3),
+     "muscle mass of 'mus' must be a number, got '0.1'"),
+    (lambda: with_muscle_masses("model.xml", 0.1, 3),      # AttributeError ('n_muscles')
+     "with_muscle_masses: expected a MusculoskeletalModel (musculoskeletal_model or "
+     "load_mjcf), got str"),
+    # n_points was checked only where a muscle had mass
+    (lambda: with_muscle_masses(load_mjcf(_model()), 0.0, 0),
+     "n_points must be a positive integer, got 0"),
+])
+def test_bad_pairings_and_masses_are_refused(call, message):
+    with pytest.raises(ValueError) as err:
+        call()
+    assert message in str(err.value)
+
+
 @pytest.mark.parametrize("integrator, dt_s, actrange", [
     (mujoco.mjtIntegrator.mjINT_EULER, 2e-3, "0 0.6"),
     (mujoco.mjtIntegrator.mjINT_RK4, 2e-3, "0.1 0.6"),
@@ -463,3 +504,23 @@ def test_linear_paths_are_validated_and_carry_no_mass_points():
         build(names[:3] + ["nope"])
     with pytest.raises(ValueError, match="linear paths present"):
         build(names, coupling="opensim")
+    # checked: a wrong width failed inside a JAX dot at the first evaluation, a dict with
+    # AttributeError ('names'); the builder took a string as names, bools and unequal rows
+    from myotwin.musculoskeletal.linear_paths import linear_paths
+
+    narrow = linear_paths(np.asarray(msm.linear_paths.coef_q)[:, :1],
+                          np.asarray(msm.linear_paths.coef_v), msm.linear_paths.names)
+    with pytest.raises(ValueError, match=re.escape(
+            "musculoskeletal_model: linear_paths.coef_q has shape (3, 1), expected (3, 2) (the "
+            "skeleton's n_q = 2)")):
+        musculoskeletal_model(msm.skeleton, msm.muscles, paths=names, linear_paths=narrow)
+    with pytest.raises(ValueError, match="linear_paths must be a LinearPaths"):
+        musculoskeletal_model(msm.skeleton, msm.muscles, paths=names, linear_paths={"a": 1})
+    for args, message in (
+            ((np.zeros((2, 3)), np.zeros((2, 3)), "ab"),
+             "linear_paths: names must be a sequence of strings, got 'ab'"),
+            (([[True]], [[1.0]], ["a"]), "linear_paths: coef_q must be numbers, got [[True]]"),
+            ((np.zeros((2, 3)), np.zeros((1, 3)), ["a", "b"]),
+             "linear_paths: coef_v has shape (1, 3), expected (2, n), one row per name")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            linear_paths(*args)

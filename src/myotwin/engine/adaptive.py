@@ -131,7 +131,9 @@ def _rms(x: jax.Array) -> jax.Array:
     return jnp.linalg.norm(x) / np.sqrt(max(x.size, 1))
 
 
-def _check_times(t0_s, t_out_s) -> None:
+def check_times(t0_s, t_out_s) -> None:
+    """ValueError unless t0_s is a scalar and t_out_s a non-empty 1-D array, and, when both
+    are concrete, t_out_s finite and strictly increasing after a finite t0_s."""
     if jnp.ndim(t0_s) != 0 or jnp.ndim(t_out_s) != 1 or jnp.shape(t_out_s)[0] == 0:
         raise ValueError(f"t0_s must be a scalar and t_out_s a non-empty 1-D array; got shapes "
                          f"{jnp.shape(t0_s)} and {jnp.shape(t_out_s)}")
@@ -159,7 +161,7 @@ def dormand_prince(rhs: Callable, y0, t0_s, t_out_s, *, rtol, atol, args=None, h
     if not jax.config.jax_enable_x64:
         raise RuntimeError('dormand_prince needs float64: call jax.config.update('
                            '"jax_enable_x64", True) (or myotwin.configure_jax()) first')
-    _check_times(t0_s, t_out_s)
+    check_times(t0_s, t_out_s)
     f64 = jnp.float64
     y0 = jax.tree_util.tree_map(lambda x: jnp.asarray(x, f64), y0)
     y0_flat, unravel = ravel_pytree(y0)

@@ -15,11 +15,14 @@ the argument, its shape and the expected one before `fn` runs. Shapes are static
 so the check runs once per compilation and costs nothing per call; under `vmap` it sees one
 element's shape, as `fn` does. A ctrl, an excitation or an activation argument may also be a
 scalar (every actuator or muscle the same value, as broadcasting gave before). An array
-argument given as a list, a tuple or integers is made a float array first (`_REAL`). Values
+argument given as a list, a tuple or integers is made a float array first (`_REAL`); one of
+bools is refused (True is not 1.0), as is a musculoskeletal state that is not a
+`MusculoskeletalState` or holds bools. Values
 are not checked here (NaN and inf propagate; the simulations stop at a diverged state,
 `engine/simulate.py`), except by `real_array`, which `engine.simulate`,
 `engine.simulate_implicit` and `musculoskeletal.simulate` apply to a concrete initial state
-and inputs (a NaN q0 is refused by name rather than reported as a divergence at step 0). The
+and inputs (a NaN q0 is refused by name rather than reported as a divergence at step 0; a
+bool or a string entry is refused, not converted by np.asarray). The
 engine's rollouts (`engine.rollout`, `engine.implicit_rollout`) convert their initial states
 and inputs and check their shapes, not their values (`rollout_arguments`);
 `musculoskeletal.rollout`, `musculoskeletal.adaptive_rollout` and
@@ -33,7 +36,7 @@ import inspect
 
 import numpy as np
 
-from myotwin.scalars import is_integer
+from myotwin.scalars import holds_real_numbers, is_integer
 
 #: argument name -> the model's count (a `Model` attribute) that is its length
 _ENGINE = {"q": "n_q", "qd": "n_v", "qdd": "n_v", "qacc": "n_v", "qacc_smooth": "n_v",
@@ -107,6 +110,14 @@ def check_musculoskeletal_arguments(function: str, msm, arguments: dict) -> None
         arguments["c"] = msm.coordinates
     state = arguments.pop("state", None)
     if state is not None:
+        from myotwin.musculoskeletal.state import MusculoskeletalState
+
+        if not isinstance(state, MusculoskeletalState):
+            raise ValueError(f"{function}: state must be a MusculoskeletalState "
+                             f"(equilibrium_state), got {type(state).__name__}")
+        for name in MusculoskeletalState._fields:
+            if _holds_bools(getattr(state, name)):
+                raise ValueError(f"{function}: state.{name} must be numbers, not bools")
         for name in ("q", "qd"):
             _require(function, f"state.{name}", getattr(state, name),
                      *_expected(name, skeleton, arguments.get("c")))
@@ -146,6 +157,8 @@ def real_array(function: str, name: str, value):
     if isinstance(value, jax.core.Tracer):
         return value.astype(jnp.result_type(float))
     try:
+        if not holds_real_numbers(value):
+            raise TypeError
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{function}: {name} must be numbers, got {value!r}") from None
@@ -203,6 +216,16 @@ def _as_real(value):
     return value
 
 
+def _holds_bools(value) -> bool:
+    """Whether value (an array, a tracer, a bool or a list of them) holds bools: under `jit` a
+    True arrives as a bool tracer, which a float conversion would take as 1.0."""
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return any(_holds_bools(v) for v in value)
+    dtype = getattr(value, "dtype", None)
+    return isinstance(value, (bool, np.bool_)) or (dtype is not None and
+                                                   np.dtype(dtype).kind == "b")
+
+
 def checked(fn, check=check_engine_arguments):
     """fn with its array arguments made real arrays (`_REAL`) and checked against its first
     argument (the model) before it runs (module docstring). The result keeps fn's name,
@@ -217,6 +240,8 @@ def checked(fn, check=check_engine_arguments):
         except TypeError:
             return fn(*args, **kwargs)     # Python's own message for a wrong call
         for name in _REAL.intersection(bound.arguments):
+            if _holds_bools(bound.arguments[name]):    # _as_real would make True 1.0
+                raise ValueError(f"{fn.__name__}: {name} must be numbers, not bools")
             bound.arguments[name] = _as_real(bound.arguments[name])
         arguments = dict(bound.arguments)
         check(fn.__name__, arguments.pop(first), arguments)

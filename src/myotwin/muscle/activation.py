@@ -34,8 +34,10 @@ import enum
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from myotwin.muscle.mujoco_muscle import MINVAL
+from myotwin.scalars import holds_real_numbers
 
 
 class ActivationLaw(enum.Enum):
@@ -84,7 +86,19 @@ def activation_dynamics(law: ActivationLaw | str = ActivationLaw.MILLARD2012, ta
                         max_excitation=None) -> ActivationDynamics:
     """Build (and validate) one activation part; None takes OpenSim's (MuJoCo's) default for
     the law. min_excitation / max_excitation (MUJOCO only; default -inf / inf)."""
-    law = ActivationLaw(law)
+    try:
+        law = ActivationLaw(law)
+    except ValueError:
+        raise ValueError(f"{where}: law {law!r}: expected one of "
+                         f"{[k.value for k in ActivationLaw]}") from None
+    given = (("tau_act_s", tau_act_s), ("tau_deact_s", tau_deact_s),
+             ("min_activation", min_activation), ("smoothing", smoothing),
+             ("min_excitation", min_excitation), ("max_excitation", max_excitation))
+    for name, value in given:     # numbers only: True is not 1.0, nor "0.1" 0.1
+        if value is not None and not holds_real_numbers(value):
+            raise ValueError(f"{where}: {name} must be numbers, got {value!r}")
+        if value is not None and "excitation" not in name and not np.all(np.isfinite(value)):
+            raise ValueError(f"{where}: {name} must be finite, got {value!r}")
     if law is not ActivationLaw.MUJOCO and (min_excitation is not None
                                             or max_excitation is not None):
         raise ValueError(f"{where}: min_excitation / max_excitation apply to the MuJoCo law only "

@@ -32,6 +32,7 @@ import numpy as np
 
 from myotwin.muscle import bezier
 from myotwin.muscle.bezier import BezierCurve
+from myotwin.scalars import as_real
 
 _ROOT_EPS = math.sqrt(np.finfo(float).eps)
 
@@ -42,6 +43,17 @@ def _concrete(*values) -> list[float] | None:
         return [float(v) for v in values]
     except (TypeError, jax.errors.ConcretizationTypeError):
         return None
+
+
+def _numbers(where: str, optional=(), **named) -> None:
+    """ValueError naming the parameter unless each is one real number (`as_real`: True is not
+    1.0, nor "5" 5.0) or a tracer (not checked: gradients reach the parameters); None only
+    for the `optional` names (a builder's "not given")."""
+    for name, value in named.items():
+        if value is None and name in optional or isinstance(value, jax.core.Tracer):
+            continue
+        if as_real(value) is None:
+            raise ValueError(f"{where}: {name} must be a number, got {value!r}")
 
 
 def _require(cond: bool, where: str, what: str) -> None:
@@ -67,6 +79,10 @@ def active_force_length_curve(min_norm_active_fiber_length=0.4441,
 
     Five corners: foot (x0, ylow) -> ascending mid point -> shallow plateau mid point ->
     (1, 1) -> descending mid point -> (x3, ylow); shoulder half width 0.05."""
+    _numbers(where, min_norm_active_fiber_length=min_norm_active_fiber_length,
+             transition_norm_fiber_length=transition_norm_fiber_length,
+             max_norm_active_fiber_length=max_norm_active_fiber_length,
+             shallow_ascending_slope=shallow_ascending_slope, minimum_value=minimum_value)
     x0, x1, x3 = (jnp.asarray(v, dtype=float) for v in (
         min_norm_active_fiber_length, transition_norm_fiber_length, max_norm_active_fiber_length))
     ylow, dydx = jnp.asarray(minimum_value, dtype=float), jnp.asarray(shallow_ascending_slope,
@@ -138,6 +154,12 @@ def force_velocity_curve(concentric_slope_at_vmax=0.0, concentric_slope_near_vma
     """Force-velocity multiplier f_V(v~), v~ = fiber velocity / (v_max l_opt) (OpenSim
     `ForceVelocityCurve` defaults; `createFiberForceVelocityCurve`). Four corners through
     (-1, 0), (-0.9, y_nc), (0, 1), (0.9, y_ne), (1, fmax)."""
+    _numbers(where, concentric_slope_at_vmax=concentric_slope_at_vmax,
+             concentric_slope_near_vmax=concentric_slope_near_vmax,
+             isometric_slope=isometric_slope, eccentric_slope_at_vmax=eccentric_slope_at_vmax,
+             eccentric_slope_near_vmax=eccentric_slope_near_vmax,
+             max_eccentric_velocity_force_multiplier=max_eccentric_velocity_force_multiplier,
+             concentric_curviness=concentric_curviness, eccentric_curviness=eccentric_curviness)
     _check_curviness(where, concentric_curviness=concentric_curviness,
                      eccentric_curviness=eccentric_curviness)
     knots = _force_velocity_knots(concentric_slope_at_vmax, concentric_slope_near_vmax,
@@ -158,6 +180,8 @@ def force_velocity_inverse_curve(concentric_slope_at_vmax=0.1, concentric_slope_
     """v~ = f_V^-1(f) (OpenSim `ForceVelocityInverseCurve` defaults, end slopes 0.1 so that it
     is invertible): the force-velocity curve with these parameters, axes swapped. It is the
     exact inverse of `force_velocity_curve` called with the same parameters."""
+    _numbers(where, concentric_slope_at_vmax=concentric_slope_at_vmax,
+             eccentric_slope_at_vmax=eccentric_slope_at_vmax)   # (the rest: the forward's)
     tiny = np.finfo(float).eps ** 0.875   # OpenSim's SimTK::SignificantReal
     for name, v in (("concentric_slope_at_vmax", concentric_slope_at_vmax),
                     ("eccentric_slope_at_vmax", eccentric_slope_at_vmax)):
@@ -181,6 +205,11 @@ def fiber_force_length_curve(strain_at_zero_force=0.0, strain_at_one_norm_force=
     curviness 0.75 are used. Two corners (1+e0, 0, 0) -> (x_low, y_low, k_low) ->
     (1+e1, 1, k_iso), with dx = min(0.1/k_iso, 0.1 (e1 - e0)), x_low = 1 + e0 + dx,
     y_low = k_low dx / 2."""
+    _numbers(where, ("stiffness_at_low_force", "stiffness_at_one_norm_force", "curviness"),
+             strain_at_zero_force=strain_at_zero_force,
+             strain_at_one_norm_force=strain_at_one_norm_force,
+             stiffness_at_low_force=stiffness_at_low_force,
+             stiffness_at_one_norm_force=stiffness_at_one_norm_force, curviness=curviness)
     opt = (stiffness_at_low_force, stiffness_at_one_norm_force, curviness)
     if all(v is None for v in opt):
         e0 = jnp.asarray(strain_at_zero_force, dtype=float)
@@ -220,6 +249,10 @@ def tendon_force_length_curve(strain_at_one_norm_force=0.049, stiffness_at_one_n
     k_iso = 1.375/e_iso, f_toe = 2/3, curviness 0.5. Toe from (1, 0, 0) through the corner
     control knot to (x_toe, f_toe, k_iso), x_toe = 1 + e_iso - (1 - f_toe)/k_iso; linear
     beyond (so f_T(1 + e_iso) = 1 exactly)."""
+    _numbers(where, ("stiffness_at_one_norm_force", "norm_force_at_toe_end", "curviness"),
+             strain_at_one_norm_force=strain_at_one_norm_force,
+             stiffness_at_one_norm_force=stiffness_at_one_norm_force,
+             norm_force_at_toe_end=norm_force_at_toe_end, curviness=curviness)
     opt = (stiffness_at_one_norm_force, norm_force_at_toe_end, curviness)
     e_iso = jnp.asarray(strain_at_one_norm_force, dtype=float)
     if all(v is None for v in opt):

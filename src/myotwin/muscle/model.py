@@ -45,6 +45,7 @@ from myotwin.muscle.degroote2016 import DeGrooteCurves
 from myotwin.muscle.millard2012 import MillardCurves
 from myotwin.muscle.mujoco_muscle import MuJoCoCurves
 from myotwin.muscle.thelen2003 import ThelenCurves
+from myotwin.scalars import as_real
 
 
 class TendonModel(enum.Enum):
@@ -135,18 +136,24 @@ class MuscleParameterError(ValueError):
 
 
 def _per_muscle(value, names: Sequence[str], field: str, finite: bool = True) -> np.ndarray:
-    """(n,) values of `field` from a scalar or n values; finite (or, with finite=False, not
-    NaN: +-inf allowed), else ValueError naming the muscle."""
-    arr = np.asarray(value, dtype=float)
-    if arr.ndim == 0:
-        arr = np.full(len(names), float(arr))
-    if arr.shape != (len(names),):
+    """(n,) values of `field` from a scalar or n values, each one number (`as_real`: a bool
+    or a string is refused, not converted) and finite (or, with finite=False, not NaN: +-inf
+    allowed), else ValueError naming the muscle."""
+    entries = np.asarray(value, dtype=object)
+    if entries.ndim == 0:
+        entries = np.full(len(names), entries.item(), dtype=object)
+    if entries.shape != (len(names),):
         raise ValueError(f"{field}: expected a scalar or {len(names)} values (one per muscle), "
-                         f"got shape {arr.shape}")
-    for name, v in zip(names, arr):
+                         f"got shape {entries.shape}")
+    arr = np.empty(len(names))
+    for i, (name, entry) in enumerate(zip(names, entries)):
+        v = as_real(entry)
+        if v is None:
+            raise MuscleParameterError(name, field, f"must be a number, got {entry!r}")
         if not math.isfinite(v) if finite else math.isnan(v):
             raise MuscleParameterError(
                 name, field, f"must be {'finite' if finite else 'a number or +-inf'}, got {v}")
+        arr[i] = v
     return arr
 
 
@@ -202,6 +209,10 @@ def _mujoco_part(names, given: Mapping[str, object] | None) -> MuJoCoCurves:
 def _curve_part(family, names, eps_p, eps_t, active_force_width_scale,
                 millard_curve_parameters, thelen, mujoco_curve_parameters):
     """The family's curve part; options of another family are refused."""
+    for name, given in (("millard_curve_parameters", millard_curve_parameters),
+                        ("mujoco_curve_parameters", mujoco_curve_parameters)):
+        if given is not None and not isinstance(given, Mapping):   # dict([1]): a TypeError
+            raise ValueError(f"build_muscles: {name} must be a dict, got {given!r}")
     if family is not CurveFamily.MUJOCO and mujoco_curve_parameters:
         raise ValueError("mujoco_curve_parameters apply to the MuJoCo curves only")
     if family is not CurveFamily.THELEN2003:
@@ -271,7 +282,11 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
     if isinstance(names, str):      # tuple("BRA") would be three muscles, B, R and A
         raise ValueError(f"build_muscles: names must be a sequence of muscle names, got the "
                          f"string {names!r} (for one muscle: [{names!r}])")
-    names = tuple(names)
+    try:
+        names = tuple(names)
+    except TypeError:               # None or a number: Python's "not iterable" named nothing
+        raise ValueError(f"build_muscles: names must be a sequence of muscle names, got "
+                         f"{names!r}") from None
     if not names:
         raise ValueError("build_muscles: at least one muscle name is required")
     for n in names:

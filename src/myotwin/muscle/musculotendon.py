@@ -41,6 +41,7 @@ from myotwin.muscle.activation import activation_derivative
 from myotwin.muscle.model import Muscle, TendonModel
 from myotwin.muscle.millard2012 import MillardCurves
 from myotwin.muscle.thelen2003 import ThelenCurves
+from myotwin.scalars import holds_real_numbers
 
 
 class MuscleOutputs(NamedTuple):
@@ -193,6 +194,10 @@ def _broadcast(m: Muscle, **named):
     `jit`, so this costs nothing per call."""
     out = []
     for name, x in named.items():
+        traced = isinstance(x, jax.core.Tracer)
+        if (x.dtype == bool) if traced else not holds_real_numbers(x):   # True is not 1.0
+            raise ValueError(f"muscles {list(m.names)}: {name} must be numbers, got "
+                             f"{'a bool array' if traced else repr(x)}")
         x = jnp.asarray(x, dtype=float)
         if x.shape not in ((), (m.n_muscles,)):
             raise ValueError(f"muscles {list(m.names)}: {name} has shape {x.shape}, expected "

@@ -41,8 +41,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.adaptive import AdaptiveResult, dormand_prince
+from myotwin.engine.adaptive import AdaptiveResult, check_times, dormand_prince
 from myotwin.engine.arguments import check_musculoskeletal_arguments
+from myotwin.scalars import holds_real_numbers, is_integer
 from myotwin.engine.integrators import normalize_quaternions, qpos_derivative
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
@@ -63,6 +64,9 @@ def input_table(times_s, excitation, ctrl) -> InputTable:
     a single time (k = 1) makes the inputs constant and then also takes 1-D rows. ValueError
     for times that are not a strictly increasing 1-D array, rows that do not match them, an
     excitation that is not finite and in [0, 1] or a ctrl that is not finite."""
+    for name, values in (("times", times_s), ("excitation", excitation), ("ctrl", ctrl)):
+        if not holds_real_numbers(values):    # np.asarray(float): True 1.0, "0.5" 0.5
+            raise ValueError(f"input table: {name} must be numbers, got {values!r}")
     times_s = np.atleast_1d(np.asarray(times_s, dtype=np.float64))
     if times_s.ndim != 1 or not (np.all(np.isfinite(times_s))
                                  and np.all(np.diff(times_s) > 0)):
@@ -128,7 +132,6 @@ def _activation_rate_in_range(msm: MusculoskeletalModel, a, da):
     return jnp.where(((a >= hi) & (da > 0)) | ((a <= lo) & (da < 0)), 0.0, da)
 
 
-@functools.partial(jax.jit, static_argnames=("max_steps",))
 def adaptive_rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, t0_s, t_out_s,
                      table: InputTable, *, rtol, atol, h0_s=None,
                      max_steps: int = 1_000_000, n_used=None) -> AdaptiveResult:
@@ -136,13 +139,48 @@ def adaptive_rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, t0
     `table` (module docstring); an `engine.adaptive.AdaptiveResult` whose ys and y_last are
     `MusculoskeletalState`s (ys with a leading n_out axis, NaN rows from the first output not
     reached; see its status, n_done, h_next_s to continue); n_used: integrate to the first
-    n_used output times only (`engine.adaptive.dormand_prince`). ValueError if the table's
-    widths are not (n_muscles, n_u)."""
+    n_used output times only (`engine.adaptive.dormand_prince`). ValueError if the table is
+    not an `InputTable` or its widths are not (n_muscles, n_u), max_steps is not an integer
+    >= 1, and, where they are concrete (not traced), for rtol or atol not numbers >= 0 (not
+    both 0) and output times that are not finite and strictly increasing after t0_s; all
+    before compiling."""
+    if not isinstance(table, InputTable):
+        raise ValueError(f"adaptive_rollout: table must be an InputTable (input_table), got "
+                         f"{type(table).__name__}")
+    check_musculoskeletal_arguments("adaptive_rollout", msm, {"state": state0})
     widths = (table.excitation.shape[1], table.ctrl.shape[1])
     if widths != (msm.n_muscles, msm.skeleton.n_u):
         raise ValueError(f"input table: {widths[0]} excitation and {widths[1]} ctrl columns "
                          f"for {msm.n_muscles} muscles and {msm.skeleton.n_u} actuators")
-    check_musculoskeletal_arguments("adaptive_rollout", msm, {"state": state0})
+    if not is_integer(max_steps) or max_steps < 1:
+        raise ValueError(f"adaptive_rollout: max_steps must be an integer >= 1, got "
+                         f"{max_steps!r}")
+    tolerances = [t for t in (rtol, atol) if not isinstance(t, jax.core.Tracer)]
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if isinstance(tol, jax.core.Tracer):
+            continue
+        values = np.asarray(tol, dtype=np.float64) if holds_real_numbers(tol) else None
+        if values is None or not np.all(np.isfinite(values) & (values >= 0.0)):
+            raise ValueError(f"adaptive_rollout: {name} must be finite numbers >= 0, got "
+                             f"{tol!r}")
+    if len(tolerances) == 2 and not any(np.any(np.asarray(t) != 0.0) for t in tolerances):
+        raise ValueError("adaptive_rollout: rtol and atol are both 0 (no step passes)")
+    for name, value in (("t0_s", t0_s), ("t_out_s", t_out_s), ("h0_s", h0_s)):
+        if not (value is None and name == "h0_s" or isinstance(value, jax.core.Tracer)
+                or holds_real_numbers(value)):      # jit would refuse a string in JAX
+            raise ValueError(f"adaptive_rollout: {name} must be numbers, got {value!r}")
+    if isinstance(t_out_s, (list, tuple)):          # (jit would pass a list of scalars)
+        t_out_s = jnp.asarray(t_out_s, dtype=float)
+    check_times(t0_s, t_out_s)
+    return _adaptive_rollout(msm, state0, t0_s, t_out_s, table, rtol=rtol, atol=atol,
+                             h0_s=h0_s, max_steps=max_steps, n_used=n_used)
+
+
+@functools.partial(jax.jit, static_argnames=("max_steps",))
+def _adaptive_rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, t0_s, t_out_s,
+                      table: InputTable, *, rtol, atol, h0_s, max_steps: int,
+                      n_used) -> AdaptiveResult:
+    """`adaptive_rollout` after its checks, compiled."""
     state0 = state0._replace(activation=clamped_activation(msm, state0.activation))
     result = dormand_prince(state_rate, state0, t0_s, t_out_s, rtol=rtol, atol=atol,
                             args=(msm, table), h0_s=h0_s, max_steps=max_steps,

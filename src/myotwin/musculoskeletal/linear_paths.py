@@ -17,6 +17,9 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+
+from myotwin.scalars import holds_real_numbers
 
 _STATIC = {"static": True}
 
@@ -52,6 +55,22 @@ def linear_path_state(paths: LinearPaths, q: jax.Array,
 
 
 def linear_paths(coef_q, coef_v, names) -> LinearPaths:
-    """A `LinearPaths` from (k, n_q) and (k, n_v) coefficient arrays and k names."""
+    """A `LinearPaths` from (k, n_q) and (k, n_v) coefficient arrays and k names. ValueError
+    for names that are not k distinct strings (a string is not a sequence of names) and
+    coefficients that are not finite real numbers (not bools) of those shapes."""
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"linear_paths: names must be a sequence of strings, got {names!r}")
+    names = tuple(names)
+    if len(set(names)) != len(names):
+        raise ValueError(f"linear_paths: names must be distinct, got {list(names)}")
+    for what, coef in (("coef_q", coef_q), ("coef_v", coef_v)):
+        if not holds_real_numbers(coef):
+            raise ValueError(f"linear_paths: {what} must be numbers, got {coef!r}")
+        shape = np.shape(coef)
+        if len(shape) != 2 or shape[0] != len(names):
+            raise ValueError(f"linear_paths: {what} has shape {shape}, expected "
+                             f"({len(names)}, n), one row per name")
+        if not np.all(np.isfinite(np.asarray(coef, dtype=np.float64))):
+            raise ValueError(f"linear_paths: {what} must be finite")
     f64 = lambda x: jnp.asarray(x, dtype=jnp.float64)  # noqa: E731
-    return LinearPaths(f64(coef_q), f64(coef_v), tuple(names))
+    return LinearPaths(f64(coef_q), f64(coef_v), names)

@@ -55,7 +55,7 @@ import numpy as np
 
 from myotwin.engine.integrators import Integrator
 from myotwin.engine.simulate import DIVERGED_ABOVE, positive_seconds, whole_steps
-from myotwin.scalars import is_integer
+from myotwin.scalars import as_real, is_integer
 from myotwin.musculoskeletal.controls_csv import (ControlsTable, check_unit_interval,
                                                   read_controls_csv)
 from myotwin.musculoskeletal.energy import muscle_outputs_at
@@ -70,23 +70,35 @@ INTEGRATORS = ("euler", "rk4", "semi_implicit_euler")
 _JOINT_WIDTH = {0: (7, 6), 1: (4, 3), 2: (1, 1), 3: (1, 1)}   # mjtJoint: (nq, nv)
 
 
+def _number(value, what: str, where: str, name: str | None = None) -> float:
+    """value as a float if it is one real number (`as_real`: True is not 1.0, "0.5" not 0.5),
+    else ValueError naming the file, the input and the name it was given for."""
+    number = as_real(value)
+    if number is None:
+        if name is None:
+            raise ValueError(f"{where}: {what} must be one number or name -> number, got "
+                             f"{value!r}")
+        raise ValueError(f"{where}: {what} of {name!r} must be a number, got {value!r}")
+    return number
+
+
 def _by_name(value, names, what: str, where: str) -> np.ndarray:
     """One number for every name, or name -> number (the others 0): (len(names),)."""
     if isinstance(value, Mapping):
-        unknown = sorted(set(value) - set(names))
+        unknown = sorted(set(value) - set(names), key=str)
         if unknown:
             raise ValueError(f"{where}: {what}: no such name {unknown[0]!r}; the names are "
                              f"{list(names)}")
-        return np.array([float(value.get(n, 0.0)) for n in names])
-    return np.full(len(names), float(value))
+        return np.array([_number(value.get(n, 0.0), what, where, n) for n in names])
+    return np.full(len(names), _number(value, what, where))
 
 
 def _constants(value, names, what: str, where: str) -> dict[str, float]:
     """{name: number}: one number for every name, or the given names' (others are left out)."""
     if isinstance(value, Mapping):
-        _by_name(value, names, what, where)       # unknown names are refused
+        _by_name(value, names, what, where)       # unknown names and non-numbers are refused
         return {n: float(value[n]) for n in names if n in value}
-    return {n: float(value) for n in names}
+    return {n: _number(value, what, where) for n in names}
 
 
 def _check_columns(table: ControlsTable, muscles, others, where: str) -> None:
@@ -135,6 +147,8 @@ def _initial_q(m, q0: Mapping[str, float] | None, where: str) -> np.ndarray:
     import mujoco
 
     q = np.array(m.qpos0, dtype=np.float64)
+    if q0 is not None and not isinstance(q0, Mapping):
+        raise ValueError(f"{where}: initial q must be joint name -> value, got {q0!r}")
     for name, value in (q0 or {}).items():
         j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)
         if j < 0:
@@ -142,7 +156,7 @@ def _initial_q(m, q0: Mapping[str, float] | None, where: str) -> np.ndarray:
         if int(m.jnt_type[j]) not in (2, 3):
             raise ValueError(f"{where}: initial q: joint {name!r} is a ball or free joint; only "
                              "hinge and slide joints take one value")
-        if not math.isfinite(float(value)):
+        if not math.isfinite(_number(value, "initial q", where, name)):
             raise ValueError(f"{where}: initial q of {name!r} must be finite, got {value!r}")
         q[m.jnt_qposadr[j]] = float(value)
     return q
@@ -210,6 +224,10 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
     if the state stops being finite."""
     import mujoco
 
+    if not is_integer(chunk_steps) or chunk_steps < 1:   # 0 looped without a step
+        raise ValueError(f"chunk_steps must be a positive integer, got {chunk_steps!r}")
+    if not isinstance(disable_contact, (bool, np.bool_)):  # "no" would disable contact
+        raise ValueError(f"disable_contact must be True or False, got {disable_contact!r}")
     m, where = read_mjcf(source)
     if disable_contact:
         m = without_contact(m)
@@ -242,7 +260,7 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
               for a in range(m.nu) if a not in muscle_ids]
     constant_c = _constants(ctrl or {}, others, "ctrl", where)
     if not all(math.isfinite(v) for v in constant_c.values()):
-        raise ValueError(f"{where}: ctrl must be finite, got {dict(ctrl)!r}")
+        raise ValueError(f"{where}: ctrl must be finite, got {ctrl!r}")
     if table is not None:
         _check_columns(table, names, others, where)
     if integrator is None:

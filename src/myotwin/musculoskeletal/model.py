@@ -46,7 +46,8 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
-from myotwin.scalars import is_integer
+from myotwin.engine.arguments import model_of
+from myotwin.scalars import as_real, as_real_pair, is_integer
 from myotwin.muscle.model import Muscle
 
 _STATIC = {"static": True}
@@ -131,9 +132,15 @@ def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] 
     "length_gradient" (default) or "opensim"; coordinates: an `engine.CoordinateCoupling`
     (e.g. `OsimModel.coupling`) when the skeleton's dofs follow fewer coordinates (module
     docstring); activation_range: None or (n_muscles, 2) [lo, hi] per muscle (class
-    docstring; ValueError for another shape, lo > hi or a NaN); linear_paths: None or a
-    `linear_paths.LinearPaths` whose names `paths` may name too (muscles on a joint or a
-    fixed tendon; not with "opensim" coupling or coordinates)."""
+    docstring; ValueError for another shape, lo > hi, a NaN, a bool or a string);
+    linear_paths: None or a `linear_paths.LinearPaths` whose names `paths` may name too
+    (muscles on a joint or a fixed tendon; not with "opensim" coupling or coordinates)."""
+    model_of("musculoskeletal_model", skeleton)
+    if not isinstance(muscles, Muscle):
+        raise ValueError(f"musculoskeletal_model: muscles must be a Muscle (muscle.build_muscles "
+                         f"or osim.build_muscles), got {type(muscles).__name__}")
+    if linear_paths is not None:
+        _check_linear_paths(linear_paths, skeleton)
     spatial = getattr(skeleton, "paths", None)
     if spatial is None and linear_paths is None:
         raise ValueError("musculoskeletal_model: the skeleton has no musculotendon paths (no "
@@ -154,6 +161,9 @@ def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] 
         raise ValueError("musculoskeletal_model: linear paths (joint or fixed-tendon muscles) "
                          "with coordinates are not supported")
     names = tuple(muscles.names)
+    if isinstance(paths, str):      # tuple("via1") would be the paths v, i, a and 1
+        raise ValueError(f"musculoskeletal_model: paths must be a sequence of path names or "
+                         f"indices, got the string {paths!r} (for one muscle: [{paths!r}])")
     given = names if paths is None else tuple(paths)
     if len(given) != len(names):
         raise ValueError(f"musculoskeletal_model: {len(given)} paths for {len(names)} muscles "
@@ -178,16 +188,37 @@ def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] 
                                 tuple(k for _, k in index))
 
 
+def _check_linear_paths(paths, skeleton) -> None:
+    """ValueError unless `paths` is a `LinearPaths` whose coefficients span the skeleton's
+    n_q and n_v (a wrong width failed inside a JAX dot at the first evaluation)."""
+    from myotwin.musculoskeletal.linear_paths import LinearPaths
+
+    if not isinstance(paths, LinearPaths):
+        raise ValueError(f"musculoskeletal_model: linear_paths must be a LinearPaths "
+                         f"(linear_paths.linear_paths), got {type(paths).__name__}")
+    for what, coef, n in (("coef_q", paths.coef_q, skeleton.n_q),
+                          ("coef_v", paths.coef_v, skeleton.n_v)):
+        if tuple(coef.shape) != (paths.n_paths, n):
+            raise ValueError(f"musculoskeletal_model: linear_paths.{what} has shape "
+                             f"{tuple(coef.shape)}, expected ({paths.n_paths}, {n}) (the "
+                             f"skeleton's n_{what[-1]} = {n})")
+
+
 def _activation_range(bounds, names):
     if bounds is None:
         return None
     import jax.numpy as jnp
     import numpy as np
 
-    b = np.asarray(bounds, dtype=np.float64)
+    b = np.asarray(bounds, dtype=object)
     if b.shape != (len(names), 2):
         raise ValueError(f"activation_range has shape {b.shape}, expected ({len(names)}, 2): "
                          "[lo, hi] per muscle")
+    for name, pair in zip(names, b):
+        if as_real_pair(pair) is None:   # True is not 1, nor "0" 0
+            raise ValueError(f"activation_range of {name!r}: [lo, hi] must be two numbers, "
+                             f"got {pair.tolist()!r}")
+    b = b.astype(np.float64)
     for name, (lo, hi) in zip(names, b.tolist()):
         if not lo <= hi:   # also False for a NaN
             raise ValueError(f"activation_range of {name!r}: [{lo}, {hi}] is not an interval")
@@ -199,7 +230,8 @@ def with_muscle_masses(msm: MusculoskeletalModel, mass_kg, n_points: int,
     """`msm` with mass on its muscles: muscle i's mass_kg[i] (kg; one number for all, or
     n_muscles numbers; 0 leaves a muscle massless) in `n_points` points spread uniformly
     along its path (`inertia.with_muscle_mass`, seed Eq. 7). ValueError for a shape other
-    than () or (n_muscles,), a mass that is not finite and >= 0, or a mass on a muscle
+    than () or (n_muscles,), a mass that is not a finite number >= 0 (True or "0.1" is
+    refused), n_points not an integer >= 1, or a mass on a muscle
     without a spatial path (a joint or fixed-tendon muscle); `where` (e.g. the model's file)
     prefixes the messages."""
     import numpy as np
@@ -207,12 +239,21 @@ def with_muscle_masses(msm: MusculoskeletalModel, mass_kg, n_points: int,
     from myotwin import inertia
 
     prefix = "" if where is None else f"{where}: "
-    masses = np.asarray(mass_kg, dtype=np.float64)
+    if not isinstance(msm, MusculoskeletalModel):
+        raise ValueError(f"{prefix}with_muscle_masses: expected a MusculoskeletalModel "
+                         f"(musculoskeletal_model or load_mjcf), got {type(msm).__name__}")
+    if not is_integer(n_points) or n_points < 1:     # also where no muscle has mass
+        raise ValueError(f"{prefix}n_points must be a positive integer, got {n_points!r}")
+    masses = np.asarray(mass_kg, dtype=object)
     if masses.ndim == 0:
-        masses = np.full(msm.n_muscles, float(masses))
+        masses = np.full(msm.n_muscles, masses.item(), dtype=object)
     if masses.shape != (msm.n_muscles,):
         raise ValueError(f"{prefix}mass_kg has shape {masses.shape}, expected () or "
                          f"({msm.n_muscles},), one per muscle")
+    for name, kg in zip(msm.muscles.names, masses):
+        if as_real(kg) is None:     # True is not 1 kg, nor "0.1" 0.1 kg
+            raise ValueError(f"{prefix}muscle mass of {name!r} must be a number, got {kg!r}")
+    masses = masses.astype(np.float64)
     for name, kg in zip(msm.muscles.names, masses.tolist()):
         if not (np.isfinite(kg) and kg >= 0.0):
             raise ValueError(f"{prefix}muscle mass of {name!r} must be >= 0 kg, got {kg!r}")

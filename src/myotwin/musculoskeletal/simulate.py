@@ -29,6 +29,7 @@ from myotwin.engine.simulate import DIVERGED_ABOVE, as_integrator, diverged_rows
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
 from myotwin.musculoskeletal.state import MusculoskeletalState
+from myotwin.scalars import holds_real_numbers
 
 _STEPS = {
     Integrator.EXPLICIT_EULER: explicit_euler_step_with,
@@ -75,16 +76,33 @@ def check_excitation(excitation) -> None:
                          f"{float(values[tuple(where[0])])!r}")
 
 
-@functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
 def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation, dt_s,
             n_steps: int, integrator: Integrator = Integrator.RK4,
             ctrl=None) -> MusculoskeletalState:
     """The states at steps 0..n_steps (each field with a leading n_steps + 1 axis) from
     state0; excitation (n_muscles,) or (n_steps, n_muscles); ctrl None (zeros), (n_u,) or
-    (n_steps, n_u) for the skeleton's own actuators."""
+    (n_steps, n_u) for the skeleton's own actuators. ValueError, before compiling, for a
+    state0 that is not a `MusculoskeletalState`, an n_steps that is not an integer >= 0, and
+    arguments that are not numbers (a bool or a string; values are `simulate`'s to check)."""
+    check_step_count("rollout", n_steps)
+    if not isinstance(state0, MusculoskeletalState):
+        raise ValueError(f"rollout: state0 must be a MusculoskeletalState (equilibrium_state), "
+                         f"got {type(state0).__name__}")
+    named = [*((f"state0.{k}", v) for k, v in zip(MusculoskeletalState._fields, state0)),
+             ("excitation", excitation), ("dt_s", dt_s), ("ctrl", ctrl)]
+    for name, value in named:
+        if not (value is None and name == "ctrl" or isinstance(value, jax.core.Tracer)
+                or holds_real_numbers(value)):    # jit would refuse a string inside JAX
+            raise ValueError(f"rollout: {name} must be numbers, got {value!r}")
+    check_musculoskeletal_arguments("rollout", msm, {"state": state0})   # (not a JAX error)
+    return _rollout(msm, state0, excitation, dt_s, n_steps, integrator, ctrl)
+
+
+@functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
+def _rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation, dt_s,
+             n_steps: int, integrator: Integrator, ctrl) -> MusculoskeletalState:
+    """`rollout` after its checks (the model and the state's shapes among them), compiled."""
     step = _STEPS[_integrator(integrator)]
-    check_musculoskeletal_arguments("rollout", msm, {"state": state0})
-    check_step_count("rollout", n_steps)   # static; values are `simulate`'s to check
     model = msm.skeleton
     u_steps = _per_step(excitation, n_steps, msm.n_muscles, "excitation")
     c_steps = _per_step(jnp.zeros(model.n_u) if ctrl is None else ctrl, n_steps, model.n_u,
@@ -132,8 +150,11 @@ def simulate(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation
     whose state diverged (`first_diverged_step`)."""
     n = n_steps_for(duration_s, dt_s)
     integrator = _integrator(integrator)
-    u = jnp.asarray(excitation, dtype=float)
+    u = real_array("simulate", "excitation", excitation)   # numbers only: True is not 1.0
     check_excitation(u)
+    if not isinstance(state0, MusculoskeletalState):   # (rebuilt field by field below)
+        raise ValueError(f"simulate: state0 must be a MusculoskeletalState "
+                         f"(equilibrium_state), got {type(state0).__name__}")
     state0 = MusculoskeletalState(*(real_array("simulate", f"state0.{name}", x)
                                     for name, x in zip(MusculoskeletalState._fields, state0)))
     ctrl = None if ctrl is None else real_array("simulate", "ctrl", ctrl)
