@@ -79,6 +79,8 @@ def test_a_missing_legacy_directory_is_one_line(capsys, tmp_path):
     ("--dt-s", "nan", "expected a positive number of seconds, got nan"),
     ("--dt-s", "inf", "expected a positive number of seconds, got inf"),
     ("--record-every-s", "1ms", "expected a number of seconds, got '1ms'"),
+    # float() reads "1_0" as 10; no other reader of numbers we share files with does
+    ("--duration-s", "1_0", "expected a number of seconds, got '1_0'"),
 ])
 def test_durations_are_checked_while_parsing(capsys, tmp_path, command, option, value,
                                              message):
@@ -93,6 +95,12 @@ def test_durations_are_checked_while_parsing(capsys, tmp_path, command, option, 
      "argument --mass-points: expected an integer >= 1, got '2.5'"),
     (["osim", "forward", "model.osim", "--excitation", "0.5", "--max-steps", "0"],
      "argument --max-steps: expected an integer >= 1, got 0"),
+    (["osim", "forward", "model.osim", "--excitation", "0.5", "--max-steps", "1_000"],
+     "argument --max-steps: expected an integer >= 1, got '1_000'"),
+    (["osim", "inverse-dynamics", "model.osim", "--coordinates", "m.mot", "--lowpass-hz", "6_0"],
+     "argument --lowpass-hz: expected a number, got '6_0'"),
+    (["invitro", "loopback", "--rate-hz", "1_000"],
+     "argument --rate-hz: expected a number, got '1_000'"),
 ])
 def test_counts_are_checked_while_parsing(capsys, tmp_path, argv, message):
     _refused(capsys, argv + ["--out", str(tmp_path)], message)

@@ -55,3 +55,12 @@ def holds_real_numbers(value) -> bool:
     if isinstance(value, (list, tuple)):
         return all(as_real(v) is not None for v in np.asarray(value, dtype=object).ravel())
     return True
+
+
+def number_from_text(text: str) -> float:
+    """`text` as a decimal number, or ValueError: Python's float() without its digit
+    separators (`1_000`), which OpenSim's reader (strtod), C and the other tools that read our
+    files do not take. For numbers in text files and on the command line."""
+    if "_" in text:
+        raise ValueError(f"{text!r} is not a number (no '_' digit separators)")
+    return float(text)

@@ -9,6 +9,8 @@ import argparse
 import math
 from pathlib import Path
 
+from myotwin.scalars import number_from_text
+
 
 def _file_in_the_way(path: Path) -> Path | None:
     """The first of path's ancestors (path itself included) that exists and is no directory."""
@@ -41,8 +43,19 @@ def output_file(text: str) -> str:
     return text
 
 
+def number(text: str) -> float:
+    """A number as typed (`myotwin.scalars.number_from_text`: "1_0" is refused, where
+    Python's float() reads 10); the type of every option that takes a real number."""
+    try:
+        return number_from_text(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
 def _integer_at_least(text: str, minimum: int) -> int:
     try:
+        if "_" in text:             # int("1_0") is 10
+            raise ValueError(text)
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}"
@@ -65,7 +78,7 @@ def output_directory_or_json(text: str) -> str:
 def positive_seconds(text: str) -> float:
     """A duration or a step (s): a finite number > 0."""
     try:
-        value = float(text)
+        value = number_from_text(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not (math.isfinite(value) and value > 0.0):

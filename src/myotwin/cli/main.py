@@ -30,8 +30,8 @@ import argparse
 import json
 import sys
 
-from myotwin.cli.arguments import (output_directory, output_directory_or_json, output_file,
-                                   positive_integer, positive_seconds, seed)
+from myotwin.cli.arguments import (number, output_directory, output_directory_or_json,
+                                   output_file, positive_integer, positive_seconds, seed)
 
 
 def _add_link_args(p: argparse.ArgumentParser) -> None:
@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_link_args(p)
 
     p = cmds.add_parser("loopback", help="loopback validation: the host echoes the force code")
-    p.add_argument("--rate-hz", type=float, default=1000.0, help="loop rate (Hz)")
+    p.add_argument("--rate-hz", type=number, default=1000.0, help="loop rate (Hz)")
     p.add_argument("--ticks", type=int, default=2000, help="number of ticks")
     p.add_argument("--out", required=True, type=output_directory,
                    help="output directory")
@@ -74,18 +74,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pty", action="store_true", required=True,
                    help="serve on a new pseudo-terminal and print its path")
     p.add_argument("--protocol", choices=("framed", "legacy"), default="framed")
-    p.add_argument("--rate-hz", type=float, default=1000.0)
+    p.add_argument("--rate-hz", type=number, default=1000.0)
     p.add_argument("--seed", type=seed, default=0)
-    p.add_argument("--stim-onset-s", type=float, default=None,
+    p.add_argument("--stim-onset-s", type=number, default=None,
                    help="legacy protocol only: the device's own stimulation schedule")
-    p.add_argument("--stim-duration-s", type=float, default=0.080)
+    p.add_argument("--stim-duration-s", type=number, default=0.080)
     p.add_argument("--loopback", action="store_true", help="legacy loopback check mode")
     p.add_argument("--max-ticks", type=int, default=None, help="stop after this many ticks")
     p.add_argument("--log", type=output_file, default=None, help="per-tick device log (CSV)")
     p.add_argument("--stats", type=output_file, default=None,
                    help="device statistics written at exit (JSON)")
     p.add_argument("--config", help="experiment config (TOML) for the calibration")
-    p.add_argument("--spin-s", type=float, default=200e-6,
+    p.add_argument("--spin-s", type=number, default=200e-6,
                    help="busy-wait this long before each tick instead of sleeping (s)")
     p.add_argument("--cpu", type=int, default=None,
                    help="pin the emulator to this CPU while ticking")
@@ -181,7 +181,7 @@ def _add_forward_parser(cmds) -> None:
                    default="rk45", help="error-controlled Dormand-Prince 5(4) at --accuracy "
                    "(default; OpenSim's forward tool is error-controlled too), or fixed-step "
                    "RK4 or semi-implicit Euler at --dt-s")
-    p.add_argument("--accuracy", type=float, default=1e-7,
+    p.add_argument("--accuracy", type=number, default=1e-7,
                    help="rk45: relative and absolute (SI) tolerance on every state")
     p.add_argument("--max-steps", type=positive_integer, default=1_000_000,
                    help="rk45: most attempted steps per 500 written rows before stopping")

@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import pathlib
 
+from myotwin.scalars import number_from_text
+
 
 def name_value_pairs(items, what: str) -> dict[str, float]:
-    from myotwin.osim.storage import number    # float() would read "0_5" as 5
-
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -24,7 +24,7 @@ def name_value_pairs(items, what: str) -> dict[str, float]:
         if name in out:
             raise ValueError(f"{what}: {name} is given twice ({name}={out[name]:g} and {item})")
         try:
-            out[name] = number(value)
+            out[name] = number_from_text(value)   # float() reads "0_5" as 5
         except ValueError:
             raise ValueError(f"{what}: {value!r} (for {name}) is not a number") from None
     return out
@@ -35,10 +35,8 @@ def number_or_pairs(items, what: str) -> float | dict[str, float] | None:
     if not items:
         return None
     if len(items) == 1 and "=" not in items[0]:
-        from myotwin.osim.storage import number
-
         try:
-            return number(items[0])
+            return number_from_text(items[0])
         except ValueError:
             raise ValueError(f"{what}: {items[0]!r} is not a number") from None
     return name_value_pairs(items, what)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from myotwin.cli.arguments import output_directory
+from myotwin.cli.arguments import number, output_directory
 
 
 def cmd_inverse_dynamics(args: argparse.Namespace) -> int:
@@ -57,8 +57,8 @@ def add_motion_arguments(p, external_loads: bool = True, states: bool = False) -
     if external_loads:
         p.add_argument("--external-loads", help="OpenSim ExternalLoads file (.xml) naming its "
                        "data file (e.g. ground reaction forces)")
-    p.add_argument("--lowpass-hz", type=float, default=None, help="lowpass cutoff for the "
+    p.add_argument("--lowpass-hz", type=number, default=None, help="lowpass cutoff for the "
                    "coordinates (OpenSim's lowpass_cutoff_frequency_for_coordinates; default: "
                    "no filtering)")
-    p.add_argument("--start-s", type=float, default=float("-inf"), help="first time (s)")
-    p.add_argument("--end-s", type=float, default=float("inf"), help="last time (s)")
+    p.add_argument("--start-s", type=number, default=float("-inf"), help="first time (s)")
+    p.add_argument("--end-s", type=number, default=float("inf"), help="last time (s)")

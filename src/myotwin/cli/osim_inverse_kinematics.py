@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from myotwin.cli.arguments import output_directory
+from myotwin.cli.arguments import number, output_directory
 
 
 def cmd_inverse_kinematics(args: argparse.Namespace) -> int:
@@ -60,11 +60,11 @@ def add_parser(cmds) -> None:
     p.add_argument("--tasks", help="OpenSim IKTaskSet file, or an InverseKinematicsTool setup "
                    "file holding one (marker weights, coordinate tasks; default: every model "
                    "marker the .trc has, weight 1)")
-    p.add_argument("--start-s", type=float, default=None, help="first time (s; default: the "
+    p.add_argument("--start-s", type=number, default=None, help="first time (s; default: the "
                    "--setup's time_range, else the file's first)")
-    p.add_argument("--end-s", type=float, default=None, help="last time (s; default: the "
+    p.add_argument("--end-s", type=number, default=None, help="last time (s; default: the "
                    "--setup's time_range, else the file's last)")
-    p.add_argument("--accuracy", type=float, default=None, help="convergence tolerance of "
+    p.add_argument("--accuracy", type=number, default=None, help="convergence tolerance of "
                    "each frame's least squares (relative change of cost and q; default "
                    "osim.inverse_kinematics.DEFAULT_ACCURACY, 1e-12)")
     p.add_argument("--out", required=True, type=output_directory,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from myotwin.cli.arguments import output_directory
+from myotwin.cli.arguments import number, output_directory
 
 
 def cmd_static_optimization(args: argparse.Namespace) -> int:
@@ -41,12 +41,12 @@ def add_parser(cmds) -> None:
     p.add_argument("file", help="an OpenSim 4 .osim file (Thelen2003, Millard2012Equilibrium "
                    "or DeGrooteFregly2016 muscles, CoordinateActuators)")
     add_motion_arguments(p)
-    p.add_argument("--activation-exponent", type=float, default=2.0, help="p in sum x^p "
+    p.add_argument("--activation-exponent", type=number, default=2.0, help="p in sum x^p "
                    "(OpenSim's activation_exponent, default 2)")
     p.add_argument("--no-muscle-physiology", action="store_true", help="a muscle's force per "
                    "unit activation is its max isometric force (OpenSim's "
                    "use_muscle_physiology false); default: its active force-length-velocity")
-    p.add_argument("--accuracy", type=float, default=None, help="SLSQP's convergence "
+    p.add_argument("--accuracy", type=number, default=None, help="SLSQP's convergence "
                    "tolerance (default osim.static_optimization.DEFAULT_ACCURACY, 1e-12)")
     p.add_argument("--out", required=True, type=output_directory,
                    help="output directory")

@@ -22,6 +22,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from myotwin.scalars import number_from_text
+
 
 class ControlsTable(NamedTuple):
     """A read controls file: `name` (its path, for messages), `time_s` (n_rows,) and the
@@ -39,8 +41,6 @@ class ControlsTable(NamedTuple):
 def read_controls_csv(path) -> ControlsTable:
     """Read and check a controls file (module docstring). ValueError naming the file and the
     row, column or value at fault."""
-    from myotwin.osim.storage import number    # the rule of OpenSim's text files
-
     name = str(path)
     if not Path(name).is_file():
         raise ValueError(f"{name}: no such controls file")
@@ -71,7 +71,7 @@ def read_controls_csv(path) -> ControlsTable:
                              f"{len(header)}")
         for j, cell in enumerate(row):
             try:
-                v = number(cell)       # float() would read "1_0" as 10
+                v = number_from_text(cell)     # float() would read "1_0" as 10
             except ValueError:
                 raise ValueError(f"{name}: row {i}, column {header[j]!r}: {cell!r} is not a "
                                  "number") from None

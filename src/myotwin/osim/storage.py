@@ -23,6 +23,8 @@ from typing import TextIO
 
 import numpy as np
 
+from myotwin.scalars import number_from_text
+
 #: Width reserved for the row count in a streamed header (rows up to 10**12 - 1).
 _COUNT_WIDTH = 12
 #: The header keys the writer writes itself (and the reader checks).
@@ -103,7 +105,7 @@ def read_storage(path, *, allow_nan: bool = False) -> Storage:
             raise StorageError(f"{where}, line {k + 1}: {len(fields)} values, expected "
                                f"{len(labels)} (one per column label)")
         try:
-            row = [number(x) for x in fields]
+            row = [number_from_text(x) for x in fields]
         except ValueError:
             bad = next(x for x in fields if not is_number(x))
             raise StorageError(f"{where}, line {k + 1}: {bad!r} is not a number") from None
@@ -127,17 +129,9 @@ def read_storage(path, *, allow_nan: bool = False) -> Storage:
     return Storage(name, labels, data, flag == "yes", header)
 
 
-def number(text: str) -> float:
-    """`text` as a decimal number, or ValueError: Python's float() without its `1_000`
-    spellings, which OpenSim's reader (strtod) does not take (storage and .trc files)."""
-    if "_" in text:
-        raise ValueError(text)
-    return float(text)
-
-
 def is_number(text: str) -> bool:
     try:
-        number(text)
+        number_from_text(text)
     except ValueError:
         return False
     return True

@@ -39,7 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from myotwin.osim.storage import is_number, number
+from myotwin.osim.storage import is_number
+from myotwin.scalars import number_from_text
 
 #: Scale of each accepted Units value (lower case) to metres.
 UNITS_TO_M = {"mm": 1e-3, "cm": 1e-2, "m": 1.0}
@@ -147,7 +148,7 @@ def _row(where: str, line_no: int, line: str, n_markers: int) -> tuple[float, np
     if not fields[1]:
         raise _error(where, line_no, "the time (column 2) is missing", fields[1])
     try:
-        time = number(fields[1])
+        time = number_from_text(fields[1])
     except ValueError:
         raise _error(where, line_no, "the time (column 2) is not a number", fields[1]) from None
     if not math.isfinite(time):
@@ -156,7 +157,7 @@ def _row(where: str, line_no: int, line: str, n_markers: int) -> tuple[float, np
     for m in range(n_markers):
         texts = fields[2 + 3 * m:5 + 3 * m]
         try:
-            values = [number(t) if t else math.nan for t in texts]
+            values = [number_from_text(t) if t else math.nan for t in texts]
         except ValueError:
             bad = next(t for t in texts if t and not is_number(t))
             raise _error(where, line_no, f"a coordinate of marker {m + 1} is not a number",
