@@ -360,6 +360,7 @@ def test_missing_and_broken_files_are_named(tmp_path, capsys):
     broken = tmp_path / "broken.xml"
     broken.write_text("<mujoco><worldbody><body></mujoco>")
     for path, message in ((tmp_path / "none.xml", "none.xml: no such MJCF file"),
+                          (tmp_path, f"{tmp_path}: is a directory, not an MJCF file"),
                           (broken, "broken.xml: MuJoCo cannot compile it")):
         status = main(["mjcf", "forward", str(path), "--out", str(tmp_path / "o"),
                        "--excitation", "1"])

@@ -381,6 +381,11 @@ def test_adaptive_rollout_is_the_small_step_limit_of_mujocos_clamped_euler():
 def test_a_missing_file_is_named(tmp_path):
     with pytest.raises(ValueError, match="no_such.xml: no such MJCF file"):
         load_mjcf(tmp_path / "no_such.xml")
+    with pytest.raises(ValueError, match="is a directory, not an MJCF file"):
+        load_mjcf(tmp_path)
+    with pytest.raises(ValueError, match="MJCF source: expected a file's path or a "
+                                         "mujoco.MjModel, got NoneType"):
+        load_mjcf(None)
 
 
 def test_the_muscle_actuator_keeps_its_ctrl_slot_and_gives_the_skeleton_no_force():

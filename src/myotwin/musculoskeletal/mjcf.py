@@ -175,7 +175,12 @@ def read_mjcf(source):
 
     if isinstance(source, mujoco.MjModel):
         return source, "MJCF model"
+    if not isinstance(source, (str, Path)):
+        raise ValueError(f"MJCF source: expected a file's path or a mujoco.MjModel, got "
+                         f"{type(source).__name__}")
     where = str(source)
+    if Path(where).is_dir():
+        raise ValueError(f"{where}: is a directory, not an MJCF file")
     if not Path(where).is_file():
         raise ValueError(f"{where}: no such MJCF file")
     try:
