@@ -44,17 +44,23 @@ def as_real_pair(value) -> tuple[float, float] | None:
 
 
 def holds_real_numbers(value) -> bool:
-    """Whether value (a number, an array or nested lists of them) holds real numbers only,
-    finite or not: np.asarray(value, float) would take True as 1.0 and "0.5" as 0.5 (a list
-    is checked entry by entry, `as_real`, since np.asarray([True, 0.5]) hides the bool)."""
-    try:
-        if np.asarray(value).dtype.kind not in "iuf":
-            return False
-    except (TypeError, ValueError):     # a ragged list
-        return False
+    """Whether value (a number, an array, a JAX array or tracer, or nested lists of them, not
+    ragged) holds real numbers only, finite or not: np.asarray(value, float) would take True
+    as 1.0 and "0.5" as 0.5, so a list is checked entry by entry (np.asarray([True, 0.5])
+    hides the bool), and an array or a tracer by its dtype (a tracer has no values yet)."""
+    if hasattr(value, "dtype"):
+        return np.dtype(value.dtype).kind in "iuf"
     if isinstance(value, (list, tuple)):
-        return all(as_real(v) is not None for v in np.asarray(value, dtype=object).ravel())
-    return True
+        if not all(holds_real_numbers(v) for v in value):
+            return False
+        if any(hasattr(v, "dtype") and not isinstance(v, np.generic) for v in value):
+            return True         # arrays or tracers: their shapes are the caller's to check
+        try:
+            np.asarray(value, dtype=np.float64)     # a ragged list is not an array
+        except ValueError:
+            return False
+        return True
+    return as_real(value) is not None
 
 
 def number_from_text(text: str) -> float:

@@ -97,7 +97,8 @@ def activation_dynamics(law: ActivationLaw | str = ActivationLaw.MILLARD2012, ta
     for name, value in given:     # numbers only: True is not 1.0, nor "0.1" 0.1
         if value is not None and not holds_real_numbers(value):
             raise ValueError(f"{where}: {name} must be numbers, got {value!r}")
-        if value is not None and "excitation" not in name and not np.all(np.isfinite(value)):
+        if (value is not None and "excitation" not in name
+                and not isinstance(value, jax.core.Tracer) and not np.all(np.isfinite(value))):
             raise ValueError(f"{where}: {name} must be finite, got {value!r}")
     if law is not ActivationLaw.MUJOCO and (min_excitation is not None
                                             or max_excitation is not None):
