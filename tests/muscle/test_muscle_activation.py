@@ -114,3 +114,18 @@ def test_bad_activation_parameters_are_rejected(kwargs, message):
     with pytest.raises(ValueError) as err:
         activation_dynamics(**kwargs)
     assert message in str(err.value)
+
+
+def test_a_time_constant_can_be_differentiated():
+    """The builder's checks let a traced time constant through (an optimiser may tune it):
+    d(da/dt)/d tau_act of the MILLARD2012 law with u > a is -(u - a) / (tau_act^2 (0.5 +
+    1.5 a)) (module docstring), against which jax.grad is checked to 1e-12 relative (a few
+    float64 operations)."""
+    a, u, tau = 0.3, 0.8, 0.01
+
+    def rate(tau_act_s):
+        act = activation_dynamics(ActivationLaw.MILLARD2012, tau_act_s=tau_act_s)
+        return activation_derivative(act, a, u)
+
+    expected = -(u - a) / (tau**2 * (0.5 + 1.5 * a))
+    assert abs(float(jax.grad(rate)(tau)) - expected) <= 1e-12 * abs(expected)
