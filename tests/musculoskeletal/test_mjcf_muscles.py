@@ -529,3 +529,8 @@ def test_linear_paths_are_validated_and_carry_no_mass_points():
              "linear_paths: coef_v has shape (1, 3), expected (2, n), one row per name")):
         with pytest.raises(ValueError, match=re.escape(message)):
             linear_paths(*args)
+    # the checks let traced coefficients through (a moment arm may be fitted by gradients):
+    # d/dc of the sum of c * ones((1, 2)) is 2
+    grad = jax.grad(lambda c: jnp.sum(linear_paths(c * jnp.ones((1, 2)), jnp.ones((1, 2)),
+                                                   ["a"]).coef_q))(0.5)
+    assert float(grad) == 2.0

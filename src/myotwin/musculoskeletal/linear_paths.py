@@ -70,7 +70,8 @@ def linear_paths(coef_q, coef_v, names) -> LinearPaths:
         if len(shape) != 2 or shape[0] != len(names):
             raise ValueError(f"linear_paths: {what} has shape {shape}, expected "
                              f"({len(names)}, n), one row per name")
-        if not np.all(np.isfinite(np.asarray(coef, dtype=np.float64))):
+        if (not isinstance(coef, jax.core.Tracer)      # (a traced value is not known yet)
+                and not np.all(np.isfinite(np.asarray(coef, dtype=np.float64)))):
             raise ValueError(f"linear_paths: {what} must be finite")
     f64 = lambda x: jnp.asarray(x, dtype=jnp.float64)  # noqa: E731
     return LinearPaths(f64(coef_q), f64(coef_v), names)
