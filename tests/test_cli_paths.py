@@ -55,6 +55,8 @@ def test_output_files_and_seeds_are_checked_before_training(capsys, a_file, tmp_
                       "-1"], "argument --seed: expected an integer >= 0, got -1")
     _refused(capsys, ["invitro", "emulate", "--pty", "--seed", "two"],
              "argument --seed: expected an integer >= 0, got 'two'")
+    _refused(capsys, ["invitro", "emulate", "--pty", "--max-ticks", "1_0"],   # int(): 10
+             "argument --max-ticks: expected an integer, got '1_0'")
     _refused(capsys, ["invitro", "emulate", "--pty", "--log", str(a_file / "log.csv")],
              "argument --log:", f"{a_file} exists and is not a directory")
     _refused(capsys, ["invitro", "replay-legacy", "somewhere", "--out", str(a_file / "s.json")],

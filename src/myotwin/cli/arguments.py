@@ -52,12 +52,21 @@ def number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
+def integer(text: str) -> int:
+    """An integer as typed, without Python's digit separators (int("1_0") is 10), for options
+    whose range is checked with the command (`--ticks`, `--cpu`)."""
+    if "_" in text:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
 def _integer_at_least(text: str, minimum: int) -> int:
     try:
-        if "_" in text:             # int("1_0") is 10
-            raise ValueError(text)
-        value = int(text)
-    except ValueError:
+        value = integer(text)
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}"
                                          ) from None
     if value < minimum:

@@ -30,7 +30,7 @@ import argparse
 import json
 import sys
 
-from myotwin.cli.arguments import (number, output_directory, output_directory_or_json,
+from myotwin.cli.arguments import (integer, number, output_directory, output_directory_or_json,
                                    output_file, positive_integer, positive_seconds, seed)
 
 
@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = cmds.add_parser("loopback", help="loopback validation: the host echoes the force code")
     p.add_argument("--rate-hz", type=number, default=1000.0, help="loop rate (Hz)")
-    p.add_argument("--ticks", type=int, default=2000, help="number of ticks")
+    p.add_argument("--ticks", type=integer, default=2000, help="number of ticks")
     p.add_argument("--out", required=True, type=output_directory,
                    help="output directory")
     _add_link_args(p)
@@ -80,14 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="legacy protocol only: the device's own stimulation schedule")
     p.add_argument("--stim-duration-s", type=number, default=0.080)
     p.add_argument("--loopback", action="store_true", help="legacy loopback check mode")
-    p.add_argument("--max-ticks", type=int, default=None, help="stop after this many ticks")
+    p.add_argument("--max-ticks", type=integer, default=None, help="stop after this many ticks")
     p.add_argument("--log", type=output_file, default=None, help="per-tick device log (CSV)")
     p.add_argument("--stats", type=output_file, default=None,
                    help="device statistics written at exit (JSON)")
     p.add_argument("--config", help="experiment config (TOML) for the calibration")
     p.add_argument("--spin-s", type=number, default=200e-6,
                    help="busy-wait this long before each tick instead of sleeping (s)")
-    p.add_argument("--cpu", type=int, default=None,
+    p.add_argument("--cpu", type=integer, default=None,
                    help="pin the emulator to this CPU while ticking")
     p.add_argument("--realtime-priority", action="store_true",
                    help="ask for SCHED_FIFO while ticking (needs root or CAP_SYS_NICE)")
