@@ -6,7 +6,8 @@ The compiled exports (`engine/api.py`, `inertia/api.py`, `musculoskeletal/api.py
   q (n_q,); qd, qdd, qacc, qacc_smooth, v, qfrc_applied (n_v,); ctrl (n_u,);
   xfrc_applied (n_body, 6); for the coupled functions (`engine.coupled_*`, a
   `CoordinateCoupling` c) q, qd, qdd, qfrc (c.n_reduced,); for a `MusculoskeletalModel` the
-  state's activation and tendon_state and the excitation (n_muscles,).
+  state's activation and tendon_state and the excitation (n_muscles,); c itself is a
+  CoordinateCoupling whose n_full is the model's n_q and n_v.
 
 Unchecked, JAX broadcasts or indexes a wrong shape: a q of 5 numbers for the 3-hinge chain of
 `models.chain` gave accelerations (its first 3 used), a q of 2 an IndexError from inside a
@@ -89,10 +90,25 @@ def check_engine_arguments(function: str, model, arguments: dict) -> None:
     maps argument names to values, names not listed there are not checked."""
     model = model_of(function, model)
     coupling = arguments.get("c")
+    if "c" in arguments:            # the coupled functions' coupling, which may not be None
+        _check_coupling(function, model, coupling)
     for name, value in arguments.items():
         expected = _expected(name, model, coupling)
         if expected is not None:
             _require(function, name, value, *expected)
+
+
+def _check_coupling(function: str, model, coupling) -> None:
+    """ValueError unless `coupling` is a CoordinateCoupling moving the model's n_q = n_v dofs
+    (its counts are static, so this runs under `jit` too)."""
+    from myotwin.engine.coupling import CoordinateCoupling
+
+    if not isinstance(coupling, CoordinateCoupling):
+        raise ValueError(f"{function}: c must be a CoordinateCoupling (coordinate_coupling), "
+                         f"got {type(coupling).__name__}")
+    if model.n_q != coupling.n_full or model.n_v != coupling.n_full:
+        raise ValueError(f"{function}: the coupling c moves {coupling.n_full} engine dofs but "
+                         f"the model has n_q = {model.n_q}, n_v = {model.n_v}")
 
 
 def check_musculoskeletal_arguments(function: str, msm, arguments: dict) -> None:
