@@ -499,7 +499,10 @@ def require_dynamics_support(model: Model) -> None:
 
 
 def load(path: str) -> Model:
-    """Compile the MJCF file at `path` with MuJoCo's compiler, then `compile_model` it."""
-    import mujoco
+    """Compile the MJCF file at `path` with MuJoCo's compiler, then `compile_model` it.
+    ValueError naming a path that is no file, a directory, or a file MuJoCo cannot compile
+    (`musculoskeletal.mjcf.read_mjcf`), and a `path` that is not a path (None was read as the
+    file 'None')."""
+    from myotwin.musculoskeletal.mjcf import read_mjcf
 
-    return compile_model(mujoco.MjModel.from_xml_path(str(path)))
+    return compile_model(read_mjcf(path)[0])
