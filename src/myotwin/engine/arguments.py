@@ -93,6 +93,8 @@ def check_engine_arguments(function: str, model, arguments: dict) -> None:
     coupling = arguments.get("c")
     if "c" in arguments:            # the coupled functions' coupling, which may not be None
         _check_coupling(function, model, coupling)
+    if "mass_factor" in arguments:  # limit_forces, solve_limits: cholesky.factor(M(q))
+        _check_mass_factor(function, model, arguments["mass_factor"])
     for name, value in arguments.items():
         expected = _expected(name, model, coupling)
         if expected is not None:
@@ -110,6 +112,20 @@ def _check_coupling(function: str, model, coupling) -> None:
     if model.n_q != coupling.n_full or model.n_v != coupling.n_full:
         raise ValueError(f"{function}: the coupling c moves {coupling.n_full} engine dofs but "
                          f"the model has n_q = {model.n_q}, n_v = {model.n_v}")
+
+
+def _check_mass_factor(function: str, model, factor) -> None:
+    """ValueError unless `factor` is a `cholesky.Factor` of an (n_v, n_v) matrix (a mass
+    matrix given as is, or None, failed in an AttributeError inside the trace)."""
+    from myotwin.engine.cholesky import Factor
+
+    if not isinstance(factor, Factor):
+        got = (f"an array of shape {_shape(factor)}" if hasattr(factor, "shape")
+               else type(factor).__name__)      # under jit an array is a tracer
+        raise ValueError(f"{function}: mass_factor must be engine.cholesky.factor(M) of the "
+                         f"mass matrix M(q), got {got}")
+    _require(function, "mass_factor.lower", factor.lower, (model.n_v, model.n_v),
+             f"the model's n_v = {model.n_v}")
 
 
 def check_musculoskeletal_arguments(function: str, msm, arguments: dict) -> None:
