@@ -25,3 +25,22 @@ def test_unknown_name_is_a_clear_error_with_status_2(tmp_path):
 def test_missing_out_is_a_clear_error(capsys):
     assert main(["repro", "fiber-mms"]) == 2
     assert "--out DIR is required" in capsys.readouterr().err
+
+
+
+def test_quick_is_true_or_false(tmp_path, monkeypatch):
+    """From Python, quick="no" is true (it ran the CI size) and 0 false (the full size);
+    refused before the reproduction runs (stubbed here, so the unfixed source runs nothing)."""
+    import pytest
+
+    from myotwin.repro import fiber_mms
+
+    ran = []
+    monkeypatch.setattr(fiber_mms, "run", lambda out, quick: ran.append(quick) or {})
+    for bad in ("no", 0):
+        with pytest.raises(ValueError, match=f"myotwin.repro.fiber_mms:run: quick must be "
+                           f"True or False, got {bad!r}"):
+            REGISTRY["fiber-mms"](tmp_path / "out", quick=bad)
+    assert ran == []
+    REGISTRY["fiber-mms"](tmp_path / "out", quick=True)
+    assert ran == [True]

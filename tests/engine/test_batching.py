@@ -125,3 +125,8 @@ def test_model_axes_marks_only_the_named_fields():
         model_axes(model, segment_mass=0)
     with pytest.raises(ValueError, match="axis for 'body_mass' must be an int"):
         model_axes(model, body_mass="0")
+    with pytest.raises(ValueError, match="axis for 'body_mass' must be an int, got True"):
+        model_axes(model, body_mass=True)
+    assert model_axes(model, body_mass=np.int64(0)).body_mass == 0   # refused before
+    with pytest.raises(ValueError, match="model_axes: expected an engine Model"):
+        model_axes(None, body_mass=0)    # before: TypeError from dataclasses.replace

@@ -375,3 +375,15 @@ def test_parameters_from_mjcf_numerics_and_with_contact_params():
         with_contact_params(model, stiffness_N_per_m2=-1.0)
     with pytest.raises(ValueError, match="has shape"):
         with_contact_params(model, static_friction=jnp.ones(3))
+    # numbers only: before, True became 1.0 and "0.5" failed inside jnp.asarray
+    for bad in (True, "0.5", [True], np.array([True])):
+        with pytest.raises(ValueError, match="with_contact_params: static_friction must be "
+                           "numbers, got "):
+            with_contact_params(model, static_friction=bad)
+    with pytest.raises(ValueError, match="with_contact_params: expected an engine Model "
+                       r"\(engine.load or engine.compile_model\), got NoneType"):
+        with_contact_params(None, static_friction=0.5)
+    # a traced value passes (its range is not checked)
+    grad = jax.grad(lambda mu: with_contact_params(model, static_friction=mu)
+                    .contact.static_friction[0])(0.5)
+    assert float(grad) == 1.0

@@ -127,6 +127,42 @@ def test_bad_coupling_is_refused(source, functions, message):
         C.coordinate_coupling(2, source, [C.identity_polynomial()] * functions)
 
 
+@pytest.mark.parametrize("n_reduced, source, message", [
+    (1.0, [0, 0], "n_reduced must be an integer, got 1.0"),
+    (True, [0, 0], "n_reduced must be an integer, got True"),
+    (1, [0.7, 0], r"source must be a list of integers \(one reduced coordinate per engine "
+                  r"dof\), got \[0.7, 0\]"),
+    (2, [True, 0], r"source must be a list of integers .*, got \[True, 0\]"),
+    (1, ["0", 0], r"source must be a list of integers .*, got \['0', 0\]"),
+    (1, None, "source must be a list of integers .*, got None"),
+])
+def test_coupling_counts_and_indices_are_integers(n_reduced, source, message):
+    """Before, int() made 0.7 index 0 and True index 1, and n_reduced=True was taken as 1."""
+    with pytest.raises(TypeError, match="coordinate_coupling: " + message):
+        C.coordinate_coupling(n_reduced, source, [C.identity_polynomial()] * 2)
+    with pytest.raises(TypeError, match="functions must be a list of PiecewisePolynomial "
+                       r"\(one per engine dof\), got NoneType"):
+        C.coordinate_coupling(1, [0, 0], None)
+
+
+def test_coupled_functions_refuse_a_coupling_that_does_not_fit_the_model():
+    """Before, a coupling of 1 dof on the 2-dof model failed in an IndexError from a gather
+    inside the trace, and c=None (with q of the model's size) in an AttributeError."""
+    model, _ = _model()
+    one = C.coordinate_coupling(1, [0], [C.identity_polynomial()])
+    q = jnp.array([0.1])
+    moves = "the coupling c moves 1 engine dofs but the model has n_q = 2, n_v = 2"
+    with pytest.raises(ValueError, match="coupled_mass_matrix: " + moves):
+        coupled_mass_matrix(model, one, q)
+    with pytest.raises(ValueError, match="coupled_inverse_dynamics: " + moves):
+        coupled_inverse_dynamics(model, one, q, q, q)
+    with pytest.raises(ValueError, match="coupled_forward_dynamics: " + moves):
+        engine.coupled_forward_dynamics(model, one, q, q, jnp.zeros(0))
+    with pytest.raises(ValueError, match="coupled_mass_matrix: c must be a CoordinateCoupling "
+                       r"\(coordinate_coupling\), got NoneType"):
+        coupled_mass_matrix(model, None, jnp.zeros(2))
+
+
 def test_bad_piecewise_polynomial_is_refused():
     bad = C.PiecewisePolynomial(np.array([1.0, 0.0]), np.zeros(3), np.zeros((3, 2)))
     with pytest.raises(ValueError, match="breaks must increase strictly"):

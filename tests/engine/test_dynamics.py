@@ -270,6 +270,36 @@ def test_divergence_raises_naming_step():
         engine.rollout(model, q0, qd0, jnp.zeros(0), 0.01, -1, "rk4")
 
 
+@pytest.mark.parametrize("function, change, message", [
+    # before: True became dt = 1 s, max_iter = 1 and tol = 1.0, 2.5 Newton iterations ran as
+    # 3, a list of times failed in a multiplication inside the trace, [True, 0] was q0 [1, 0]
+    ("rollout", dict(dt_s=True), "rollout: dt_s must be one real number, got bool"),
+    ("rollout", dict(dt_s=[0.01, 0.02]), "rollout: dt_s must be one real number, got a list"),
+    ("rollout", dict(dt_s=np.array([0.01])),
+     "rollout: dt_s must be one real number, got float64 of shape (1,)"),
+    ("rollout", dict(q0=[True, 0.0]), "rollout: q0 must be numbers, not bools"),
+    ("rollout", dict(ctrl=np.zeros(0, bool)), "rollout: ctrl must be numbers, not bools"),
+    ("implicit_rollout", dict(max_iter=True),
+     "implicit_rollout: max_iter must be an integer, got bool"),
+    ("implicit_rollout", dict(max_iter=2.5),
+     "implicit_rollout: max_iter must be an integer, got float64"),
+    ("implicit_rollout", dict(tol=True), "implicit_rollout: tol must be one real number, got bool"),
+    ("implicit_rollout", dict(dt_s=True),
+     "implicit_rollout: dt_s must be one real number, got bool"),
+    ("implicit_rollout", dict(qd0=[0.0, False]),
+     "implicit_rollout: qd0 must be numbers, not bools"),
+])
+def test_rollout_settings_and_states_are_numbers(function, change, message):
+    model, q0, qd0 = _double_pendulum()
+    args = dict(q0=q0, qd0=qd0, ctrl=jnp.zeros(0), dt_s=0.01, n_steps=2) | change
+    run = getattr(engine, function)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        if function == "rollout":
+            run(model, integrator="rk4", **args)
+        else:
+            run(model, integrator="bdf1", **args)
+
+
 @pytest.mark.parametrize("run", ["rollout", "simulate"])
 def test_unknown_integrator_name_is_rejected_listing_the_choices(run):
     model, q0, qd0 = _double_pendulum()

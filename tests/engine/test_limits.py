@@ -439,3 +439,25 @@ def test_limited_joints_are_supported_by_dynamics():
     """Limited joints compile without any `dynamics_unsupported` entry."""
     xml = _pendulum()
     assert not engine.compile_model(mujoco.MjModel.from_xml_string(xml)).dynamics_unsupported
+
+
+@pytest.mark.parametrize("function", ["limit_forces", "solve_limits"])
+def test_mass_factor_must_be_a_cholesky_factor_of_the_mass_matrix(function):
+    """Before, None or the mass matrix itself failed in an AttributeError ('lower') inside the
+    trace, and a factor of the wrong size in the solve."""
+    m = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><body><joint type="hinge" axis="0 1 0" limited="true" '
+        'range="-1 1"/><geom type="capsule" size="0.05" fromto="0 0 0 0.3 0 0" contype="0" '
+        'conaffinity="0"/></body></worldbody></mujoco>')
+    model = engine.compile_model(m)
+    q, qd, a0 = jnp.array([1.2]), jnp.zeros(1), jnp.zeros(1)
+    run = getattr(engine, function)
+    mass = engine.mass_matrix(model, q)
+    for bad, got in ((None, "NoneType"), (mass, r"an array of shape \(1, 1\)")):
+        with pytest.raises(ValueError, match=f"{function}: mass_factor must be "
+                           r"engine.cholesky.factor\(M\) of the mass matrix M\(q\), got " + got):
+            run(model, q, qd, a0, bad)
+    with pytest.raises(ValueError, match=rf"{function}: mass_factor.lower has shape \(2, 2\), "
+                       r"expected \(1, 1\) \(the model's n_v = 1\)"):
+        run(model, q, qd, a0, cholesky.factor(jnp.eye(2)))
+    run(model, q, qd, a0, cholesky.factor(mass))

@@ -53,6 +53,14 @@ def test_load_reads_an_mjcf_file(tmp_path):
     with pytest.raises(TypeError, match=r"compile_model: expected a mujoco.MjModel, got str "
                                         r"'.*frog.xml'; for an MJCF file use engine.load"):
         engine.compile_model(str(path))
+    # before: MuJoCo's "ParseXML: Error opening file 'None'", and "empty file" for a directory
+    with pytest.raises(ValueError, match="MJCF source: expected a file's path or a "
+                       "mujoco.MjModel, got NoneType"):
+        engine.load(None)
+    with pytest.raises(ValueError, match=f"{tmp_path}: is a directory, not an MJCF file"):
+        engine.load(tmp_path)
+    with pytest.raises(ValueError, match=f"{tmp_path / 'nope.xml'}: no such MJCF file"):
+        engine.load(tmp_path / "nope.xml")
 
 
 def test_compile_neither_modifies_nor_aliases_the_mujoco_model():

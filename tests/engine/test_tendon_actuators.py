@@ -11,6 +11,7 @@ package simulates them, `musculoskeletal.mjcf`)."""
 
 from __future__ import annotations
 
+import re
 
 import jax
 import jax.numpy as jnp
@@ -234,3 +235,8 @@ def test_unsupported_tendon_transmissions_named():
     assert "'mus'" not in "\n".join(external.dynamics_unsupported)
     with pytest.raises(ValueError, match=r"external_actuators \[3\]: the model has 3 actuators"):
         engine.compile_model(mujoco.MjModel.from_xml_string(xml), external_actuators=[3])
+    for bad in ([0.5], [True], ["1"], 1):     # ids 0, 1 and 1 before; 1: a bare TypeError
+        with pytest.raises(ValueError, match=re.escape(
+                "compile_model: external_actuators must be a list of actuator ids (integers), "
+                f"got {bad!r}")):
+            engine.compile_model(mujoco.MjModel.from_xml_string(xml), external_actuators=bad)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import jax.numpy as jnp
 import mujoco
@@ -168,3 +169,30 @@ def test_unknown_part_names_are_refused_with_the_choices():
         finger.phalanx_mass("thumb")
     with pytest.raises(ValueError, match=r"segment 'tail': expected one of \["):
         arm_reaching.segment("tail")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    # before: MuJoCo's "XML Error: bad format in attribute 'damping'" (np.float64 too), NaN and
+    # -1 written into the model, "no" taken as true
+    (dict(damping=True), "chain.mjcf: damping must be a finite number >= 0 (N m s/rad), got True"),
+    (dict(damping="0.5"), "damping must be a finite number >= 0 (N m s/rad), got '0.5'"),
+    (dict(damping=float("nan")), "damping must be a finite number >= 0 (N m s/rad), got nan"),
+    (dict(damping=-1.0), "damping must be a finite number >= 0 (N m s/rad), got -1.0"),
+    (dict(wrap="no"), "chain.mjcf: wrap must be True or False, got 'no'"),
+    (dict(actuated=0), "chain.mjcf: actuated must be True or False, got 0"),
+])
+def test_chain_options_are_checked(kwargs, message):
+    from myotwin.models import chain
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        chain.mjcf(**kwargs)
+    assert 'damping="0.5"' in chain.mjcf(damping=np.float64(0.5))
+
+
+def test_arm_reaching_muscle_mass_is_true_or_false():
+    """A string such as "no" is true in Python: it would have added the muscle mass."""
+    from myotwin.models import arm_reaching
+
+    with pytest.raises(ValueError, match="arm_reaching.build: muscle_mass must be True or "
+                       "False, got 'no'"):
+        arm_reaching.build(muscle_mass="no")

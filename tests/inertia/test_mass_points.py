@@ -470,6 +470,15 @@ def test_specification_and_validation(chain):
          "path 1.5: expected a tendon name or an integer index"),
         (dict(path="via", mass_kg=-0.1, n_points=3), "mass_kg must be a finite scalar >= 0"),
         (dict(path="via", mass_kg=float("nan"), n_points=3), "finite scalar"),
+        # taken as 1 kg and 0.1 kg before
+        (dict(path="via", mass_kg=True, n_points=3),
+         "muscle mass of path #1 'via': mass_kg must be a finite scalar >= 0, got True"),
+        (dict(path="via", mass_kg="0.1", n_points=3), "mass_kg must be a finite scalar >= 0, "
+         "got '0.1'"),
+        (dict(path="via", mass_kg=1.0, n_points=3, belly=(0, True)),   # (0.0, 1.0) before
+         "muscle mass of path #1 'via': belly must be two numbers (a, b), got (0, True)"),
+        (dict(path="via", mass_kg=1.0, n_points=3, belly=("0", "1")),
+         "belly must be two numbers (a, b), got ('0', '1')"),
         (dict(path="via", mass_kg=1.0, n_points=0), "n_points must be a positive integer"),
         (dict(path="via", mass_kg=1.0, n_points=2.5), "positive integer"),
         (dict(path="via", mass_kg=1.0, alphas=[0.2, 1.2]), "alpha 1.2 outside [0, 1]"),

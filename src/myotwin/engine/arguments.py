@@ -6,7 +6,8 @@ The compiled exports (`engine/api.py`, `inertia/api.py`, `musculoskeletal/api.py
   q (n_q,); qd, qdd, qacc, qacc_smooth, v, qfrc_applied (n_v,); ctrl (n_u,);
   xfrc_applied (n_body, 6); for the coupled functions (`engine.coupled_*`, a
   `CoordinateCoupling` c) q, qd, qdd, qfrc (c.n_reduced,); for a `MusculoskeletalModel` the
-  state's activation and tendon_state and the excitation (n_muscles,).
+  state's activation and tendon_state and the excitation (n_muscles,); c itself is a
+  CoordinateCoupling whose n_full is the model's n_q and n_v.
 
 Unchecked, JAX broadcasts or indexes a wrong shape: a q of 5 numbers for the 3-hinge chain of
 `models.chain` gave accelerations (its first 3 used), a q of 2 an IndexError from inside a
@@ -24,7 +25,8 @@ are not checked here (NaN and inf propagate; the simulations stop at a diverged 
 and inputs (a NaN q0 is refused by name rather than reported as a divergence at step 0; a
 bool or a string entry is refused, not converted by np.asarray). The
 engine's rollouts (`engine.rollout`, `engine.implicit_rollout`) convert their initial states
-and inputs and check their shapes, not their values (`rollout_arguments`);
+and inputs (bools refused) and check their shapes, not their values, and the types of dt_s,
+max_iter and tol (`rollout_arguments`);
 `musculoskeletal.rollout`, `musculoskeletal.adaptive_rollout` and
 `musculoskeletal.equilibrium_state` check the shapes of theirs.
 """
@@ -36,7 +38,7 @@ import inspect
 
 import numpy as np
 
-from myotwin.scalars import holds_real_numbers, is_integer
+from myotwin.scalars import as_real, holds_real_numbers, is_integer
 
 #: argument name -> the model's count (a `Model` attribute) that is its length
 _ENGINE = {"q": "n_q", "qd": "n_v", "qdd": "n_v", "qacc": "n_v", "qacc_smooth": "n_v",
@@ -89,10 +91,41 @@ def check_engine_arguments(function: str, model, arguments: dict) -> None:
     maps argument names to values, names not listed there are not checked."""
     model = model_of(function, model)
     coupling = arguments.get("c")
+    if "c" in arguments:            # the coupled functions' coupling, which may not be None
+        _check_coupling(function, model, coupling)
+    if "mass_factor" in arguments:  # limit_forces, solve_limits: cholesky.factor(M(q))
+        _check_mass_factor(function, model, arguments["mass_factor"])
     for name, value in arguments.items():
         expected = _expected(name, model, coupling)
         if expected is not None:
             _require(function, name, value, *expected)
+
+
+def _check_coupling(function: str, model, coupling) -> None:
+    """ValueError unless `coupling` is a CoordinateCoupling moving the model's n_q = n_v dofs
+    (its counts are static, so this runs under `jit` too)."""
+    from myotwin.engine.coupling import CoordinateCoupling
+
+    if not isinstance(coupling, CoordinateCoupling):
+        raise ValueError(f"{function}: c must be a CoordinateCoupling (coordinate_coupling), "
+                         f"got {type(coupling).__name__}")
+    if model.n_q != coupling.n_full or model.n_v != coupling.n_full:
+        raise ValueError(f"{function}: the coupling c moves {coupling.n_full} engine dofs but "
+                         f"the model has n_q = {model.n_q}, n_v = {model.n_v}")
+
+
+def _check_mass_factor(function: str, model, factor) -> None:
+    """ValueError unless `factor` is a `cholesky.Factor` of an (n_v, n_v) matrix (a mass
+    matrix given as is, or None, failed in an AttributeError inside the trace)."""
+    from myotwin.engine.cholesky import Factor
+
+    if not isinstance(factor, Factor):
+        got = (f"an array of shape {_shape(factor)}" if hasattr(factor, "shape")
+               else type(factor).__name__)      # under jit an array is a tracer
+        raise ValueError(f"{function}: mass_factor must be engine.cholesky.factor(M) of the "
+                         f"mass matrix M(q), got {got}")
+    _require(function, "mass_factor.lower", factor.lower, (model.n_v, model.n_v),
+             f"the model's n_v = {model.n_v}")
 
 
 def check_musculoskeletal_arguments(function: str, msm, arguments: dict) -> None:
@@ -177,15 +210,44 @@ def check_step_count(function: str, n_steps) -> None:
         raise ValueError(f"{function}: n_steps must be an integer >= 0, got {n_steps!r}")
 
 
+def _check_setting(function: str, name: str, value, integer: bool) -> None:
+    """ValueError naming `function` unless value is one integer (`integer`) or one real
+    number, not a bool: by its dtype when it is an array or a tracer (a jitted rollout's
+    dt_s, max_iter and tol are traced: True arrives as a bool tracer, 2.5 as a float one)."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        ok = np.dtype(dtype).kind in ("iu" if integer else "iuf") and np.shape(value) == ()
+        got = np.dtype(dtype).name + ("" if np.shape(value) == () else
+                                      f" of shape {_shape(value)}")
+    else:
+        ok = not isinstance(value, (list, tuple)) and (
+            is_integer(value) if integer else as_real(value) is not None)
+        got = f"a {type(value).__name__}" if isinstance(value, (list, tuple)) else repr(value)
+    if not ok:
+        what = "an integer" if integer else "one real number"
+        raise ValueError(f"{function}: {name} must be {what}, got {got}")
+
+
 def rollout_arguments(function: str, model, n_steps: int, q0, qd0, ctrl,
-                      qfrc_applied=None, xfrc_applied=None) -> tuple:
+                      qfrc_applied=None, xfrc_applied=None, *, dt_s=None, max_iter=None,
+                      tol=None) -> tuple:
     """A rollout's initial state (q0 (n_q,), qd0 (n_v,)), ctrl (a scalar, (n_u,) or one row
     per step (n_steps, n_u)) and applied forces (`check_applied_shapes` with n_steps), made
-    real arrays (`_as_real`: a list reaches a jitted rollout as a list of scalars) and checked
-    as `check_engine_arguments` checks a state function's; and n_steps (`check_step_count`).
+    real arrays (`_as_real`: a list reaches a jitted rollout as a list of scalars; bools are
+    refused) and checked as `check_engine_arguments` checks a state function's; n_steps
+    (`check_step_count`); and, where given, the settings dt_s and tol (one real number each)
+    and max_iter (an integer), by type, not value (they may be traced).
     Returns (q0, qd0, ctrl, qfrc_applied, xfrc_applied)."""
     check_step_count(function, n_steps)
     model = model_of(function, model)
+    for name, value, integer in (("dt_s", dt_s, False), ("max_iter", max_iter, True),
+                                 ("tol", tol, False)):
+        if value is not None:
+            _check_setting(function, name, value, integer)
+    for name, value in (("q0", q0), ("qd0", qd0), ("ctrl", ctrl),
+                        ("qfrc_applied", qfrc_applied), ("xfrc_applied", xfrc_applied)):
+        if _holds_bools(value):                 # _as_real would make True 1.0
+            raise ValueError(f"{function}: {name} must be numbers, not bools")
     q0, qd0, ctrl, qfrc_applied, xfrc_applied = (
         None if v is None else _as_real(v) for v in (q0, qd0, ctrl, qfrc_applied, xfrc_applied))
     _require(function, "q0", q0, (model.n_q,), f"the model's n_q = {model.n_q}")

@@ -21,7 +21,9 @@ import dataclasses
 
 import jax
 
+from myotwin.engine.arguments import model_of
 from myotwin.engine.model import Model
+from myotwin.scalars import is_integer
 
 _LEAF_FIELDS = tuple(f.name for f in dataclasses.fields(Model) if not f.metadata.get("static"))
 
@@ -41,7 +43,7 @@ def model_axes(model: Model, **axes: int) -> Model:
                 f"model_axes: {name!r} is " + ("static topology and cannot be batched"
                                                 if static else "not a Model field")
                 + f"; batchable fields: {', '.join(_LEAF_FIELDS)}")
-        if isinstance(axis, bool) or not isinstance(axis, int):
+        if not is_integer(axis):
             raise ValueError(f"model_axes: axis for {name!r} must be an int, got {axis!r}")
-    shared = jax.tree_util.tree_map(lambda _: None, model)
+    shared = jax.tree_util.tree_map(lambda _: None, model_of("model_axes", model))
     return dataclasses.replace(shared, **axes)

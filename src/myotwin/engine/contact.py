@@ -57,6 +57,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.applied import wrench_generalized_forces
+from myotwin.engine.arguments import model_of, real_array
 from myotwin.engine.jacobian import body_reference_point, dof_motion
 from myotwin.engine.kinematics import Kinematics, kinematics
 from myotwin.engine.model import Model
@@ -267,9 +268,10 @@ def with_contact_params(model: Model, **params) -> Model:
     """A new Model whose contact parameters are replaced (each a scalar or an (n_c,) array).
 
     Names are the keys of `CONTACT_PARAMS` (e.g. stiffness_N_per_m2=2e6). The values become
-    float64 leaves, so `jax.grad` / `vmap` reach them; concrete values are range-checked.
+    float64 leaves, so `jax.grad` / `vmap` reach them; concrete values are range-checked. A
+    value of bools or strings is refused (`arguments.real_array`), not converted.
     """
-    contact = model.contact
+    contact = model_of("with_contact_params", model).contact
     if contact is None:
         raise ValueError("with_contact_params: the model has no sphere/capsule-plane contact")
     new = {}
@@ -277,7 +279,8 @@ def with_contact_params(model: Model, **params) -> Model:
         if name not in CONTACT_PARAMS:
             raise ValueError(f"with_contact_params: unknown contact parameter '{name}', "
                              f"expected one of {sorted(CONTACT_PARAMS)}")
-        value = jnp.asarray(value, dtype=jnp.float64)
+        # numbers only (True is not 1.0, "2e6" not 2e6); a tracer passes, checked by dtype
+        value = real_array("with_contact_params", name, value).astype(jnp.float64)
         if value.shape not in ((), (contact.n_contact,)):
             raise ValueError(f"with_contact_params: {name} has shape {value.shape}, expected () "
                              f"or ({contact.n_contact},) (one value per contact sphere)")

@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.model import JointType, Model
+from myotwin.scalars import is_integer
 # PiecewisePolynomial and identity_polynomial live in engine.piecewise (shared with the
 # moving path points of paths.builder) and stay importable from here.
 from myotwin.engine.piecewise import (PiecewisePolynomial, check_polynomial, evaluate_padded,
@@ -75,7 +76,17 @@ def coordinate_coupling(n_reduced: int, source, functions,
     """Compile per-dof functions: dof j = functions[j](q[source[j]]), or, with `inner` (one
     entry per dof: a PiecewisePolynomial g_j or None for the identity),
     functions[j](inner[j](q[source[j]])). Raises ValueError on a source outside
-    range(n_reduced), a coordinate no dof follows, or a malformed function."""
+    range(n_reduced), a coordinate no dof follows, or a malformed function, and TypeError
+    on an n_reduced or a source that is not an integer (`is_integer`: 0.7 and True are not
+    indices) or functions that are not a list."""
+    if not is_integer(n_reduced):
+        raise TypeError(f"coordinate_coupling: n_reduced must be an integer, got {n_reduced!r}")
+    if not isinstance(source, (list, tuple, np.ndarray)) or not all(map(is_integer, source)):
+        raise TypeError(f"coordinate_coupling: source must be a list of integers (one reduced "
+                        f"coordinate per engine dof), got {source!r}")
+    if not isinstance(functions, (list, tuple)):
+        raise TypeError(f"coordinate_coupling: functions must be a list of PiecewisePolynomial "
+                        f"(one per engine dof), got {type(functions).__name__}")
     source = tuple(int(s) for s in source)
     functions = [check_polynomial(f, f"coupling function of dof {j}")
                  for j, f in enumerate(functions)]

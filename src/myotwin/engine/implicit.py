@@ -182,7 +182,8 @@ def implicit_rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int,
 
     solve = SOLVES[as_implicit(integrator)]
     q0, qd0, ctrl, qfrc_applied, xfrc_applied = rollout_arguments(
-        "implicit_rollout", model, n_steps, q0, qd0, ctrl, qfrc_applied, xfrc_applied)
+        "implicit_rollout", model, n_steps, q0, qd0, ctrl, qfrc_applied, xfrc_applied,
+        dt_s=dt_s, max_iter=max_iter, tol=tol)
     per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
 
     def body(state, xs):

@@ -40,6 +40,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.scalars import is_integer
+
 if TYPE_CHECKING:  # contact.py and myotwin.paths import this module
     from myotwin.engine.contact import ContactModel
     from myotwin.engine.equality import EqualityModel
@@ -364,6 +366,10 @@ def compile_model(mj_model, external_actuators: Sequence[int] = ()) -> Model:
     from myotwin.engine.contact import compile_contact  # contact.py imports this module
 
     contact, contact_problems = compile_contact(m)
+    if (not isinstance(external_actuators, (list, tuple, set, frozenset, np.ndarray))
+            or not all(is_integer(a) for a in external_actuators)):   # int() made 0.5 id 0
+        raise ValueError(f"compile_model: external_actuators must be a list of actuator ids "
+                         f"(integers), got {external_actuators!r}")
     external = {int(a) for a in external_actuators}
     if not external <= set(range(m.nu)):
         raise ValueError(f"external_actuators {sorted(external)}: the model has {m.nu} "
@@ -493,7 +499,10 @@ def require_dynamics_support(model: Model) -> None:
 
 
 def load(path: str) -> Model:
-    """Compile the MJCF file at `path` with MuJoCo's compiler, then `compile_model` it."""
-    import mujoco
+    """Compile the MJCF file at `path` with MuJoCo's compiler, then `compile_model` it.
+    ValueError naming a path that is no file, a directory, or a file MuJoCo cannot compile
+    (`musculoskeletal.mjcf.read_mjcf`), and a `path` that is not a path (None was read as the
+    file 'None')."""
+    from myotwin.musculoskeletal.mjcf import read_mjcf
 
-    return compile_model(mujoco.MjModel.from_xml_path(str(path)))
+    return compile_model(read_mjcf(path)[0])

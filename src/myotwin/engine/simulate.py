@@ -91,7 +91,7 @@ def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integra
     its name (ValueError naming the choices otherwise)."""
     step = STEPS[as_integrator(integrator)]
     q0, qd0, ctrl, qfrc_applied, xfrc_applied = rollout_arguments(
-        "rollout", model, n_steps, q0, qd0, ctrl, qfrc_applied, xfrc_applied)
+        "rollout", model, n_steps, q0, qd0, ctrl, qfrc_applied, xfrc_applied, dt_s=dt_s)
     per_step, held = step_inputs(model, n_steps, ctrl, qfrc_applied, xfrc_applied)
 
     # Rematerialised step: reverse mode keeps only each step's (q, qd) and recomputes the step's

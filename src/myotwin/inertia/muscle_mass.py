@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.scalars import is_integer
+from myotwin.scalars import as_real, as_real_pair, is_integer
 from myotwin.paths.sequence import WrapType
 
 _STATIC = {"static": True}
@@ -183,7 +183,10 @@ def distribution(n_points: int | None = None, *, belly=(0.0, 1.0), alphas=None, 
     if n_points is None or isinstance(n_points, bool) or int(n_points) != n_points \
             or int(n_points) < 1:
         raise ValueError(f"{what}: n_points must be a positive integer, got {n_points!r}")
-    lo, hi = (float(v) for v in belly)
+    pair = as_real_pair(belly)              # (0, True) is not (0.0, 1.0)
+    if pair is None:
+        raise ValueError(f"{what}: belly must be two numbers (a, b), got {belly!r}")
+    lo, hi = pair
     if not (np.isfinite(lo) and np.isfinite(hi) and 0.0 <= lo < hi <= 1.0):
         raise ValueError(f"{what}: belly ({lo!r}, {hi!r}) must satisfy 0 <= a < b <= 1")
     n = int(n_points)
@@ -265,8 +268,8 @@ def with_muscle_mass(model, path: int | str, mass_kg, n_points: int | None = Non
 
         check_paths(paths.opensim, [paths.path_index[p]])
     if not _is_traced(mass_kg):
-        m = np.asarray(mass_kg, dtype=np.float64)
-        if m.shape != () or not np.isfinite(m) or m < 0.0:
+        m = as_real(mass_kg)                # True is not 1 kg, nor "0.1" 0.1 kg
+        if m is None or not np.isfinite(m) or m < 0.0:
             raise ValueError(f"{what}: mass_kg must be a finite scalar >= 0, got {mass_kg!r}")
     a, w = distribution(n_points, belly=belly, alphas=alphas, weights=weights, rule=rule,
                         what=what)

@@ -172,6 +172,10 @@ def build(muscle_mass: bool = True, n_points: int = N_POINTS, gravity=GRAVITY):
     """Engine `Model` of the arm; muscle_mass=False: massless muscles (no mass points)."""
     from myotwin import inertia
 
+    if not isinstance(muscle_mass, (bool, np.bool_)):   # a string such as "no" would be true
+        raise ValueError(f"arm_reaching.build: muscle_mass must be True or False, got "
+                         f"{muscle_mass!r}")
+
     model = path_builder(gravity).build()
     if not muscle_mass:
         return model

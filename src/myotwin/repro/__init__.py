@@ -34,6 +34,8 @@ def _lazy(target: str) -> Callable[..., dict]:
     module_name, func_name = target.split(":")
 
     def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
+        if not isinstance(quick, bool):     # "no" would be true, and 0 is not a size
+            raise ValueError(f"{target}: quick must be True or False, got {quick!r}")
         return getattr(importlib.import_module(module_name), func_name)(out_dir, quick=quick)
 
     run.__name__ = func_name
