@@ -54,8 +54,8 @@ def test_load_reads_an_mjcf_file(tmp_path):
                                         r"'.*frog.xml'; for an MJCF file use engine.load"):
         engine.compile_model(str(path))
     # before: MuJoCo's "ParseXML: Error opening file 'None'", and "empty file" for a directory
-    with pytest.raises(ValueError, match="MJCF source: expected a file's path or a "
-                       "mujoco.MjModel, got NoneType"):
+    with pytest.raises(ValueError, match="engine.load: expected an MJCF file's path, got "
+                                         "NoneType"):
         engine.load(None)
     with pytest.raises(ValueError, match=f"{tmp_path}: is a directory, not an MJCF file"):
         engine.load(tmp_path)

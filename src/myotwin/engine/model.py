@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import jax
@@ -498,11 +499,34 @@ def require_dynamics_support(model: Model) -> None:
         )
 
 
+def read_mjcf(source):
+    """(compiled `mujoco.MjModel`, the name messages give it) of an MJCF file (path) or of an
+    MjModel (returned as is, named "MJCF model"). ValueError naming a missing file or one
+    MuJoCo cannot compile, with MuJoCo's message."""
+    import mujoco
+
+    if isinstance(source, mujoco.MjModel):
+        return source, "MJCF model"
+    if not isinstance(source, (str, Path)):
+        raise ValueError(f"MJCF source: expected a file's path or a mujoco.MjModel, got "
+                         f"{type(source).__name__}")
+    where = str(source)
+    if Path(where).is_dir():
+        raise ValueError(f"{where}: is a directory, not an MJCF file")
+    if not Path(where).is_file():
+        raise ValueError(f"{where}: no such MJCF file")
+    try:
+        return mujoco.MjModel.from_xml_path(where), where
+    except ValueError as err:
+        message = "; ".join(line.strip() for line in str(err).splitlines() if line.strip())
+        raise ValueError(f"{where}: MuJoCo cannot compile it: {message}") from None
+
+
 def load(path: str) -> Model:
     """Compile the MJCF file at `path` with MuJoCo's compiler, then `compile_model` it.
-    ValueError naming a path that is no file, a directory, or a file MuJoCo cannot compile
-    (`musculoskeletal.mjcf.read_mjcf`), and a `path` that is not a path (None was read as the
-    file 'None')."""
-    from myotwin.musculoskeletal.mjcf import read_mjcf
-
+    ValueError naming a path that is no file, a directory, or a file MuJoCo cannot compile,
+    and a `path` that is not a path (None was read as the file 'None'): `read_mjcf`."""
+    if not isinstance(path, (str, Path)):       # read_mjcf would return an MjModel as is
+        raise ValueError(f"engine.load: expected an MJCF file's path, got "
+                         f"{type(path).__name__}")
     return compile_model(read_mjcf(path)[0])

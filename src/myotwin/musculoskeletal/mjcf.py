@@ -40,10 +40,10 @@ that clamp's small-step limit (adaptive.py).
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 
+from myotwin.engine.model import read_mjcf
 from myotwin.muscle.model import Muscle, build_muscles
 from myotwin.muscle.mujoco_muscle import MINVAL
 from myotwin.musculoskeletal.model import MusculoskeletalModel, musculoskeletal_model
@@ -165,29 +165,6 @@ def mujoco_muscles(mj_model, where: str = "MJCF model") -> Muscle:
             min_excitation=[lo for lo, _ in ctrl], max_excitation=[hi for _, hi in ctrl])
     except ValueError as err:     # a parameter build_muscles refuses: name the file too
         raise ValueError(f"{where}: {err} (from the <muscle> actuator's attributes)") from None
-
-
-def read_mjcf(source):
-    """(compiled `mujoco.MjModel`, the name messages give it) of an MJCF file (path) or of an
-    MjModel (returned as is, named "MJCF model"). ValueError naming a missing file or one
-    MuJoCo cannot compile, with MuJoCo's message."""
-    import mujoco
-
-    if isinstance(source, mujoco.MjModel):
-        return source, "MJCF model"
-    if not isinstance(source, (str, Path)):
-        raise ValueError(f"MJCF source: expected a file's path or a mujoco.MjModel, got "
-                         f"{type(source).__name__}")
-    where = str(source)
-    if Path(where).is_dir():
-        raise ValueError(f"{where}: is a directory, not an MJCF file")
-    if not Path(where).is_file():
-        raise ValueError(f"{where}: no such MJCF file")
-    try:
-        return mujoco.MjModel.from_xml_path(where), where
-    except ValueError as err:
-        message = "; ".join(line.strip() for line in str(err).splitlines() if line.strip())
-        raise ValueError(f"{where}: MuJoCo cannot compile it: {message}") from None
 
 
 def load_mjcf(source, name: str | None = None) -> MusculoskeletalModel:

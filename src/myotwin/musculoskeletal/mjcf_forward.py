@@ -54,12 +54,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.integrators import Integrator
+from myotwin.engine.model import read_mjcf
 from myotwin.engine.simulate import DIVERGED_ABOVE, positive_seconds, whole_steps
 from myotwin.scalars import as_real, is_integer
 from myotwin.musculoskeletal.controls_csv import (ControlsTable, check_unit_interval,
                                                   read_controls_csv)
 from myotwin.musculoskeletal.energy import muscle_outputs_at
-from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators, read_mjcf
+from myotwin.musculoskeletal.mjcf import load_mjcf, muscle_actuators
 from myotwin.musculoskeletal.model import with_muscle_masses
 from myotwin.musculoskeletal.simulate import first_diverged_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState
