@@ -481,6 +481,12 @@ def test_specification_and_validation(chain):
          "belly must be two numbers (a, b), got ('0', '1')"),
         (dict(path="via", mass_kg=1.0, n_points=0), "n_points must be a positive integer"),
         (dict(path="via", mass_kg=1.0, n_points=2.5), "positive integer"),
+        (dict(path="via", mass_kg=1.0, n_points=3.0),       # int(3.0) == 3.0 passed
+         "n_points must be a positive integer, got 3.0"),
+        (dict(path="via", mass_kg=1.0, alphas=[0.2, True]),  # np.asarray made it 1.0
+         "alphas must be numbers, got [0.2, True]"),
+        (dict(path="via", mass_kg=1.0, alphas=[0.2, 0.4], weights=["1", "1"]),
+         "weights must be numbers, got ['1', '1']"),
         (dict(path="via", mass_kg=1.0, alphas=[0.2, 1.2]), "alpha 1.2 outside [0, 1]"),
         (dict(path="via", mass_kg=1.0, alphas=[-0.1]), "alpha -0.1 outside [0, 1]"),
         (dict(path="via", mass_kg=1.0, alphas=[0.2], weights=[-1.0]), "weights must be"),

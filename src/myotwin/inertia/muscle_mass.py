@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.scalars import as_real, as_real_pair, is_integer
+from myotwin.scalars import as_real, as_real_pair, holds_real_numbers, is_integer
 from myotwin.paths.sequence import WrapType
 
 _STATIC = {"static": True}
@@ -161,11 +161,16 @@ def distribution(n_points: int | None = None, *, belly=(0.0, 1.0), alphas=None, 
                  rule: PointRule | str = PointRule.MIDPOINT, what: str = "muscle mass"):
     """(alphas (m,), relative weights (m,) summing to 1) of a distribution (module docstring),
     validated in NumPy; `what` names the path in error messages."""
+    for name, values in (("alphas", alphas), ("weights", weights)):
+        if values is not None and not holds_real_numbers(values):   # [0.5, True]: 1.0
+            raise ValueError(f"{what}: {name} must be numbers, got {values!r}")
+    if n_points is not None and (not is_integer(n_points) or n_points < 1):
+        raise ValueError(f"{what}: n_points must be a positive integer, got {n_points!r}")
     if alphas is not None:
         a = np.asarray(alphas, dtype=np.float64).reshape(-1)
         if a.size == 0:
             raise ValueError(f"{what}: alphas is empty")
-        if n_points is not None and int(n_points) != a.size:
+        if n_points is not None and n_points != a.size:
             raise ValueError(f"{what}: n_points={n_points!r} but {a.size} alphas were given")
         if not np.all(np.isfinite(a)) or np.any((a < 0.0) | (a > 1.0)):
             bad = a[~np.isfinite(a) | (a < 0.0) | (a > 1.0)][0]
@@ -180,9 +185,8 @@ def distribution(n_points: int | None = None, *, belly=(0.0, 1.0), alphas=None, 
         return a, w / np.sum(w)
     if weights is not None:
         raise ValueError(f"{what}: weights need alphas")
-    if n_points is None or isinstance(n_points, bool) or int(n_points) != n_points \
-            or int(n_points) < 1:
-        raise ValueError(f"{what}: n_points must be a positive integer, got {n_points!r}")
+    if n_points is None:
+        raise ValueError(f"{what}: n_points must be a positive integer, got None")
     pair = as_real_pair(belly)              # (0, True) is not (0.0, 1.0)
     if pair is None:
         raise ValueError(f"{what}: belly must be two numbers (a, b), got {belly!r}")
