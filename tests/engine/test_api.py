@@ -97,6 +97,8 @@ def test_arrays_of_the_wrong_shape_are_named():
          "forward_dynamics: ctrl must be numbers, not bools"),
         (lambda: engine.mass_matrix(model, [0.0, True, 0.0]),
          "mass_matrix: q must be numbers, not bools"),
+        # None for a required array was an AttributeError ('dtype') from inside the check
+        (lambda: engine.mass_matrix(model, None), "mass_matrix: q must be an array, got None"),
     ]
     for call, message in cases:
         with pytest.raises(ValueError) as err:

@@ -302,6 +302,8 @@ def checked(fn, check=check_engine_arguments):
         except TypeError:
             return fn(*args, **kwargs)     # Python's own message for a wrong call
         for name in _REAL.intersection(bound.arguments):
+            if bound.arguments[name] is None and signature.parameters[name].default is not None:
+                raise ValueError(f"{fn.__name__}: {name} must be an array, got None")
             if _holds_bools(bound.arguments[name]):    # _as_real would make True 1.0
                 raise ValueError(f"{fn.__name__}: {name} must be numbers, not bools")
             bound.arguments[name] = _as_real(bound.arguments[name])
