@@ -231,6 +231,8 @@ def test_generalized_forces_match_mujoco_tendon_actuators():
                                    atol=1e-12 * np.abs(data.qfrc_actuator).max())
     with pytest.raises(ValueError, match="moment_arms"):
         generalized_forces(np.zeros((2, 3)), np.zeros(2))
+    with pytest.raises(ValueError, match=r"tendon_forces must be numbers, got \[True, 1.0\]"):
+        generalized_forces(np.zeros((3, 2)), [True, 1.0])   # a tension of 1 N before
 
 
 def test_equilibrium_reports_failure_for_a_slack_musculotendon():

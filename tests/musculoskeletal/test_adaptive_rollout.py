@@ -10,6 +10,8 @@ All float64 (conftest).
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import mujoco
@@ -213,6 +215,11 @@ def test_input_table_interpolates_linearly_and_holds_its_end_values():
     # no skeleton controls: an empty ctrl table gives an empty ctrl at any time
     empty = input_table(times, u, np.zeros((4, 0)))
     assert inputs_at(empty, 0.3)[1].shape == (0,)
+    # a time given as text or several times: failed inside JAX before
+    for t in ("0.1", [0.1, 0.2], True):
+        with pytest.raises(ValueError, match=re.escape(f"inputs_at: t must be one number (s), "
+                                                       f"got {t!r}")):
+            inputs_at(table, t)
 
 
 def test_a_one_row_table_is_constant():

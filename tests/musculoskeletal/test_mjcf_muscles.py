@@ -383,6 +383,8 @@ def test_a_missing_file_is_named(tmp_path):
         load_mjcf(tmp_path / "no_such.xml")
     with pytest.raises(ValueError, match="is a directory, not an MJCF file"):
         load_mjcf(tmp_path)
+    with pytest.raises(ValueError, match="muscle_actuators: expected a mujoco.MjModel, got str"):
+        muscle_actuators("arm.xml")
     with pytest.raises(ValueError, match="MJCF source: expected a file's path or a "
                                          "mujoco.MjModel, got NoneType"):
         load_mjcf(None)

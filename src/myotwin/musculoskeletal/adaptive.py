@@ -102,6 +102,8 @@ def _at(times_s, values, t):
 
 def inputs_at(table: InputTable, t) -> tuple[jax.Array, jax.Array]:
     """(excitation (n_muscles,), ctrl (n_u,)) at time t (s)."""
+    if not holds_real_numbers(t) or np.ndim(t) != 0:     # "0.1" failed inside JAX
+        raise ValueError(f"inputs_at: t must be one number (s), got {t!r}")
     return _at(table.times_s, table.excitation, t), _at(table.times_s, table.ctrl, t)
 
 

@@ -63,6 +63,9 @@ def muscle_actuators(mj_model) -> tuple[int, ...]:
     biastype muscle), in MuJoCo order: muscle i of `load_mjcf` is actuator i of these."""
     import mujoco
 
+    if not isinstance(mj_model, mujoco.MjModel):        # a path: an AttributeError on 'nu'
+        raise ValueError(f"muscle_actuators: expected a mujoco.MjModel, got "
+                         f"{type(mj_model).__name__}")
     m = mj_model
     return tuple(a for a in range(m.nu)
                  if m.actuator_dyntype[a] == mujoco.mjtDyn.mjDYN_MUSCLE
