@@ -70,3 +70,21 @@ def number_from_text(text: str) -> float:
     if "_" in text:
         raise ValueError(f"{text!r} is not a number (no '_' digit separators)")
     return float(text)
+
+
+def require_real_numbers(where: str, name: str, value) -> None:
+    """ValueError "{where}: {name} must be numbers, got ..." unless value holds real numbers
+    only (`holds_real_numbers`; a tracer is judged by its dtype, so a traced bool is refused
+    and any traced number passes). The one check of the array arguments of the Python API."""
+    if not holds_real_numbers(value):
+        shown = (f"a traced {np.dtype(value.dtype)} array"
+                 if type(value).__name__.endswith("Tracer") else repr(value))
+        raise ValueError(f"{where}: {name} must be numbers, got {shown}")
+
+
+def require_flag(where: str, name: str, value) -> bool:
+    """value as a bool if it is a Python or NumPy bool, else ValueError "{where}: {name} must
+    be True or False, got ...": the string "no" would be true, and 0 or 1 are numbers."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{where}: {name} must be True or False, got {value!r}")
+    return bool(value)

@@ -321,5 +321,5 @@ def test_state_and_model_mismatches_are_rejected():
     with pytest.raises(ValueError, match="mt_length_m must be numbers, got '0.3'"):
         equilibrium(_degroote(), 0.5, "0.3", 0.0)
     m = _degroote()
-    with pytest.raises(ValueError, match="activation must be numbers, got a bool array"):
+    with pytest.raises(ValueError, match="activation must be numbers, got a traced bool array"):
         jax.jit(lambda a: tendon_force(m, a, 0.3, 0.0, 0.5))(True)

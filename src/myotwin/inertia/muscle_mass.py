@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.scalars import as_real, as_real_pair, holds_real_numbers, is_integer
+from myotwin.scalars import as_real, as_real_pair, is_integer, require_real_numbers
 from myotwin.paths.sequence import WrapType
 
 _STATIC = {"static": True}
@@ -162,8 +162,8 @@ def distribution(n_points: int | None = None, *, belly=(0.0, 1.0), alphas=None, 
     """(alphas (m,), relative weights (m,) summing to 1) of a distribution (module docstring),
     validated in NumPy; `what` names the path in error messages."""
     for name, values in (("alphas", alphas), ("weights", weights)):
-        if values is not None and not holds_real_numbers(values):   # [0.5, True]: 1.0
-            raise ValueError(f"{what}: {name} must be numbers, got {values!r}")
+        if values is not None:                  # [0.5, True] is not [0.5, 1.0]
+            require_real_numbers(what, name, values)
     if n_points is not None and (not is_integer(n_points) or n_points < 1):
         raise ValueError(f"{what}: n_points must be a positive integer, got {n_points!r}")
     if alphas is not None:

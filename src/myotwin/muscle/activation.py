@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.muscle.mujoco_muscle import MINVAL
-from myotwin.scalars import holds_real_numbers
+from myotwin.scalars import require_real_numbers
 
 
 class ActivationLaw(enum.Enum):
@@ -95,8 +95,8 @@ def activation_dynamics(law: ActivationLaw | str = ActivationLaw.MILLARD2012, ta
              ("min_activation", min_activation), ("smoothing", smoothing),
              ("min_excitation", min_excitation), ("max_excitation", max_excitation))
     for name, value in given:     # numbers only: True is not 1.0, nor "0.1" 0.1
-        if value is not None and not holds_real_numbers(value):
-            raise ValueError(f"{where}: {name} must be numbers, got {value!r}")
+        if value is not None:
+            require_real_numbers(where, name, value)
         if (value is not None and "excitation" not in name
                 and not isinstance(value, jax.core.Tracer) and not np.all(np.isfinite(value))):
             raise ValueError(f"{where}: {name} must be finite, got {value!r}")

@@ -18,15 +18,14 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from myotwin.scalars import holds_real_numbers
+from myotwin.scalars import require_real_numbers
 
 
 def generalized_forces(moment_arms, tendon_forces) -> jax.Array:
     """(n_v,) generalized forces r @ F from moment arms r = -dL/dq (n_v, n_muscles) and tendon
     forces F (n_muscles,) (N, tension > 0)."""
     for name, value in (("moment_arms", moment_arms), ("tendon_forces", tendon_forces)):
-        if not holds_real_numbers(value):       # a tension of True would be 1 N
-            raise ValueError(f"generalized_forces: {name} must be numbers, got {value!r}")
+        require_real_numbers("generalized_forces", name, value)   # a tension of True: 1 N
     r = jnp.asarray(moment_arms, dtype=float)
     f = jnp.asarray(tendon_forces, dtype=float)
     if r.ndim != 2 or f.shape != (r.shape[1],):

@@ -41,7 +41,7 @@ from myotwin.muscle.activation import activation_derivative
 from myotwin.muscle.model import Muscle, TendonModel
 from myotwin.muscle.millard2012 import MillardCurves
 from myotwin.muscle.thelen2003 import ThelenCurves
-from myotwin.scalars import holds_real_numbers
+from myotwin.scalars import require_real_numbers
 
 
 class MuscleOutputs(NamedTuple):
@@ -194,10 +194,7 @@ def _broadcast(m: Muscle, **named):
     `jit`, so this costs nothing per call."""
     out = []
     for name, x in named.items():
-        traced = isinstance(x, jax.core.Tracer)
-        if (x.dtype == bool) if traced else not holds_real_numbers(x):   # True is not 1.0
-            raise ValueError(f"muscles {list(m.names)}: {name} must be numbers, got "
-                             f"{'a bool array' if traced else repr(x)}")
+        require_real_numbers(f"muscles {list(m.names)}", name, x)     # True is not 1.0
         x = jnp.asarray(x, dtype=float)
         if x.shape not in ((), (m.n_muscles,)):
             raise ValueError(f"muscles {list(m.names)}: {name} has shape {x.shape}, expected "

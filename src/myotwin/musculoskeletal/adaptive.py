@@ -43,7 +43,7 @@ import numpy as np
 
 from myotwin.engine.adaptive import AdaptiveResult, check_times, dormand_prince
 from myotwin.engine.arguments import check_musculoskeletal_arguments
-from myotwin.scalars import holds_real_numbers, is_integer
+from myotwin.scalars import holds_real_numbers, is_integer, require_real_numbers
 from myotwin.engine.integrators import normalize_quaternions, qpos_derivative
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
@@ -65,8 +65,7 @@ def input_table(times_s, excitation, ctrl) -> InputTable:
     for times that are not a strictly increasing 1-D array, rows that do not match them, an
     excitation that is not finite and in [0, 1] or a ctrl that is not finite."""
     for name, values in (("times", times_s), ("excitation", excitation), ("ctrl", ctrl)):
-        if not holds_real_numbers(values):    # np.asarray(float): True 1.0, "0.5" 0.5
-            raise ValueError(f"input table: {name} must be numbers, got {values!r}")
+        require_real_numbers("input table", name, values)   # np.asarray(float): True 1.0
     times_s = np.atleast_1d(np.asarray(times_s, dtype=np.float64))
     if times_s.ndim != 1 or not (np.all(np.isfinite(times_s))
                                  and np.all(np.diff(times_s) > 0)):
@@ -168,9 +167,8 @@ def adaptive_rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, t0
     if len(tolerances) == 2 and not any(np.any(np.asarray(t) != 0.0) for t in tolerances):
         raise ValueError("adaptive_rollout: rtol and atol are both 0 (no step passes)")
     for name, value in (("t0_s", t0_s), ("t_out_s", t_out_s), ("h0_s", h0_s)):
-        if not (value is None and name == "h0_s" or isinstance(value, jax.core.Tracer)
-                or holds_real_numbers(value)):      # jit would refuse a string in JAX
-            raise ValueError(f"adaptive_rollout: {name} must be numbers, got {value!r}")
+        if not (value is None and name == "h0_s"):  # jit would refuse a string in JAX
+            require_real_numbers("adaptive_rollout", name, value)
     if isinstance(t_out_s, (list, tuple)):          # (jit would pass a list of scalars)
         t_out_s = jnp.asarray(t_out_s, dtype=float)
     check_times(t0_s, t_out_s)

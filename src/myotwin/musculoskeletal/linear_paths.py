@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.scalars import holds_real_numbers
+from myotwin.scalars import require_real_numbers
 
 _STATIC = {"static": True}
 
@@ -64,8 +64,7 @@ def linear_paths(coef_q, coef_v, names) -> LinearPaths:
     if len(set(names)) != len(names):
         raise ValueError(f"linear_paths: names must be distinct, got {list(names)}")
     for what, coef in (("coef_q", coef_q), ("coef_v", coef_v)):
-        if not holds_real_numbers(coef):
-            raise ValueError(f"linear_paths: {what} must be numbers, got {coef!r}")
+        require_real_numbers("linear_paths", what, coef)
         shape = np.shape(coef)
         if len(shape) != 2 or shape[0] != len(names):
             raise ValueError(f"linear_paths: {what} has shape {shape}, expected "

@@ -29,7 +29,7 @@ from myotwin.engine.simulate import DIVERGED_ABOVE, as_integrator, diverged_rows
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
 from myotwin.musculoskeletal.state import MusculoskeletalState
-from myotwin.scalars import holds_real_numbers
+from myotwin.scalars import require_real_numbers
 
 _STEPS = {
     Integrator.EXPLICIT_EULER: explicit_euler_step_with,
@@ -90,10 +90,9 @@ def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation,
                          f"got {type(state0).__name__}")
     named = [*((f"state0.{k}", v) for k, v in zip(MusculoskeletalState._fields, state0)),
              ("excitation", excitation), ("dt_s", dt_s), ("ctrl", ctrl)]
-    for name, value in named:
-        if not (value is None and name == "ctrl" or isinstance(value, jax.core.Tracer)
-                or holds_real_numbers(value)):    # jit would refuse a string inside JAX
-            raise ValueError(f"rollout: {name} must be numbers, got {value!r}")
+    for name, value in named:           # jit would refuse a string inside JAX
+        if not (value is None and name == "ctrl"):
+            require_real_numbers("rollout", name, value)
     check_musculoskeletal_arguments("rollout", msm, {"state": state0})   # (not a JAX error)
     return _rollout(msm, state0, excitation, dt_s, n_steps, integrator, ctrl)
 

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from myotwin.engine.arguments import check_musculoskeletal_arguments
-from myotwin.scalars import holds_real_numbers
+from myotwin.scalars import require_real_numbers
 from myotwin.muscle.model import TendonModel
 from myotwin.muscle.musculotendon import equilibrium
 from myotwin.musculoskeletal.model import MusculoskeletalModel
@@ -54,8 +54,7 @@ def equilibrium_state(msm: MusculoskeletalModel, q, qd, activation) -> Musculosk
     equilibrium has no solution (a slack musculotendon with the tendon force as state), when
     not traced."""
     for name, x in (("q", q), ("qd", qd), ("activation", activation)):
-        if not isinstance(x, jax.core.Tracer) and not holds_real_numbers(x):
-            raise ValueError(f"equilibrium_state: {name} must be numbers, got {x!r}")
+        require_real_numbers("equilibrium_state", name, x)
     check_musculoskeletal_arguments("equilibrium_state", msm,
                                     {"q": q, "qd": qd, "activation": activation})
     q = jnp.asarray(q, dtype=float)
