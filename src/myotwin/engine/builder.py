@@ -43,7 +43,7 @@ import numpy as np
 from myotwin.engine.model import JointType, Model, compile_model
 from myotwin.engine.point_mass import NUMERIC_PREFIX as POINT_MASS_PREFIX
 from myotwin.engine.point_mass import STAND_IN_INERTIA_KGM2 as POINT_MASS_INERTIA
-from myotwin.scalars import as_real, is_integer
+from myotwin.scalars import as_real, is_integer, require_flag
 
 WORLD = "world"
 _QUAT_NORM_TOL = 1e-6  # |‖q‖ - 1| accepted; MuJoCo normalises quaternions when compiling
@@ -225,9 +225,7 @@ class ModelBuilder:
                                                     strict=True),
                               gravity=vector_field(what, "gravity", gravity, 3),
                               integrator=integrator)
-        if not isinstance(contact, (bool, np.bool_)):
-            raise ValueError(f"{what}: contact must be True or False, got {contact!r}")
-        self._contact = bool(contact)
+        self._contact = require_flag(what, "contact", contact)
         self._bodies: dict[str, _Body] = {WORLD: _Body(WORLD, "", {}, None)}
         self._names: dict[str, set[str]] = {k: set() for k in
                                             ("joint", "geom", "site", "actuator", "numeric")}

@@ -45,7 +45,7 @@ from myotwin.fiber import hermite
 from myotwin.fiber.assembly import step_system
 from myotwin.fiber.cable import FiberModel, element_h, per_element
 from myotwin.fiber.contact_cylinder import CylinderContact, bound_data, safeguard_fraction
-from myotwin.scalars import as_real, is_integer
+from myotwin.scalars import as_real, is_integer, require_flag
 
 
 class FiberNewtonError(RuntimeError):
@@ -111,9 +111,7 @@ class NewtonOptions:
                 raise ValueError(f"NewtonOptions: {name} must be an integer >= {low}, got "
                                  f"{value!r}")
         for name in ("safeguard", "line_search"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"NewtonOptions: {name} must be True or False, got "
-                                 f"{getattr(self, name)!r}")
+            require_flag("NewtonOptions", name, getattr(self, name))
         for name, rule, ok in (("rtol", "finite and > 0", lambda x: x > 0),
                                ("xtol", "finite and >= 0", lambda x: x >= 0),
                                ("delta_bar", "in (0, 1)", lambda x: 0 < x < 1)):

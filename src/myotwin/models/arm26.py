@@ -46,6 +46,7 @@ import types
 
 from myotwin.engine.builder import ModelBuilder
 from myotwin.paths.builder import PathBuilder, Point
+from myotwin.scalars import require_flag
 
 COORDINATES = ("r_shoulder_elev", "r_elbow_flex")
 #: OpenSim coordinate ranges (rad); not enforced (clamped = false in the .osim).
@@ -166,8 +167,7 @@ def build(ellipsoids: bool = False, ellipsoids_active: bool = True):
     WrapEllipsoids, OpenSim's model exactly (module docstring: why not by default);
     `ellipsoids_active=False` (with `ellipsoids=True`): the ellipsoids present but inactive."""
     for name, flag in (("ellipsoids", ellipsoids), ("ellipsoids_active", ellipsoids_active)):
-        if not isinstance(flag, bool):   # a string such as "no" would count as true
-            raise ValueError(f"arm26.build: {name} must be True or False, got {flag!r}")
+        require_flag("arm26.build", name, flag)   # a string such as "no" would be true
     return path_builder(ellipsoids, ellipsoids_active).build()
 
 

@@ -58,6 +58,7 @@ import numpy as np
 
 from myotwin.engine.builder import ModelBuilder
 from myotwin.paths.builder import CylinderWrap, PathBuilder, Point, SphereWrap
+from myotwin.scalars import require_flag
 
 BODY_MASS_KG = 73.0
 GRAVITY = (0.0, 0.0, -9.81)
@@ -172,9 +173,7 @@ def build(muscle_mass: bool = True, n_points: int = N_POINTS, gravity=GRAVITY):
     """Engine `Model` of the arm; muscle_mass=False: massless muscles (no mass points)."""
     from myotwin import inertia
 
-    if not isinstance(muscle_mass, (bool, np.bool_)):   # a string such as "no" would be true
-        raise ValueError(f"arm_reaching.build: muscle_mass must be True or False, got "
-                         f"{muscle_mass!r}")
+    require_flag("arm_reaching.build", "muscle_mass", muscle_mass)   # "no" would be true
 
     model = path_builder(gravity).build()
     if not muscle_mass:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from myotwin.scalars import as_real
+from myotwin.scalars import as_real, require_flag
 
 #: The four paths, in MJCF order.
 MUSCLES = ("straight", "via1", "via2", "via3")
@@ -22,8 +22,7 @@ def mjcf(wrap: bool = False, actuated: bool = True, damping: float = 0.01) -> st
     `actuated`, a tendon motor (gear -1: ctrl = tension N) on every path; `damping` on the
     first hinge (N m s/rad), a finite number >= 0."""
     for name, flag in (("wrap", wrap), ("actuated", actuated)):
-        if not isinstance(flag, (bool, np.bool_)):   # a string such as "no" would be true
-            raise ValueError(f"chain.mjcf: {name} must be True or False, got {flag!r}")
+        require_flag("chain.mjcf", name, flag)    # a string such as "no" would be true
     value = as_real(damping)      # True or "0.5" are not numbers; np.float64 is one
     if value is None or not (np.isfinite(value) and value >= 0.0):
         raise ValueError(f"chain.mjcf: damping must be a finite number >= 0 (N m s/rad), got "

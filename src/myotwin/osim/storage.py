@@ -23,7 +23,7 @@ from typing import TextIO
 
 import numpy as np
 
-from myotwin.scalars import number_from_text
+from myotwin.scalars import number_from_text, require_flag
 
 #: Width reserved for the row count in a streamed header (rows up to 10**12 - 1).
 _COUNT_WIDTH = 12
@@ -64,8 +64,7 @@ def read_storage(path, *, allow_nan: bool = False) -> Storage:
     """The table in the OpenSim storage file `path` (module docstring). Every value must be
     finite, except that allow_nan=True reads NaN (a missing value, as `StorageWriter` writes
     it, e.g. in IK's marker errors at a frame without markers) outside the time column."""
-    if not isinstance(allow_nan, (bool, np.bool_)):
-        raise ValueError(f"read_storage: allow_nan must be True or False, got {allow_nan!r}")
+    require_flag("read_storage", "allow_nan", allow_nan)
     path = Path(path)
     where = path.name
     try:

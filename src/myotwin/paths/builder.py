@@ -51,7 +51,7 @@ import numpy as np
 from myotwin.engine.builder import ModelBuilder, scalar_field, vector_field
 from myotwin.engine.model import JointType, compile_model
 from myotwin.engine.piecewise import check_polynomial, pad_polynomials
-from myotwin.scalars import as_real_pair, is_integer
+from myotwin.scalars import as_real_pair, is_integer, require_flag
 from myotwin.paths.conditional import validate_range
 from myotwin.paths.opensim_composite import CompositePaths
 from myotwin.paths.opensim_path import (WRAP_CYLINDER, WRAP_ELLIPSOID, WRAP_OBSTACLE,
@@ -231,13 +231,6 @@ def _items(what: str, field: str, value) -> list:
         raise ValueError(f"{what}: {field} must be a list, got {value!r}") from None
 
 
-def _flag(what: str, field: str, value) -> bool:
-    """A bool argument, checked: ValueError naming it."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{what}: {field} must be True or False, got {value!r}")
-    return bool(value)
-
-
 def _body_id(mj, what: str, name) -> int:
     """The id of body `name` in the MjModel mj, or ValueError naming `what`."""
     import mujoco
@@ -297,7 +290,7 @@ class PathBuilder:
         axis, sign = self._quadrant(what, quadrant)
         dims = (_positive(what, "radius", radius), _positive(what, "length", length), 0.0)
         self._cylinders[name] = _WrapObject(name, body, pos, q, dims, axis, sign,
-                                            active=_flag(what, "active", active))
+                                            active=require_flag(what, "active", active))
         return name
 
     def add_opensim_ellipsoid(self, name: str, body: str, *, dimensions,
@@ -317,7 +310,7 @@ class PathBuilder:
                              f"{dimensions!r}")
         self._cylinders[name] = _WrapObject(name, body, pos, q, tuple(float(d) for d in dims),
                                             axis, sign, WRAP_ELLIPSOID,
-                                            active=_flag(what, "active", active))
+                                            active=require_flag(what, "active", active))
         return name
 
     def add_opensim_sphere(self, name: str, body: str, *, radius: float,
@@ -332,7 +325,7 @@ class PathBuilder:
         axis, sign = self._quadrant(what, quadrant)
         dims = (_positive(what, "radius", radius), 0.0, 0.0)
         self._cylinders[name] = _WrapObject(name, body, pos, q, dims, axis, sign, WRAP_SPHERE,
-                                            active=_flag(what, "active", active))
+                                            active=require_flag(what, "active", active))
         return name
 
     def add_opensim_obstacle(self, name: str, body: str, *, radius: float,
@@ -350,7 +343,7 @@ class PathBuilder:
                              "'righthand' or 'lefthand'")
         dims = (_positive(what, "radius", radius), 1.0, 0.0)
         self._cylinders[name] = _WrapObject(name, body, pos, q, dims, 0, 0, WRAP_OBSTACLE,
-                                            _HANDS[key], _flag(what, "active", active))
+                                            _HANDS[key], require_flag(what, "active", active))
         return name
 
     def add_path(self, name: str, elements: Sequence, wraps: Sequence = ()) -> str:

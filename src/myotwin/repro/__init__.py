@@ -14,6 +14,8 @@ import importlib
 import pathlib
 from collections.abc import Callable
 
+from myotwin.scalars import require_flag
+
 #: CLI name -> "module:function" of the reproduction.
 _ENTRIES = {
     "fiber-mms": "myotwin.repro.fiber_mms:run",
@@ -34,8 +36,7 @@ def _lazy(target: str) -> Callable[..., dict]:
     module_name, func_name = target.split(":")
 
     def run(out_dir: pathlib.Path, quick: bool = False) -> dict:
-        if not isinstance(quick, bool):     # "no" would be true, and 0 is not a size
-            raise ValueError(f"{target}: quick must be True or False, got {quick!r}")
+        quick = require_flag(target, "quick", quick)    # "no" would be true, 0 is no size
         return getattr(importlib.import_module(module_name), func_name)(out_dir, quick=quick)
 
     run.__name__ = func_name
