@@ -35,8 +35,13 @@ def test_tracers_are_judged_by_dtype():
         return x
     assert float(jax.jit(f)(jnp.float64(2.0))) == 2.0
     assert float(jax.grad(lambda x: f(x) ** 2)(3.0)) == 6.0
-    with pytest.raises(ValueError, match=r"^f: x must be numbers, got a traced bool array"):
+    with pytest.raises(ValueError, match=r"^f: x must be numbers, got a traced bool array of "
+                                          r"shape \(2,\)"):
         jax.jit(f)(jnp.array([True, False]))
+    with pytest.raises(ValueError, match=r"^f: x must be numbers, got \[a traced bool array "
+                                          r"of shape \(\), a traced float64 array of shape "
+                                          r"\(\)\]"):
+        jax.jit(f)([True, 0.5])
 
 
 @pytest.mark.parametrize("value", [True, False, np.bool_(True)])

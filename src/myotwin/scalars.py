@@ -77,9 +77,19 @@ def require_real_numbers(where: str, name: str, value) -> None:
     only (`holds_real_numbers`; a tracer is judged by its dtype, so a traced bool is refused
     and any traced number passes). The one check of the array arguments of the Python API."""
     if not holds_real_numbers(value):
-        shown = (f"a traced {np.dtype(value.dtype)} array"
-                 if type(value).__name__.endswith("Tracer") else repr(value))
-        raise ValueError(f"{where}: {name} must be numbers, got {shown}")
+        raise ValueError(f"{where}: {name} must be numbers, got {_shown(value)}")
+
+
+def _shown(value) -> str:
+    """repr(value), but a JAX tracer (whose repr names JAX internals) by its dtype and shape,
+    also inside a list: a jitted function's list argument arrives as a list of tracers."""
+    if type(value).__name__.endswith("Tracer"):
+        return f"a traced {np.dtype(value.dtype)} array of shape {tuple(value.shape)}"
+    if isinstance(value, (list, tuple)) and any(type(v).__name__.endswith("Tracer") or
+                                                isinstance(v, (list, tuple)) for v in value):
+        inner = ", ".join(_shown(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    return repr(value)
 
 
 def require_flag(where: str, name: str, value) -> bool:

@@ -94,9 +94,10 @@ def test_arrays_of_the_wrong_shape_are_named():
          "MusculoskeletalModel"),
         # a bool was made 1.0 at trace time (a bool tracer converted to float)
         (lambda: engine.forward_dynamics(model, q, qd, True),
-         "forward_dynamics: ctrl must be numbers, not bools"),
+         "forward_dynamics: ctrl must be numbers, got a traced bool array of shape ()"),
         (lambda: engine.mass_matrix(model, [0.0, True, 0.0]),
-         "mass_matrix: q must be numbers, not bools"),
+         "mass_matrix: q must be numbers, got [a traced float64 array of shape (), a traced "
+         "bool array of shape (), a traced float64 array of shape ()]"),
         # None for a required array was an AttributeError ('dtype') from inside the check
         (lambda: engine.mass_matrix(model, None), "mass_matrix: q must be an array, got None"),
     ]

@@ -277,8 +277,9 @@ def test_divergence_raises_naming_step():
     ("rollout", dict(dt_s=[0.01, 0.02]), "rollout: dt_s must be one real number, got a list"),
     ("rollout", dict(dt_s=np.array([0.01])),
      "rollout: dt_s must be one real number, got float64 of shape (1,)"),
-    ("rollout", dict(q0=[True, 0.0]), "rollout: q0 must be numbers, not bools"),
-    ("rollout", dict(ctrl=np.zeros(0, bool)), "rollout: ctrl must be numbers, not bools"),
+    ("rollout", dict(q0=[True, 0.0]), "rollout: q0 must be numbers, got [a traced bool array of "
+     "shape (), a traced float64 array of shape ()]"),
+    ("rollout", dict(ctrl=np.zeros(0, bool)), "rollout: ctrl must be numbers, got a traced bool array of shape (0,)"),
     ("implicit_rollout", dict(max_iter=True),
      "implicit_rollout: max_iter must be an integer, got bool"),
     ("implicit_rollout", dict(max_iter=2.5),
@@ -287,7 +288,8 @@ def test_divergence_raises_naming_step():
     ("implicit_rollout", dict(dt_s=True),
      "implicit_rollout: dt_s must be one real number, got bool"),
     ("implicit_rollout", dict(qd0=[0.0, False]),
-     "implicit_rollout: qd0 must be numbers, not bools"),
+     "implicit_rollout: qd0 must be numbers, got [a traced float64 array of shape (), a "
+     "traced bool array of shape ()]"),
 ])
 def test_rollout_settings_and_states_are_numbers(function, change, message):
     model, q0, qd0 = _double_pendulum()

@@ -17,8 +17,9 @@ so the check runs once per compilation and costs nothing per call; under `vmap` 
 element's shape, as `fn` does. A ctrl, an excitation or an activation argument may also be a
 scalar (every actuator or muscle the same value, as broadcasting gave before). An array
 argument given as a list, a tuple or integers is made a float array first (`_REAL`); one of
-bools is refused (True is not 1.0), as is a musculoskeletal state that is not a
-`MusculoskeletalState` or holds bools. Values
+bools is refused (True is not 1.0; `scalars.require_real_numbers`, which judges a tracer by
+its dtype), as is a musculoskeletal state that is not a `MusculoskeletalState` or holds
+bools. Values
 are not checked here (NaN and inf propagate; the simulations stop at a diverged state,
 `engine/simulate.py`), except by `real_array`, which `engine.simulate`,
 `engine.simulate_implicit` and `musculoskeletal.simulate` apply to a concrete initial state
@@ -38,7 +39,7 @@ import inspect
 
 import numpy as np
 
-from myotwin.scalars import as_real, holds_real_numbers, is_integer
+from myotwin.scalars import as_real, is_integer, require_real_numbers
 
 #: argument name -> the model's count (a `Model` attribute) that is its length
 _ENGINE = {"q": "n_q", "qd": "n_v", "qdd": "n_v", "qacc": "n_v", "qacc_smooth": "n_v",
@@ -149,8 +150,7 @@ def check_musculoskeletal_arguments(function: str, msm, arguments: dict) -> None
             raise ValueError(f"{function}: state must be a MusculoskeletalState "
                              f"(equilibrium_state), got {type(state).__name__}")
         for name in MusculoskeletalState._fields:
-            if _holds_bools(getattr(state, name)):
-                raise ValueError(f"{function}: state.{name} must be numbers, not bools")
+            require_real_numbers(function, f"state.{name}", getattr(state, name))
         for name in ("q", "qd"):
             _require(function, f"state.{name}", getattr(state, name),
                      *_expected(name, skeleton, arguments.get("c")))
@@ -187,14 +187,10 @@ def real_array(function: str, name: str, value):
     import jax
     import jax.numpy as jnp
 
+    require_real_numbers(function, name, value)
     if isinstance(value, jax.core.Tracer):
         return value.astype(jnp.result_type(float))
-    try:
-        if not holds_real_numbers(value):
-            raise TypeError
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{function}: {name} must be numbers, got {value!r}") from None
+    array = np.asarray(value, dtype=float)
     bad = np.argwhere(~np.isfinite(array))
     if bad.size:
         where = tuple(int(i) for i in bad[0])
@@ -246,8 +242,8 @@ def rollout_arguments(function: str, model, n_steps: int, q0, qd0, ctrl,
             _check_setting(function, name, value, integer)
     for name, value in (("q0", q0), ("qd0", qd0), ("ctrl", ctrl),
                         ("qfrc_applied", qfrc_applied), ("xfrc_applied", xfrc_applied)):
-        if _holds_bools(value):                 # _as_real would make True 1.0
-            raise ValueError(f"{function}: {name} must be numbers, not bools")
+        if value is not None:                   # _as_real would make True 1.0
+            require_real_numbers(function, name, value)
     q0, qd0, ctrl, qfrc_applied, xfrc_applied = (
         None if v is None else _as_real(v) for v in (q0, qd0, ctrl, qfrc_applied, xfrc_applied))
     _require(function, "q0", q0, (model.n_q,), f"the model's n_q = {model.n_q}")
@@ -278,16 +274,6 @@ def _as_real(value):
     return value
 
 
-def _holds_bools(value) -> bool:
-    """Whether value (an array, a tracer, a bool or a list of them) holds bools: under `jit` a
-    True arrives as a bool tracer, which a float conversion would take as 1.0."""
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return any(_holds_bools(v) for v in value)
-    dtype = getattr(value, "dtype", None)
-    return isinstance(value, (bool, np.bool_)) or (dtype is not None and
-                                                   np.dtype(dtype).kind == "b")
-
-
 def checked(fn, check=check_engine_arguments):
     """fn with its array arguments made real arrays (`_REAL`) and checked against its first
     argument (the model) before it runs (module docstring). The result keeps fn's name,
@@ -304,8 +290,8 @@ def checked(fn, check=check_engine_arguments):
         for name in _REAL.intersection(bound.arguments):
             if bound.arguments[name] is None and signature.parameters[name].default is not None:
                 raise ValueError(f"{fn.__name__}: {name} must be an array, got None")
-            if _holds_bools(bound.arguments[name]):    # _as_real would make True 1.0
-                raise ValueError(f"{fn.__name__}: {name} must be numbers, not bools")
+            if bound.arguments[name] is not None:      # _as_real would make True 1.0
+                require_real_numbers(fn.__name__, name, bound.arguments[name])
             bound.arguments[name] = _as_real(bound.arguments[name])
         arguments = dict(bound.arguments)
         check(fn.__name__, arguments.pop(first), arguments)
