@@ -108,10 +108,11 @@ def step_cost(model, n_steps: int, repeats: int) -> dict:
             "cpu_us": 1e6 * cpu / n_steps}
 
 
-def hill_step_cost(skeleton, tendon: str, n_steps: int, repeats: int) -> dict:
-    """Per-step RK4 cost of the chain driven by four De Groote 2016 muscles on its paths
-    (`myotwin.musculoskeletal`; 2 kN, l_opt 0.55 and l_ts 0.5 of each path's length at q0,
-    pennation 0.1 rad, excitations 0.2-0.4), from tendon equilibrium at activation 0.2."""
+def hill_chain(skeleton, tendon: str):
+    """(MusculoskeletalModel, initial state, excitation (4,)): the chain driven by four De
+    Groote 2016 muscles on its paths (`myotwin.musculoskeletal`; 2 kN, l_opt 0.55 and l_ts 0.5
+    of each path's length at q0, pennation 0.1 rad, excitations 0.2-0.4), from tendon
+    equilibrium at activation 0.2."""
     from myotwin import muscle as mu
     from myotwin import musculoskeletal as ms
     from myotwin.paths.on_model import muscle_lengths
@@ -125,8 +126,14 @@ def hill_step_cost(skeleton, tendon: str, n_steps: int, repeats: int) -> dict:
                                tendon_slack_length_m=[float(x) for x in 0.5 * length],
                                pennation_at_optimal_rad=0.1)
     msm = ms.musculoskeletal_model(skeleton, muscles)
-    x0 = ms.equilibrium_state(msm, q0, qd0, 0.2)
-    u = jnp.array([0.3, 0.2, 0.4, 0.25])
+    return msm, ms.equilibrium_state(msm, q0, qd0, 0.2), jnp.array([0.3, 0.2, 0.4, 0.25])
+
+
+def hill_step_cost(skeleton, tendon: str, n_steps: int, repeats: int) -> dict:
+    """Per-step RK4 cost of the chain driven by four De Groote 2016 muscles (`hill_chain`)."""
+    from myotwin import musculoskeletal as ms
+
+    msm, x0, u = hill_chain(skeleton, tendon)
 
     def call():
         return ms.rollout(msm, x0, u, 1e-4, n_steps)   # 0.1 ms steps: no slack tendon
