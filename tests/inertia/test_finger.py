@@ -196,3 +196,21 @@ def test_arm_reaching_muscle_mass_is_true_or_false():
     with pytest.raises(ValueError, match="arm_reaching.build: muscle_mass must be True or "
                        "False, got 'no'"):
         arm_reaching.build(muscle_mass="no")
+
+
+@pytest.mark.parametrize("build, kwargs, message", [
+    ("finger", dict(muscle_mass_kg=None, n_points=0),
+     "finger.build: n_points must be a positive integer, got 0"),
+    ("finger", dict(muscle_mass_kg=None, belly=(0.5, 0.2)),
+     "finger.build: belly (0.5, 0.2) must satisfy 0 <= a < b <= 1"),
+    ("arm_reaching", dict(muscle_mass=False, n_points=2.5),
+     "arm_reaching.build: n_points must be a positive integer, got 2.5"),
+])
+def test_massless_builds_check_their_point_options(build, kwargs, message):
+    """Without muscle mass the point options were ignored, so a typo passed unnoticed until the
+    same call with mass failed."""
+    import importlib
+
+    module = importlib.import_module(f"myotwin.models.{build}")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        module.build(**kwargs)

@@ -176,7 +176,8 @@ def build(muscle_mass: bool = True, n_points: int = N_POINTS, gravity=GRAVITY):
     require_flag("arm_reaching.build", "muscle_mass", muscle_mass)   # "no" would be true
 
     model = path_builder(gravity).build()
-    if not muscle_mass:
+    if not muscle_mass:             # n_points checked all the same
+        inertia.distribution(n_points, what="arm_reaching.build")
         return model
     for name in MUSCLES:
         model = inertia.with_muscle_mass(model, name, MUSCLE_MASS_KG[name], n_points)

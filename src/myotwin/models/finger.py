@@ -230,7 +230,8 @@ def build(muscle_mass_kg: float | None = MUSCLE_MASS_KG, n_points: int = N_POINT
     from myotwin.engine.model import compile_model
 
     model = compile_model(mj_model(gravity=gravity))
-    if muscle_mass_kg is None:
+    if muscle_mass_kg is None:      # n_points and belly checked all the same
+        inertia.distribution(n_points, belly=belly, what="finger.build")
         return model
     for name in MUSCLES:
         model = inertia.with_muscle_mass(model, name, muscle_mass_kg, n_points, belly=belly)
