@@ -321,8 +321,8 @@ def _our_pairs(model):
     c = model.contact
     ours = {tuple(sorted((c.geom_id[g], c.plane_id[p])))
             for g, p in zip(c.contact_geom, c.contact_plane)}
-    bad = {tuple(sorted(int(x) for x in re.findall(r"geom #(\d+)", msg)))
-           for msg in model.dynamics_unsupported}
+    bad = {tuple(sorted(int(x) for x in pair)) for msg in model.dynamics_unsupported
+           for pair in re.findall(r"geom #(\d+)[^/]* / geom #(\d+)", msg)}
     return ours, bad
 
 
@@ -341,7 +341,13 @@ def test_pairs_follow_mujoco_filtering_and_unsupported_pairs_are_named():
     names = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) for p in ours for g in p}
     assert names == {"floor", "a_ball", "b_cap", "e_ball"}
     assert bad == {(0, 5), (3, 5)}  # box-plane, capsule-box
-    assert "e_box" in model.dynamics_unsupported[0] and "floor" in model.dynamics_unsupported[0]
+    # one message for the two pairs, with the way out once
+    assert model.dynamics_unsupported == (
+        "contact pairs geom #0 'floor' (plane, body 'world') / geom #5 'e_box' (box, body 'e'), "
+        "geom #3 'b_cap' (capsule, body 'b') / geom #5 'e_box' (box, body 'e'): MuJoCo collides "
+        "them but the engine only has sphere/capsule-plane contact; to run without them, set "
+        "contype=conaffinity=0 on one geom of each pair, add an <exclude> of their bodies, or "
+        '<flag contact="disable"/>',)
     with pytest.raises(ValueError, match="geom #5 'e_box' \\(box, body 'e'\\)"):
         engine.forward_dynamics(model, jnp.asarray(m.qpos0), jnp.zeros(m.nv), jnp.zeros(0))
     off = engine.compile_model(mujoco.MjModel.from_xml_string(
@@ -387,3 +393,16 @@ def test_parameters_from_mjcf_numerics_and_with_contact_params():
     grad = jax.grad(lambda mu: with_contact_params(model, static_friction=mu)
                     .contact.static_friction[0])(0.5)
     assert float(grad) == 1.0
+
+
+def test_an_explicit_unsupported_pair_is_named_with_its_own_way_out():
+    """An explicit <pair> collides whatever the bitmasks say: the way out is to remove it."""
+    m = mujoco.MjModel.from_xml_string("""<mujoco><worldbody>
+      <geom name="floor" type="plane" size="0 0 1" contype="0" conaffinity="0"/>
+      <body name="e" pos="0 0 1"><joint type="slide"/>
+        <geom name="e_box" type="box" size="0.1 0.1 0.1" contype="0" conaffinity="0"/></body>
+    </worldbody><contact><pair geom1="e_box" geom2="floor"/></contact></mujoco>""")
+    assert engine.compile_model(m).dynamics_unsupported == (
+        "contact pair geom #0 'floor' (plane, body 'world') / geom #1 'e_box' (box, body 'e'): "
+        "MuJoCo collides it but the engine only has sphere/capsule-plane contact; to run "
+        "without it, remove the <pair>",)

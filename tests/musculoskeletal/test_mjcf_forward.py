@@ -377,9 +377,11 @@ def test_a_model_outside_the_engines_dynamics_is_refused_before_writing(tmp_path
                    "--excitation", "0.5"])
     err = capsys.readouterr().err
     assert status == 2 and "myofinger_v0.xml: outside the engine's dynamics" in err
-    assert ("contact pair geom #0 (plane, body 'world') / geom #4 'mg2' (cylinder, body "
-            "'middle'): MuJoCo collides it but the engine only has sphere/capsule-plane "
-            "contact") in err
+    assert ("contact pairs geom #0 (plane, body 'world') / geom #4 'mg2' (cylinder, body "
+            "'middle'), geom #0 (plane, body 'world') / geom #6 'dg3' (cylinder, body "
+            "'distal'), ") in err      # nine pairs, then the way out once:
+    assert err.count("MuJoCo collides them but the engine only has sphere/capsule-plane "
+                     "contact; to run without them, set contype=conaffinity=0") == 1
     assert "tendon" not in err
     assert err.rstrip().endswith("or run without any contact: --disable-contact "
                                  "(disable_contact=True)")

@@ -208,21 +208,31 @@ def _check_value(where: str, param: str, value: np.ndarray) -> None:
                          f"finite value {rel} {low:g}")
 
 
+def _outside_pairs(labels: list[str], explicit: bool) -> str:
+    """One message for the colliding pairs (`labels`) the engine has no contact for, with the
+    way out once (a model such as MyoSuite's finger has nine such pairs)."""
+    one = len(labels) == 1
+    if explicit:
+        how = "remove the <pair>" if one else "remove the <pair>s"
+    else:
+        how = (f"set contype=conaffinity=0 on one geom of {'the' if one else 'each'} pair, add "
+               f'an <exclude> of their bodies, or <flag contact="disable"/>')
+    return (f"contact pair{'' if one else 's'} {', '.join(labels)}: MuJoCo collides "
+            f"{'it' if one else 'them'} but the engine only has sphere/capsule-plane contact; "
+            f"to run without {'it' if one else 'them'}, {how}")
+
+
 def compile_contact(m) -> tuple[ContactModel | None, list[str]]:
     """(ContactModel or None, unsupported-pair messages) for a compiled `mujoco.MjModel`."""
     numeric = _numeric_params(m)
     solids: list[int] = []
     planes: list[int] = []
     rows: list[tuple[int, int, int, str]] = []  # (solid index, plane index, end, name)
-    problems = []
+    outside = {False: [], True: []}    # explicit <pair> or not -> the pairs' labels
     for g1, g2, explicit in _colliding_pairs(m):
         t1, t2 = int(m.geom_type[g1]), int(m.geom_type[g2])
         if {t1, t2} not in ({_PLANE, _SPHERE}, {_PLANE, _CAPSULE}):
-            how = ("remove the <pair>" if explicit else "set contype=conaffinity=0 on one of "
-                   'them, add an <exclude> of their bodies, or <flag contact="disable"/>')
-            problems.append(f"contact pair {_geom_label(m, g1)} / {_geom_label(m, g2)}: MuJoCo "
-                            f"collides it but the engine only has sphere/capsule-plane contact; "
-                            f"to run without it, {how}")
+            outside[explicit].append(f"{_geom_label(m, g1)} / {_geom_label(m, g2)}")
             continue
         solid, plane = (g2, g1) if t1 == _PLANE else (g1, g2)
         if solid not in solids:
@@ -234,6 +244,8 @@ def compile_contact(m) -> tuple[ContactModel | None, list[str]]:
         for end in ends:
             suffix = {0: "", -1: " end -half_length", 1: " end +half_length"}[end]
             rows.append((solids.index(solid), planes.index(plane), end, label + suffix))
+    problems = [_outside_pairs(labels, explicit) for explicit, labels in outside.items()
+                if labels]
     if not rows:
         return None, problems
     params = {}
