@@ -14,7 +14,9 @@ import mujoco
 import numpy as np
 import pytest
 
+import myotwin
 from myotwin import engine
+from myotwin import musculoskeletal as ms
 from myotwin.muscle import build_muscles
 from myotwin.musculoskeletal import musculoskeletal_model
 from myotwin.models import chain
@@ -100,6 +102,16 @@ def test_arrays_of_the_wrong_shape_are_named():
          "bool array of shape (), a traced float64 array of shape ()]"),
         # None for a required array was an AttributeError ('dtype') from inside the check
         (lambda: engine.mass_matrix(model, None), "mass_matrix: q must be an array, got None"),
+        # a string was jax.jit's own TypeError (about abstract arrays and static_argnums)
+        (lambda: engine.mass_matrix(model, ["0", "1", "2"]),
+         "mass_matrix: q must be numbers, got ['0', '1', '2']"),
+        (lambda: engine.forward_dynamics(model, q, qd, "0.5"),
+         "forward_dynamics: ctrl must be numbers, got '0.5'"),
+        (lambda: myotwin.muscle_lengths(model, "0.1"),
+         "muscle_lengths: q must be numbers, got '0.1'"),
+        (lambda: ms.state_derivative(msm, ms.MusculoskeletalState(
+            q, ["0", "0", "0"], jnp.zeros(4), jnp.zeros(4)), 0.5),
+         "state_derivative: state.qd must be numbers, got ['0', '0', '0']"),
     ]
     for call, message in cases:
         with pytest.raises(ValueError) as err:

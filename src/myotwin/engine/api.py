@@ -18,8 +18,6 @@ The coupled functions (`coupled_*`) take the `CoordinateCoupling` pytree and `li
 
 from __future__ import annotations
 
-import jax
-
 from myotwin.engine import actuation as _actuation
 from myotwin.engine import applied as _applied
 from myotwin.engine import bias as _bias
@@ -32,41 +30,41 @@ from myotwin.engine import mass as _mass
 from myotwin.engine import passive as _passive
 from myotwin.engine import tendons as _tendons
 from myotwin.engine import twists as _twists
-from myotwin.engine.arguments import checked
+from myotwin.engine.arguments import compiled
 # by name: the package's `kinematics` attribute is the function, not the module
 from myotwin.engine.kinematics import center_of_mass as _center_of_mass
 from myotwin.engine.kinematics import forward_kinematics as _forward_kinematics
 from myotwin.engine.kinematics import kinematics as _kinematics
 from myotwin.engine.kinematics import site_poses as _site_poses
 
-kinematics = jax.jit(checked(_kinematics))
-forward_kinematics = jax.jit(checked(_forward_kinematics))
-site_poses = jax.jit(checked(_site_poses))
-center_of_mass = jax.jit(checked(_center_of_mass))
-site_jacobians = jax.jit(checked(_jacobian.site_jacobians))
-mass_matrix = jax.jit(checked(_mass.mass_matrix))
-bias_forces = jax.jit(checked(_bias.bias_forces))
-passive_forces = jax.jit(checked(_passive.passive_forces))
-actuator_forces = jax.jit(checked(_actuation.actuator_forces))
-applied_forces = jax.jit(checked(_applied.applied_forces))
-contact_forces = jax.jit(checked(_contact.contact_forces))
-forward_dynamics = jax.jit(checked(_dynamics.forward_dynamics))
-inverse_dynamics = jax.jit(checked(_dynamics.inverse_dynamics))
-kinetic_energy = jax.jit(checked(_dynamics.kinetic_energy))
-potential_energy = jax.jit(checked(_dynamics.potential_energy))
-body_velocities = jax.jit(checked(_twists.body_velocities))
-body_bias_accelerations = jax.jit(checked(_twists.body_bias_accelerations))
-actuator_length = jax.jit(checked(_actuation.actuator_length))
-actuator_moment = jax.jit(checked(_actuation.actuator_moment))
-actuator_force = jax.jit(checked(_actuation.actuator_force))
-contact_points = jax.jit(checked(_contact.contact_points))
-limit_rows = jax.jit(checked(_limits.limit_rows))
-inverse_limit_forces = jax.jit(checked(_limits.inverse_limit_forces))
-tendon_lengths_and_jacobians = jax.jit(checked(_tendons.tendon_lengths_and_jacobians))
-tendon_passive_forces = jax.jit(checked(_tendons.tendon_passive_forces))
-tendon_spring_energy = jax.jit(checked(_tendons.tendon_spring_energy))
-limit_forces = jax.jit(checked(_limits.limit_forces))
-solve_limits = jax.jit(checked(_limits.solve_limits))
-coupled_forward_dynamics = jax.jit(checked(_coupled.coupled_forward_dynamics))
-coupled_inverse_dynamics = jax.jit(checked(_coupled.coupled_inverse_dynamics))
-coupled_mass_matrix = jax.jit(checked(_coupled.coupled_mass_matrix))
+kinematics = compiled(_kinematics)
+forward_kinematics = compiled(_forward_kinematics)
+site_poses = compiled(_site_poses)
+center_of_mass = compiled(_center_of_mass)
+site_jacobians = compiled(_jacobian.site_jacobians)
+mass_matrix = compiled(_mass.mass_matrix)
+bias_forces = compiled(_bias.bias_forces)
+passive_forces = compiled(_passive.passive_forces)
+actuator_forces = compiled(_actuation.actuator_forces)
+applied_forces = compiled(_applied.applied_forces)
+contact_forces = compiled(_contact.contact_forces)
+forward_dynamics = compiled(_dynamics.forward_dynamics)
+inverse_dynamics = compiled(_dynamics.inverse_dynamics)
+kinetic_energy = compiled(_dynamics.kinetic_energy)
+potential_energy = compiled(_dynamics.potential_energy)
+body_velocities = compiled(_twists.body_velocities)
+body_bias_accelerations = compiled(_twists.body_bias_accelerations)
+actuator_length = compiled(_actuation.actuator_length)
+actuator_moment = compiled(_actuation.actuator_moment)
+actuator_force = compiled(_actuation.actuator_force)
+contact_points = compiled(_contact.contact_points)
+limit_rows = compiled(_limits.limit_rows)
+inverse_limit_forces = compiled(_limits.inverse_limit_forces)
+tendon_lengths_and_jacobians = compiled(_tendons.tendon_lengths_and_jacobians)
+tendon_passive_forces = compiled(_tendons.tendon_passive_forces)
+tendon_spring_energy = compiled(_tendons.tendon_spring_energy)
+limit_forces = compiled(_limits.limit_forces)
+solve_limits = compiled(_limits.solve_limits)
+coupled_forward_dynamics = compiled(_coupled.coupled_forward_dynamics)
+coupled_inverse_dynamics = compiled(_coupled.coupled_inverse_dynamics)
+coupled_mass_matrix = compiled(_coupled.coupled_mass_matrix)

@@ -298,3 +298,51 @@ def checked(fn, check=check_engine_arguments):
         return fn(*bound.args, **bound.kwargs)
 
     return with_checks
+
+
+def compiled(fn, check=check_engine_arguments):
+    """`jax.jit(checked(fn, check))`, the form of the public state functions (engine/api.py),
+    whose refusals also name what `jax.jit` itself refuses before `checked` runs: a string in
+    an array argument ("0.1", ["0", "1"]) was JAX's TypeError about abstract arrays and
+    static_argnums; now "fn: q must be numbers, got ['0', '1']". A try around the call costs
+    nothing when no error is raised. The jitted function's `lower`, `trace`, `eval_shape` and
+    its cache's `clear_cache` and `_cache_size` are kept."""
+    import jax
+
+    jitted = jax.jit(checked(fn, check))
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return jitted(*args, **kwargs)
+        except TypeError:
+            problem = _refused_numbers(fn.__name__, signature, args, kwargs)
+            if problem is None:
+                raise
+        raise problem from None
+
+    for name in ("lower", "trace", "eval_shape", "clear_cache", "_cache_size"):
+        if hasattr(jitted, name):
+            setattr(call, name, getattr(jitted, name))
+    return call
+
+
+def _refused_numbers(function: str, signature, args, kwargs) -> ValueError | None:
+    """The ValueError `require_real_numbers` gives for the first array argument (`_REAL`, or a
+    field of a state tuple such as a `MusculoskeletalState`) that does not hold real numbers,
+    or None."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return None
+    for name, value in bound.arguments.items():
+        named = ([(f"{name}.{field}", getattr(value, field)) for field in value._fields]
+                 if hasattr(value, "_fields") else [(name, value)] if name in _REAL else [])
+        for label, entry in named:
+            try:
+                if entry is not None:
+                    require_real_numbers(function, label, entry)
+            except ValueError as error:
+                return error
+    return None

@@ -11,22 +11,20 @@ package's own modules call the plain functions of `inertia.dynamics` and
 
 from __future__ import annotations
 
-import jax
-
-from myotwin.engine.arguments import checked
+from myotwin.engine.arguments import compiled
 from myotwin.inertia import dynamics as _dynamics
 from myotwin.inertia import path_fraction as _path_fraction
 
-mass_point_positions = jax.jit(checked(_path_fraction.mass_point_positions))
-mass_point_jacobians = jax.jit(checked(_dynamics.mass_point_jacobians))
-jacobians_by_autodiff = jax.jit(checked(_dynamics.jacobians_by_autodiff))
-mass_point_velocities = jax.jit(checked(_dynamics.mass_point_velocities))
-mass_point_bias_accelerations = jax.jit(checked(_dynamics.mass_point_bias_accelerations))
-jacobians_and_bias = jax.jit(checked(_dynamics.jacobians_and_bias))
-muscle_mass_matrix = jax.jit(checked(_dynamics.muscle_mass_matrix))
-muscle_bias_forces = jax.jit(checked(_dynamics.muscle_bias_forces))
-muscle_mass_terms = jax.jit(checked(_dynamics.muscle_mass_terms))
-muscle_inverse_forces = jax.jit(checked(_dynamics.muscle_inverse_forces))
-muscle_kinetic_energy = jax.jit(checked(_dynamics.muscle_kinetic_energy))
-muscle_potential_energy = jax.jit(checked(_dynamics.muscle_potential_energy))
-retract = jax.jit(checked(_dynamics.retract))
+mass_point_positions = compiled(_path_fraction.mass_point_positions)
+mass_point_jacobians = compiled(_dynamics.mass_point_jacobians)
+jacobians_by_autodiff = compiled(_dynamics.jacobians_by_autodiff)
+mass_point_velocities = compiled(_dynamics.mass_point_velocities)
+mass_point_bias_accelerations = compiled(_dynamics.mass_point_bias_accelerations)
+jacobians_and_bias = compiled(_dynamics.jacobians_and_bias)
+muscle_mass_matrix = compiled(_dynamics.muscle_mass_matrix)
+muscle_bias_forces = compiled(_dynamics.muscle_bias_forces)
+muscle_mass_terms = compiled(_dynamics.muscle_mass_terms)
+muscle_inverse_forces = compiled(_dynamics.muscle_inverse_forces)
+muscle_kinetic_energy = compiled(_dynamics.muscle_kinetic_energy)
+muscle_potential_energy = compiled(_dynamics.muscle_potential_energy)
+retract = compiled(_dynamics.retract)

@@ -11,18 +11,16 @@ they are inlined. The package's own modules (`simulate`, `adaptive`, `state`) an
 
 from __future__ import annotations
 
-import jax
-
-from myotwin.engine.arguments import check_musculoskeletal_arguments, checked
+from myotwin.engine.arguments import check_musculoskeletal_arguments, compiled
 from myotwin.musculoskeletal import dynamics as _dynamics
 from myotwin.musculoskeletal import energy as _energy
 from myotwin.musculoskeletal import paths as _paths
 
-rates = jax.jit(checked(_dynamics.rates, check_musculoskeletal_arguments))
-state_derivative = jax.jit(checked(_dynamics.state_derivative, check_musculoskeletal_arguments))
-muscle_drive = jax.jit(checked(_dynamics.muscle_drive, check_musculoskeletal_arguments))
-path_state = jax.jit(checked(_paths.path_state, check_musculoskeletal_arguments))
-elastic_energy = jax.jit(checked(_energy.elastic_energy, check_musculoskeletal_arguments))
-mechanical_energy = jax.jit(checked(_energy.mechanical_energy, check_musculoskeletal_arguments))
-muscle_input_power = jax.jit(checked(_energy.muscle_input_power, check_musculoskeletal_arguments))
-muscle_outputs_at = jax.jit(checked(_energy.muscle_outputs_at, check_musculoskeletal_arguments))
+rates = compiled(_dynamics.rates, check_musculoskeletal_arguments)
+state_derivative = compiled(_dynamics.state_derivative, check_musculoskeletal_arguments)
+muscle_drive = compiled(_dynamics.muscle_drive, check_musculoskeletal_arguments)
+path_state = compiled(_paths.path_state, check_musculoskeletal_arguments)
+elastic_energy = compiled(_energy.elastic_energy, check_musculoskeletal_arguments)
+mechanical_energy = compiled(_energy.mechanical_energy, check_musculoskeletal_arguments)
+muscle_input_power = compiled(_energy.muscle_input_power, check_musculoskeletal_arguments)
+muscle_outputs_at = compiled(_energy.muscle_outputs_at, check_musculoskeletal_arguments)

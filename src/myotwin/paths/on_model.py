@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import jax
 
-from myotwin.engine.arguments import checked
+from myotwin.engine.arguments import compiled
 from myotwin.engine.kinematics import kinematics
 from myotwin.engine.tendons import path_rows_from_kinematics
 from myotwin.paths.length import muscle_lengths as _lengths
@@ -32,8 +32,7 @@ def _paths_of(model):
     return model.paths
 
 
-@jax.jit
-@checked
+@compiled
 def muscle_lengths(model, q: jax.Array) -> jax.Array:
     """(n_paths,) musculotendon lengths (m) at configuration q (n_q,) (MuJoCo ten_length)."""
     paths = _paths_of(model)
@@ -42,8 +41,7 @@ def muscle_lengths(model, q: jax.Array) -> jax.Array:
     return _lengths(paths, model, q)
 
 
-@jax.jit
-@checked
+@compiled
 def moment_arms(model, q: jax.Array) -> jax.Array:
     """(n_v, n_paths) moment arms r = -dL/dq in velocity coordinates (m, or m/rad)."""
     paths = _paths_of(model)
@@ -52,8 +50,7 @@ def moment_arms(model, q: jax.Array) -> jax.Array:
     return _moment_arms(paths, model, q)
 
 
-@jax.jit
-@checked
+@compiled
 def lengthening_speeds(model, q: jax.Array, qd: jax.Array) -> jax.Array:
     """(n_paths,) dL/dt = -r^T qd (m/s) (MuJoCo ten_velocity)."""
     paths = _paths_of(model)
@@ -62,8 +59,7 @@ def lengthening_speeds(model, q: jax.Array, qd: jax.Array) -> jax.Array:
     return _speeds(paths, model, q, qd)
 
 
-@jax.jit
-@checked
+@compiled
 def lengths_and_moment_arms(model, q: jax.Array) -> tuple[jax.Array, jax.Array]:
     """((n_paths,) lengths (m), (n_v, n_paths) moment arms r = -dL/dq) at q, the two together:
     for paths built with OpenSim parts one forward-mode pass gives both
