@@ -279,7 +279,12 @@ def test_divergence_raises_naming_step():
      "rollout: dt_s must be one real number, got float64 of shape (1,)"),
     ("rollout", dict(q0=[True, 0.0]), "rollout: q0 must be numbers, got [a traced bool array of "
      "shape (), a traced float64 array of shape ()]"),
-    ("rollout", dict(ctrl=np.zeros(0, bool)), "rollout: ctrl must be numbers, got a traced bool array of shape (0,)"),
+    ("rollout", dict(ctrl=np.zeros(0, bool)),
+     "rollout: ctrl must be numbers, got a traced bool array of shape (0,)"),
+    # a string was jax.jit's own TypeError (about abstract arrays and static_argnums)
+    ("rollout", dict(dt_s="0.01"), "rollout: dt_s must be numbers, got '0.01'"),
+    ("rollout", dict(q0=["0", "0"]), "rollout: q0 must be numbers, got ['0', '0']"),
+    ("implicit_rollout", dict(tol="1e-9"), "implicit_rollout: tol must be numbers, got '1e-9'"),
     ("implicit_rollout", dict(max_iter=True),
      "implicit_rollout: max_iter must be an integer, got bool"),
     ("implicit_rollout", dict(max_iter=2.5),

@@ -269,8 +269,8 @@ def test_bad_input_is_rejected_with_a_message():
         ms.adaptive_rollout(skeleton, x0, 0.0, [0.01], table, rtol=1e-6, atol=1e-6)
     # and bools or a state that is not one: True was taken as 1.0 (a bool tracer made a float),
     # a tuple failed with AttributeError ('q')
-    with pytest.raises(ValueError, match=re.escape("rates: excitation must be numbers, got a traced "
-                                                   "bool array of shape ()")):
+    with pytest.raises(ValueError, match=re.escape("rates: excitation must be numbers, got a "
+                                                   "traced bool array of shape ()")):
         ms.rates(msm, x0, True)
     with pytest.raises(ValueError, match=re.escape("state_derivative: state.activation must be "
                                                    "numbers, got a traced bool array of shape "

@@ -302,14 +302,28 @@ def checked(fn, check=check_engine_arguments):
 
 def compiled(fn, check=check_engine_arguments):
     """`jax.jit(checked(fn, check))`, the form of the public state functions (engine/api.py),
-    whose refusals also name what `jax.jit` itself refuses before `checked` runs: a string in
-    an array argument ("0.1", ["0", "1"]) was JAX's TypeError about abstract arrays and
-    static_argnums; now "fn: q must be numbers, got ['0', '1']". A try around the call costs
-    nothing when no error is raised. The jitted function's `lower`, `trace`, `eval_shape` and
-    its cache's `clear_cache` and `_cache_size` are kept."""
+    whose refusals also name what `jax.jit` itself refuses before `checked` runs
+    (`naming_refusals`)."""
     import jax
 
-    jitted = jax.jit(checked(fn, check))
+    return naming_refusals(jax.jit(checked(fn, check)), fn, _REAL)
+
+
+def jit_naming_refusals(names, **jit_options):
+    """A decorator: `jax.jit(fn, **jit_options)` with `naming_refusals` for the arguments
+    `names` (the rollouts, whose arguments have their own names)."""
+    import jax
+
+    return lambda fn: naming_refusals(jax.jit(fn, **jit_options), fn, frozenset(names))
+
+
+def naming_refusals(jitted, fn, names: frozenset):
+    """`jitted` (fn compiled by `jax.jit`), with jit's own refusal of a string in an array
+    argument ("0.1", ["0", "1"]: a TypeError about abstract arrays and static_argnums, raised
+    before any trace) turned into the ValueError the checks give for a bool: "fn: q must be
+    numbers, got ['0', '1']", for the arguments `names` and the fields of a state tuple. The
+    try around the call costs nothing when no error is raised. The jitted function's `lower`,
+    `trace`, `eval_shape` and its cache's `clear_cache` and `_cache_size` are kept."""
     signature = inspect.signature(fn)
 
     @functools.wraps(fn)
@@ -317,7 +331,7 @@ def compiled(fn, check=check_engine_arguments):
         try:
             return jitted(*args, **kwargs)
         except TypeError:
-            problem = _refused_numbers(fn.__name__, signature, args, kwargs)
+            problem = _refused_numbers(fn.__name__, signature, names, args, kwargs)
             if problem is None:
                 raise
         raise problem from None
@@ -328,8 +342,8 @@ def compiled(fn, check=check_engine_arguments):
     return call
 
 
-def _refused_numbers(function: str, signature, args, kwargs) -> ValueError | None:
-    """The ValueError `require_real_numbers` gives for the first array argument (`_REAL`, or a
+def _refused_numbers(function: str, signature, names, args, kwargs) -> ValueError | None:
+    """The ValueError `require_real_numbers` gives for the first argument among `names` (or a
     field of a state tuple such as a `MusculoskeletalState`) that does not hold real numbers,
     or None."""
     try:
@@ -338,7 +352,7 @@ def _refused_numbers(function: str, signature, args, kwargs) -> ValueError | Non
         return None
     for name, value in bound.arguments.items():
         named = ([(f"{name}.{field}", getattr(value, field)) for field in value._fields]
-                 if hasattr(value, "_fields") else [(name, value)] if name in _REAL else [])
+                 if hasattr(value, "_fields") else [(name, value)] if name in names else [])
         for label, entry in named:
             try:
                 if entry is not None:

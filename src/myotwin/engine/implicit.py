@@ -35,6 +35,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from myotwin.engine.arguments import jit_naming_refusals
 from myotwin.engine.dynamics import forward_dynamics
 from myotwin.engine.integrators import Integrator, integrate_pos
 from myotwin.engine.model import Model
@@ -167,7 +168,8 @@ def as_implicit(integrator) -> Integrator:
     return integrator
 
 
-@functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
+@jit_naming_refusals(("q0", "qd0", "ctrl", "dt_s", "max_iter", "tol", "qfrc_applied",
+                      "xfrc_applied"), static_argnames=("n_steps", "integrator"))
 def implicit_rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int,
                      integrator: Integrator | str,
                      max_iter=NEWTON_MAX_ITER, tol=NEWTON_TOL, qfrc_applied=None,

@@ -19,7 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from myotwin.engine.arguments import model_of, real_array, rollout_arguments
+from myotwin.engine.arguments import (jit_naming_refusals, model_of, real_array,
+                                      rollout_arguments)
 from myotwin.engine.integrators import STEPS, Integrator
 from myotwin.engine.model import Model, require_dynamics_support
 from myotwin.scalars import as_real
@@ -83,7 +84,8 @@ def step_inputs(model: Model, n_steps: int, ctrl, qfrc_applied=None, xfrc_applie
     return xs, held
 
 
-@functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
+@jit_naming_refusals(("q0", "qd0", "ctrl", "dt_s", "qfrc_applied", "xfrc_applied"),
+                     static_argnames=("n_steps", "integrator"))
 def rollout(model: Model, q0, qd0, ctrl, dt_s, n_steps: int, integrator: Integrator | str,
             qfrc_applied=None, xfrc_applied=None):
     """(q (n_steps+1, n_q), qd (n_steps+1, n_v)) from (q0, qd0); ctrl (n_u,) or (n_steps, n_u);
