@@ -320,6 +320,34 @@ def test_dof_vectors_of_the_wrong_length_are_refused():
             call()
 
 
+def test_dof_vectors_hold_numbers():
+    """A bool q computed as 0 and 1; a string one was jax.jit's TypeError about abstract arrays
+    and static_argnums (step_system, contact_state) or NumPy's (axial_force_at_quadrature)."""
+    model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 2,
+                                r0_m=0.05, gamma_m=1.0, material=fiber.table1_material(),
+                                rho_kg_m3=900.0, name="f")
+    cyl = fiber.make_cylinder_contact([0.5, 0, 0], [0, 1, 0], 0.1, 1e6, 10.0)
+    q = np.asarray(model.ref_q)
+    line = np.zeros((model.n_el, model.n_qp, 3))
+    text, flags = [str(x) for x in q], np.zeros(model.n_dof, dtype=bool)
+    for call, message in [
+        (lambda: fiber.step_system(model, None, text, q, q, 10.0, 0.0, line),
+         f"step_system: q must be numbers, got {text!r}"),
+        (lambda: fiber.step_system(model, None, q, q, q, "10", 0.0, line),
+         "step_system: inv_dt must be numbers, got '10'"),
+        (lambda: fiber.contact_state(model, cyl, text),
+         f"contact_state: q must be numbers, got {text!r}"),
+        (lambda: fiber.contact_state(model, cyl, flags),
+         "contact_state: q must be numbers, got a traced bool array of shape (18,)"),
+        (lambda: fiber.axial_force_at_quadrature(model, q, flags, 0.0),
+         "axial_force_at_quadrature: v must be numbers, got array([False, False"),
+        (lambda: fiber.safeguard_fraction(model, cyl, q, text, 0.1),
+         f"safeguard_fraction: dq must be numbers, got {text!r}"),
+    ]:
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+            call()
+
+
 def test_band_storage_matches_dense_assembly():
     # Banded scatter vs a dense scatter of the same element matrices (pure index check).
     model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 3,

@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.arguments import jit_naming_refusals
 from myotwin.fiber import hermite
 from myotwin.fiber.cable import (
     FiberModel,
@@ -85,7 +86,7 @@ def _value_and_jacfwd(f, x):
     return (value, aux), jac
 
 
-@jax.jit
+@jit_naming_refusals(("q", "q_prev", "v_prev", "inv_dt", "activation", "line_force"))
 def step_system(model: FiberModel, contact: CylinderContact | None, q, q_prev, v_prev, inv_dt,
                 activation, line_force) -> StepSystem:
     """Residual and banded tangent of the backward-Euler step (static if inv_dt = 0).

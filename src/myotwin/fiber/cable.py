@@ -35,7 +35,7 @@ import numpy as np
 
 from myotwin.fiber import hermite
 from myotwin.fiber.material import CableMaterial, axial_force, stress_s11
-from myotwin.scalars import as_real, is_integer
+from myotwin.scalars import as_real, is_integer, require_real_numbers
 
 _STATIC = {"static": True}
 
@@ -113,8 +113,10 @@ def check_shapes(function: str, what: str, arrays: dict) -> None:
     array of `arrays` (name -> (value, expected shape)) has that shape; `what` says what fixes
     it. Unchecked, JAX clamps out-of-range gather indices: a q too short or too long gave
     silent garbage. Shapes are static under jit, so inside a jitted function the check runs
-    once per compilation, at trace time (as `engine.arguments.checked`)."""
+    once per compilation, at trace time (as `engine.arguments.checked`). Each must hold real
+    numbers (`scalars.require_real_numbers`: a bool tracer would compute as 0 and 1)."""
     for name, (value, shape) in arrays.items():
+        require_real_numbers(function, name, value)
         got = tuple(int(n) for n in np.shape(value))
         if got != tuple(shape):
             raise ValueError(f"{function}: {name} has shape {got}, expected {tuple(shape)} "

@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from myotwin.engine.arguments import jit_naming_refusals
 from myotwin.fiber import hermite
 from myotwin.fiber.cable import FiberModel, check_shapes, dof_shapes, element_h, per_element
 from myotwin.scalars import as_real
@@ -122,7 +123,7 @@ def element_contact_force(model: FiberModel, contact: CylinderContact, q_e, h, r
     return force, 1.0 + contact.gamma * g
 
 
-@jax.jit
+@jit_naming_refusals(("q",))
 def contact_state(model: FiberModel, contact: CylinderContact, q):
     """Gaps g and line forces F(g) (N per current metre) at the contact points (n_el, n_qpc).
     q (n_dof,) (ValueError naming it otherwise)."""
