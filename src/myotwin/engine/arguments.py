@@ -19,7 +19,9 @@ scalar (every actuator or muscle the same value, as broadcasting gave before). A
 argument given as a list, a tuple or integers is made a float array first (`_REAL`); one of
 bools is refused (True is not 1.0; `scalars.require_real_numbers`, which judges a tracer by
 its dtype), as is a musculoskeletal state that is not a `MusculoskeletalState` or holds
-bools. Values
+bools. A string is refused by `jax.jit` itself, before any trace; `compiled` and
+`jit_naming_refusals`, the public functions' and the rollouts' wrappers, name it the same way
+("mass_matrix: q must be numbers, got ['0', '1', '2']"). Values
 are not checked here (NaN and inf propagate; the simulations stop at a diverged state,
 `engine/simulate.py`), except by `real_array`, which `engine.simulate`,
 `engine.simulate_implicit` and `musculoskeletal.simulate` apply to a concrete initial state
