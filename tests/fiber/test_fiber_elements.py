@@ -289,13 +289,18 @@ def test_non_finite_times_states_and_loads_are_refused_before_newton():
             call()
 
 
-def test_dof_vectors_of_the_wrong_length_are_refused():
-    """JAX clamps gather indices: a q 6 entries short or twice as long gave silent garbage."""
+def _two_element_fiber():
+    """(model 'f' of 2 elements, n_dof = 18; a contact cylinder; its reference q)."""
     model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 2,
                                 r0_m=0.05, gamma_m=1.0, material=fiber.table1_material(),
                                 rho_kg_m3=900.0, name="f")
     cyl = fiber.make_cylinder_contact([0.5, 0, 0], [0, 1, 0], 0.1, 1e6, 10.0)
-    q = np.asarray(model.ref_q)
+    return model, cyl, np.asarray(model.ref_q)
+
+
+def test_dof_vectors_of_the_wrong_length_are_refused():
+    """JAX clamps gather indices: a q 6 entries short or twice as long gave silent garbage."""
+    model, cyl, q = _two_element_fiber()
     short, long = q[:-6], np.concatenate([q, q])
     line = np.zeros((model.n_el, model.n_qp, 3))
     what = r"\(fiber 'f': n_dof = 18"
@@ -323,11 +328,7 @@ def test_dof_vectors_of_the_wrong_length_are_refused():
 def test_dof_vectors_hold_numbers():
     """A bool q computed as 0 and 1; a string one was jax.jit's TypeError about abstract arrays
     and static_argnums (step_system, contact_state) or NumPy's (axial_force_at_quadrature)."""
-    model = fiber.compile_fiber(fiber.straight_reference([0, 0, 0], [1, 0, 0]), 2,
-                                r0_m=0.05, gamma_m=1.0, material=fiber.table1_material(),
-                                rho_kg_m3=900.0, name="f")
-    cyl = fiber.make_cylinder_contact([0.5, 0, 0], [0, 1, 0], 0.1, 1e6, 10.0)
-    q = np.asarray(model.ref_q)
+    model, cyl, q = _two_element_fiber()
     line = np.zeros((model.n_el, model.n_qp, 3))
     text, flags = [str(x) for x in q], np.zeros(model.n_dof, dtype=bool)
     for call, message in [
