@@ -82,7 +82,9 @@ def require_real_numbers(where: str, name: str, value) -> None:
 
 def _shown(value) -> str:
     """repr(value), but a JAX tracer (whose repr names JAX internals) by its dtype and shape,
-    also inside a list: a jitted function's list argument arrives as a list of tracers."""
+    also inside a list: a jitted function's list argument arrives as a list of tracers. A
+    tracer is told by its class name (JAX's tracer classes all end in "Tracer"), since this
+    module imports no JAX; a wrong guess changes only the wording of the message."""
     if type(value).__name__.endswith("Tracer"):
         return f"a traced {np.dtype(value.dtype)} array of shape {tuple(value.shape)}"
     if isinstance(value, (list, tuple)) and any(type(v).__name__.endswith("Tracer") or
