@@ -173,11 +173,13 @@ def run_muscle_analysis(out_dir: Path, model: Path, coordinates: Path, cutoff_hz
     return tables
 
 
-def forward_final_state(model: Path, excitation: float, t_end_s: float, accuracy: float):
+def forward_final_state(model: Path, excitation: float, t_end_s: float, accuracy: float,
+                        controls=None):
     """OpenSim's forward simulation of `model` from its default pose at rest, every muscle
-    excited at `excitation` (a PrescribedController of Constants), activations = excitation,
-    muscles equilibrated, the Manager at integrator `accuracy`; returns ({coordinate: value at
-    t_end_s}, {muscle: fiber length (m) at t_end_s})."""
+    excited at `excitation` and the actuators named in `controls` (name -> control) at theirs
+    (a PrescribedController of Constants), activations = excitation, muscles equilibrated, the
+    Manager at integrator `accuracy`; returns ({coordinate: value at t_end_s}, {muscle: fiber
+    length (m) at t_end_s})."""
     osim = opensim_package()
     m = osim.Model(str(model))
     controller = osim.PrescribedController()
@@ -186,6 +188,9 @@ def forward_final_state(model: Path, excitation: float, t_end_s: float, accuracy
         controller.addActuator(muscles.get(i))
         controller.prescribeControlForActuator(muscles.get(i).getName(),
                                                osim.Constant(excitation))
+    for name, value in (controls or {}).items():
+        controller.addActuator(m.getActuators().get(name))
+        controller.prescribeControlForActuator(name, osim.Constant(value))
     m.addController(controller)
     state = m.initSystem()
     for i in range(muscles.getSize()):

@@ -300,6 +300,26 @@ def test_bad_muscle_parameters_are_rejected(kwargs, fragment):
         build_muscles(names, **args)
 
 
+@pytest.mark.parametrize("curves, tendon", [("millard2012", "damped_fiber_length"),
+                                            ("degroote2016", "explicit_force"),
+                                            ("thelen2003", "fiber_length"), ("mujoco", "rigid")])
+def test_no_names_give_the_group_of_no_muscles(curves, tendon):
+    """The group of no muscles (a skeleton moved by its actuators alone): every leaf is that of
+    a one-muscle group with a leading axis of 0, so the muscle code's vmaps and sums see an
+    empty axis; a per-muscle sequence must then be empty too."""
+    args = dict(curves=curves, tendon=tendon, max_isometric_force_N=1000.0,
+                optimal_fiber_length_m=0.1, tendon_slack_length_m=0.2)
+    none, one = build_muscles([], **args), build_muscles(["m0"], **args)
+    assert none.n_muscles == 0 and none.names == () and none.tendon is one.tendon
+    empty, single = ([(jnp.shape(x), jnp.result_type(x)) for x in jax.tree_util.tree_leaves(m)]
+                     for m in (none, one))
+    assert len(empty) == len(single) > 10
+    assert empty == [((0, *shape[1:]), dtype) for shape, dtype in single]
+    with pytest.raises(ValueError, match=r"expected a scalar or 0 values \(one per muscle\), "
+                                         r"got shape \(1,\)"):
+        build_muscles([], **{**args, "max_isometric_force_N": [1000.0]})
+
+
 def test_state_and_model_mismatches_are_rejected():
     with pytest.raises(ValueError, match="needs a tendon_state"):
         muscle_outputs(_degroote(), 1.0, 0.3, 0.0)

@@ -11,7 +11,8 @@
     myotwin osim check FILE [--omit NAME ...] [--lengths]
                                               does an OpenSim .osim model load; what it becomes
     myotwin osim forward FILE --out DIR (--excitation X | --controls FILE.sto) [...]
-                                              simulate it driven by its muscles (states.sto)
+                                              simulate it driven by its muscles and
+                                              CoordinateActuators (states.sto)
     myotwin osim inverse-kinematics FILE --markers TRIAL.trc --out DIR [...]
     myotwin osim inverse-dynamics FILE --coordinates IK.mot --out DIR [...]
     myotwin osim static-optimization FILE --coordinates IK.mot --out DIR [...]
@@ -147,7 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_forward_parser(cmds) -> None:
-    p = cmds.add_parser("forward", help="simulate FILE driven by its muscles; writes "
+    p = cmds.add_parser("forward", help="simulate FILE driven by its muscles and "
+                        "CoordinateActuators (a model without muscles by its actuators "
+                        "alone); writes "
                         "states.sto, muscle_forces.sto, summary.json into --out")
     p.add_argument("file", help="an OpenSim 4 .osim file")
     p.add_argument("--out", required=True, type=output_directory,

@@ -1,5 +1,6 @@
 """`myotwin osim forward FILE --out DIR ...`: simulate an .osim model driven by its muscles
-(`myotwin.osim.forward`, docs/osim.md "Forward simulation").
+and CoordinateActuators (`myotwin.osim.forward`, docs/osim.md "Forward simulation"); a model
+without muscles moves by gravity and its actuators alone, as in OpenSim's forward tool.
 
 Writes DIR/states.sto (OpenSim 4 state names; OpenSim reads it back), DIR/muscle_forces.sto
 and DIR/summary.json, rows as they are produced; prints the summary. Bad input: one line
@@ -61,10 +62,6 @@ def cmd_forward(args: argparse.Namespace) -> int:
     initial = name_value_pairs(args.initial_q, "--initial-q")
     controls = read_storage(args.controls) if args.controls else None
     loaded = osim.load(args.file, omit=tuple(args.omit))
-    if not loaded.muscle_names:
-        raise ValueError(f"{args.file}: the model has no muscles to drive (osim forward "
-                         "simulates muscles; simulate a skeleton without them with "
-                         "myotwin.engine on osim.load(FILE).model)")
     inputs = Inputs(loaded, excitation, controls,
                     source=pathlib.Path(args.controls).name if args.controls else None)
     msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon=args.tendon),

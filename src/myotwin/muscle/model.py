@@ -163,7 +163,12 @@ def _check(arr: np.ndarray, names, field: str, ok, expected: str) -> None:
             raise MuscleParameterError(name, field, f"must be {expected}, got {v}")
 
 
-def _stack(trees):
+def _stack(trees, one):
+    """The trees' leaves stacked along a new leading axis (n_muscles); with no trees, leaves
+    of leading axis 0 shaped as those of `one()` (an empty group's part)."""
+    if not trees:
+        return jax.tree_util.tree_map(lambda x: jnp.zeros((0, *jnp.shape(x)), jnp.result_type(x)),
+                                      one())
     return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *trees)
 
 
@@ -228,7 +233,8 @@ def _curve_part(family, names, eps_p, eps_t, active_force_width_scale,
     if family is CurveFamily.MILLARD2012:
         params = dict(millard_curve_parameters or {})
         return _stack([millard2012.millard_curves(eps_t[i], eps_p[i], where=f"muscle '{n}'",
-                                                  **params) for i, n in enumerate(names)])
+                                                  **params) for i, n in enumerate(names)],
+                      lambda: millard2012.millard_curves(**params))
     if family is CurveFamily.THELEN2003:
         return _thelen_part(names, eps_p, eps_t, thelen)
     scale = _per_muscle(active_force_width_scale, names, "active_force_width_scale")
@@ -278,7 +284,10 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
     `musculoskeletal.mjcf`): rigid tendon, no pennation, no fiber damping; default activation
     law MUJOCO (tau 0.01 / 0.04 s, tausmooth 0); `mujoco_curve_parameters` keys lmin, lmax,
     fpmax, fvmax (each a scalar or n_muscles values; MJCF defaults 0.5, 1.6, 1.3, 1.2);
-    min_excitation / max_excitation: the control range of the MUJOCO law."""
+    min_excitation / max_excitation: the control range of the MUJOCO law.
+    names may be empty: a group of no muscles (n_muscles 0; the per-muscle arguments then
+    scalars or empty), whose `musculoskeletal_model` moves the skeleton by its own actuators
+    alone, as OpenSim simulates a model without muscles (`myotwin osim forward`)."""
     if isinstance(names, str):      # tuple("BRA") would be three muscles, B, R and A
         raise ValueError(f"build_muscles: names must be a sequence of muscle names, got the "
                          f"string {names!r} (for one muscle: [{names!r}])")
@@ -287,8 +296,6 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
     except TypeError:               # None or a number: Python's "not iterable" named nothing
         raise ValueError(f"build_muscles: names must be a sequence of muscle names, got "
                          f"{names!r}") from None
-    if not names:
-        raise ValueError("build_muscles: at least one muscle name is required")
     for n in names:
         if not isinstance(n, str) or not n:
             raise ValueError(f"build_muscles: muscle names must be non-empty strings, got {n!r}")
@@ -385,7 +392,8 @@ def build_muscles(names: Sequence[str], *, curves: CurveFamily | str, tendon: Te
         shortest = _per_muscle(min_fiber_length_m, names, "min_fiber_length_m")
         _check(shortest, names, "min_fiber_length_m", lambda v: v >= 0, ">= 0")
     return Muscle(jnp.asarray(f_iso), jnp.asarray(l_opt), jnp.asarray(l_ts), jnp.asarray(phi),
-                  jnp.asarray(v_max), jnp.asarray(beta), _stack(acts), curve_part,
+                  jnp.asarray(v_max), jnp.asarray(beta),
+                  _stack(acts, lambda: activation_dynamics(law)), curve_part,
                   jnp.asarray(shortest), names=names, tendon=tendon)
 
 

@@ -33,9 +33,12 @@ dynamics projected by J; no joint limits, no muscle mass points).
 Linear paths (`linear_paths.py`): a muscle may instead pull on a length linear in q, as a
 MuJoCo muscle with a joint transmission or on a fixed tendon (`mjcf.load_mjcf`); r = -dL/dq is
 then constant.
+A group of no muscles (`build_muscles` with no names) leaves the skeleton to its own
+actuators: it needs no paths, and either coupling applies (there is nothing to couple).
 Validation at build time (ValueError naming the muscle, the path and the value): the model
-has no paths, a muscle's path is unknown, two muscles share a path, the number of paths given
-differs from the number of muscles, an unknown coupling or one the paths cannot give.
+has no paths for the muscles, a muscle's path is unknown, two muscles share a path, the number
+of paths given differs from the number of muscles, an unknown coupling or one the paths cannot
+give.
 """
 
 from __future__ import annotations
@@ -142,13 +145,13 @@ def musculoskeletal_model(skeleton, muscles: Muscle, paths: Sequence[str | int] 
     if linear_paths is not None:
         _check_linear_paths(linear_paths, skeleton)
     spatial = getattr(skeleton, "paths", None)
-    if spatial is None and linear_paths is None:
+    if spatial is None and linear_paths is None and muscles.n_muscles:
         raise ValueError("musculoskeletal_model: the skeleton has no musculotendon paths (no "
                          "spatial <tendon> in its MJCF), so no muscle can act on it")
     if coupling not in COUPLINGS:
         raise ValueError(f"musculoskeletal_model: coupling must be one of {list(COUPLINGS)}, "
                          f"got {coupling!r}")
-    if coupling == "opensim" and (not _gives_point_force_arms(spatial)
+    if coupling == "opensim" and muscles.n_muscles and (not _gives_point_force_arms(spatial)
                                   or getattr(skeleton, "muscle_mass", None) is not None
                                   or linear_paths is not None):
         raise ValueError("musculoskeletal_model: coupling 'opensim' needs paths that give "

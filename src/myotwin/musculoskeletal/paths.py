@@ -72,6 +72,9 @@ def path_state(msm: MusculoskeletalModel, q: jax.Array, qd: jax.Array,
         parts.append((spatial, (lengths, speeds, arms)))
     if np.any(linear >= 0):   # muscles on a joint or a fixed tendon (linear_paths.py)
         parts.append((linear, linear_path_state(msm.linear_paths, q, qd)))
+    if not parts:   # no muscles (model.py): nothing pulls
+        none = jnp.zeros((0,), jnp.result_type(q, qd))
+        return none, none, jnp.zeros((qd.shape[-1], 0), none.dtype)
     if len(parts) == 1:
         index, (lengths, speeds, arms) = parts[0]
         return take(lengths, index), take(speeds, index), take(arms, index, axis=1)

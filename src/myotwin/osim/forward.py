@@ -1,5 +1,9 @@
 """Forward simulation of a loaded .osim model driven by its muscles (`myotwin osim forward`).
 
+A model without muscles (double_pendulum.osim) runs too, as OpenSim's forward tool runs it:
+its `MusculoskeletalModel` holds the group of no muscles (`osim.build_muscles`), so gravity
+and the CoordinateActuators move the skeleton; the files keep their columns but the muscles'.
+
 What OpenSim's forward simulation of a model with muscles does (the Manager with a
 PrescribedController, as in `shared/reference/opensim/arm26_reference.json`'s notes), with
 myotwin's engine and muscles:

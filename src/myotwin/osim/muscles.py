@@ -136,7 +136,9 @@ def build_muscles(loaded, *, tendon: str, names: Sequence[str] | None = None) ->
     integrates, module docstring), for `myotwin.musculoskeletal.
     musculoskeletal_model(loaded.model, muscles)`. The muscles must share one OpenSim type
     (one curve family per group), and Millard muscles one set of curve objects; a ValueError
-    names the muscle and the reason otherwise (module docstring)."""
+    names the muscle and the reason otherwise (module docstring). No names (a model without
+    muscles, or names=()) give the group of no muscles (`muscle.build_muscles`; "opensim"
+    then means "rigid"): the skeleton moves by its CoordinateActuators alone."""
     if not isinstance(loaded, OsimModel):
         raise TypeError(f"build_muscles: loaded must be an OsimModel (osim.load(path)), got "
                         f"{type(loaded).__name__}")
@@ -144,8 +146,10 @@ def build_muscles(loaded, *, tendon: str, names: Sequence[str] | None = None) ->
         raise TypeError(f"{loaded.source}: names must be a collection of muscle names, e.g. "
                         f"names=({names!r},), got {names!r}")
     names = tuple(loaded.muscle_names if names is None else names)
-    if not names:
-        raise ValueError(f"{loaded.source}: the model has no muscles to build")
+    if not names:   # a model without muscles: its skeleton moves by its actuators alone
+        return _build((), curves="degroote2016", tendon="rigid" if tendon == "opensim"
+                      else tendon, max_isometric_force_N=(), optimal_fiber_length_m=(),
+                      tendon_slack_length_m=())
     unknown = [n for n in names if n not in loaded.muscles]
     if unknown:
         raise ValueError(f"{loaded.source}: no muscles named {unknown}; the model's muscles are "
