@@ -6,7 +6,8 @@ InverseDynamicsTool with its output printed to 16 digits (OpenSim's default is 8
 `run_inverse_kinematics_tool` its InverseKinematicsTool so; `run_static_optimization` runs its
 StaticOptimization analysis (AnalyzeTool with a coordinates file), `run_muscle_analysis` its
 MuscleAnalysis.
-`forward_final_state` runs OpenSim's forward simulation with every muscle at one excitation.
+`forward_final_state` runs OpenSim's forward simulation with every muscle at one excitation
+(`excited_model` and `integrate_to` its parts, for other initial states).
 """
 
 from pathlib import Path
@@ -173,13 +174,10 @@ def run_muscle_analysis(out_dir: Path, model: Path, coordinates: Path, cutoff_hz
     return tables
 
 
-def forward_final_state(model: Path, excitation: float, t_end_s: float, accuracy: float,
-                        controls=None):
-    """OpenSim's forward simulation of `model` from its default pose at rest, every muscle
-    excited at `excitation` and the actuators named in `controls` (name -> control) at theirs
-    (a PrescribedController of Constants), activations = excitation, muscles equilibrated, the
-    Manager at integrator `accuracy`; returns ({coordinate: value at t_end_s}, {muscle: fiber
-    length (m) at t_end_s})."""
+def excited_model(model: Path, excitation: float, controls=None):
+    """(the opensim module, `model` loaded with every muscle excited at `excitation` and the
+    actuators named in `controls` (name -> control) at theirs, a PrescribedController of
+    Constants, and its initial State)."""
     osim = opensim_package()
     m = osim.Model(str(model))
     controller = osim.PrescribedController()
@@ -192,19 +190,34 @@ def forward_final_state(model: Path, excitation: float, t_end_s: float, accuracy
         controller.addActuator(m.getActuators().get(name))
         controller.prescribeControlForActuator(name, osim.Constant(value))
     m.addController(controller)
-    state = m.initSystem()
-    for i in range(muscles.getSize()):
-        muscles.get(i).setActivation(state, excitation)
-    m.equilibrateMuscles(state)
+    return osim, m, m.initSystem()
+
+
+def integrate_to(osim, m, state, t_end_s: float, accuracy: float):
+    """OpenSim's Manager at integrator `accuracy` from `state` (at its time) to t_end_s;
+    ({coordinate: value}, {muscle: fiber length (m)}) there."""
     manager = osim.Manager(m)
     manager.setIntegratorAccuracy(accuracy)
-    state.setTime(0.0)
     manager.initialize(state)
     state = manager.integrate(t_end_s)
     m.realizePosition(state)
     q = {c.getName(): c.getValue(state) for c in m.getCoordinateSet()}
-    fiber = {mu.getName(): mu.getFiberLength(state) for mu in muscles}
+    fiber = {mu.getName(): mu.getFiberLength(state) for mu in m.getMuscles()}
     return q, fiber
+
+
+def forward_final_state(model: Path, excitation: float, t_end_s: float, accuracy: float,
+                        controls=None):
+    """OpenSim's forward simulation of `model` from its default pose at rest at t = 0
+    (`excited_model`: every muscle at `excitation`, `controls` for the actuators),
+    activations = excitation, muscles equilibrated, the Manager at integrator `accuracy`;
+    returns ({coordinate: value at t_end_s}, {muscle: fiber length (m) at t_end_s})."""
+    osim, m, state = excited_model(model, excitation, controls)
+    for muscle in m.getMuscles():
+        muscle.setActivation(state, excitation)
+    m.equilibrateMuscles(state)
+    state.setTime(0.0)
+    return integrate_to(osim, m, state, t_end_s, accuracy)
 
 
 def set_pose(model, state, q, qd) -> None:

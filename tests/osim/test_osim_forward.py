@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -245,6 +246,48 @@ def test_bad_input_is_one_line_with_exit_status_2(tmp_path, capsys, args, messag
     assert message in err and err.count("\n") == 1, err
 
 
+_BLOCK = "/jointset/ground_block/block_tz"
+
+
+@pytest.mark.parametrize("labels, row, args, message", [
+    ((f"{_BLOCK}/value", f"{_BLOCK}/speed"), (0.0, 0.0), ["--start-s", "-0.5"],
+     r"states.sto: --start-s -0.5 precedes the file's first row \(0.0 s\)"),
+    ((f"{_BLOCK}/value", f"{_BLOCK}/speed"), (0.0, 0.0), ["--tendon", "explicit_force"],
+     r"states.sto: the states file gives each muscle the state OpenSim integrates for its "
+     r"type, \{'muscle1': 'fiber_length', 'muscle2': 'fiber_length'\}, not the state of the "
+     r"tendon model 'explicit_force'; start it with --tendon opensim \(or rigid\)"),
+    (("block_tz", f"{_BLOCK}/speed", "muscle1.activation"), (0.01, 0.0, 1.5), [],
+     r"states.sto: activation of 'muscle1' at t = 0.0 s is 1.5, outside \[0, 1\]"),
+    ((f"{_BLOCK}/value", f"{_BLOCK}/speed", "/forceset/muscle2/fiber_length"), (0.0, 0.0, 0.0),
+     [],
+     r"states.sto: fiber length of 'muscle2' at t = 0.0 s is 0.0 m, not positive"),
+    ((f"{_BLOCK}/value",), (0.0,), [],
+     r"states.sto: no column '/jointset/ground_block/block_tz/speed' \(or 'block_tz_u'\)"),
+])
+def test_initial_states_file_is_checked(tmp_path, capsys, labels, row, args, message):
+    """--initial-states: a start before the file, a file that holds another tendon state than
+    the run integrates, an activation outside [0, 1], a fiber of no length, a missing speed:
+    one line naming the file and the value, exit status 2, nothing simulated."""
+    path = tmp_path / "states.sto"
+    lines = ["states", "version=1", "nRows=1", f"nColumns={len(labels) + 1}", "inDegrees=no",
+             "endheader", "\t".join(("time", *labels)), "\t".join(map(repr, (0.0, *row)))]
+    path.write_text("\n".join(lines) + "\n")
+    status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out",
+                   str(tmp_path / "run"), "--excitation", "0.5", "--initial-states", str(path),
+                   *args])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert re.search(message, err), err
+    assert not (tmp_path / "run").exists()
+
+
+def test_start_time_is_a_finite_number(tmp_path, capsys):
+    status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out",
+                   str(tmp_path / "run"), "--excitation", "0.5", "--start-s", "nan"])
+    assert status == 2
+    assert "start_s must be a finite number of seconds, got nan" in capsys.readouterr().err
+
+
 def test_controls_value_outside_the_unit_interval_is_named(tmp_path, capsys):
     """The file, column, row, time and value, as plain numbers (not NumPy's reprs)."""
     controls = _controls(tmp_path / "over.sto", ("time", "muscle1", "muscle2"),
@@ -267,7 +310,8 @@ def test_de_groote_states_are_written_as_opensim_names_them(tmp_path, capsys):
     """Tug_of_War with its muscles made DeGrooteFregly2016Muscle: states.sto holds each one's
     `/normalized_tendon_force` (OpenSim's state name for the type, = tendon force / F_iso),
     and OpenSim's AnalyzeTool reading that states file back gives the tendon forces of
-    muscle_forces.sto (within its 8-decimal printing, 1e-8 N, and 1e-12 of the force)."""
+    muscle_forces.sto (within its 8-decimal printing, 1e-8 N, and 1e-12 of the force). A run
+    started from that states file (`--initial-states`) at one of its rows continues it."""
     from opensim_live import run_muscle_analysis
 
     root = ET.parse(_model("Tug_of_War.osim")).getroot()
@@ -296,3 +340,15 @@ def test_de_groote_states_are_written_as_opensim_names_them(tmp_path, capsys):
     for m in ("muscle1", "muscle2"):
         assert np.abs(forces.column(m)).max() > 1.0   # real forces
         np.testing.assert_allclose(theirs.column(m), forces.column(m), rtol=1e-12, atol=1e-8)
+    # a run started from this states file at one of its rows continues it: the same RK4 steps
+    # from the same state (the file holds 17 significant digits), so the same rows to
+    # roundoff; a tendon state read as anything but the normalized tendon force would not
+    assert main(["osim", "forward", str(model), "--out", str(tmp_path / "restart"),
+                 "--excitation", "muscle1=0.6", "muscle2=0.2", "--duration-s", "0.01",
+                 "--integrator", "rk4", "--record-every-s", "0.002", "--initial-states",
+                 str(out / "states.sto"), "--start-s", "0.01"]) == 0
+    restart = read_storage(tmp_path / "restart" / "states.sto")
+    later = states.time_s >= 0.01 - 1e-12
+    np.testing.assert_allclose(restart.time_s, states.time_s[later], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(restart.data[:, 1:], states.data[later, 1:], rtol=1e-12,
+                               atol=1e-15)

@@ -31,6 +31,7 @@ import pytest
 
 from myotwin.cli.main import main
 from myotwin.osim.storage import read_storage
+from opensim_live import excited_model, integrate_to, opensim_package
 from shared_reference import SHARED
 
 REFERENCE = SHARED / "reference" / "opensim" / "arm26_reference.json"
@@ -93,3 +94,62 @@ def test_fiber_lengths_follow_opensims_trajectory(run):
     assert len(errors) == 6
     assert max(errors) < TOL_FIBER_M, errors
     print(f"arm26 at 0.1 s: fiber lengths within {max(errors):.2e} m of OpenSim's")
+
+
+CMC_STATES = SHARED / "reference" / "opensim" / "data" / "arm26" / "arm26_CMC_states.sto"
+START_S, CMC_ROW_S = 0.0534, 0.05099992   # CMC's rows at 0.05099992 and 0.05349971 s
+
+
+def _opensim_from_row(row_s, excitation, t_end_s, accuracy):
+    """OpenSim's Manager from the CMC states file's row at row_s (coordinates, speeds,
+    activations and fiber lengths set as the file has them, muscles not equilibrated), every
+    muscle at a constant excitation; ({coordinate: value}, {muscle: fiber length}) at t_end_s."""
+    osim, model, state = excited_model(ARM26, excitation)
+    table = read_storage(CMC_STATES)
+    k = int(np.flatnonzero(table.time_s == row_s)[0])
+    value = dict(zip(table.labels[1:], table.data[k, 1:].tolist()))
+    for c in model.getCoordinateSet():
+        c.setValue(state, value[c.getName()], False)
+        c.setSpeedValue(state, value[f"{c.getName()}_u"])
+    for m in model.getMuscles():
+        m.setActivation(state, value[f"{m.getName()}.activation"])
+        osim.ActivationFiberLengthMuscle.safeDownCast(m).setFiberLength(
+            state, value[f"{m.getName()}.fiber_length"])
+    state.setTime(row_s)
+    return integrate_to(osim, model, state, t_end_s, accuracy)
+
+
+def test_starting_from_cmc_states_follows_opensim(tmp_path, capsys):
+    """`--initial-states` with CMC's states file (OpenSim 3 names: r_elbow_flex,
+    r_elbow_flex_u, BIClong.activation, BIClong.fiber_length) and --start-s between two of its
+    rows: the run starts at the earlier row's time, from its coordinates, speeds, activations
+    and fiber lengths as written (no equilibrium), as OpenSim's ForwardTool starts from a
+    states file (it moves the initial time to that row's). All muscles at 0.5 for 0.1 s, rk45
+    at accuracy 1e-9, against OpenSim's Manager from the same row at 1e-9: observed 3.5e-8 rad
+    and 1.2e-9 m (printed); tolerances 3e-7 rad and 1e-8 m. Equilibrated fiber lengths instead
+    of the file's would start BIClong 1e-4 m away."""
+    opensim_package()
+    out = tmp_path / "run"
+    status = main(["osim", "forward", str(ARM26), "--out", str(out), "--excitation", "0.5",
+                   "--initial-states", str(CMC_STATES), "--start-s", str(START_S),
+                   "--duration-s", str(T_END_S), "--dt-s", "1e-4", "--record-every-s", "0.01",
+                   "--accuracy", "1e-9"])
+    assert status == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["start_s"] == CMC_ROW_S and summary["initial_states"]["defaulted"] == []
+    states, cmc = read_storage(out / "states.sto"), read_storage(CMC_STATES)
+    row = cmc.data[int(np.flatnonzero(cmc.time_s == CMC_ROW_S)[0])]
+    assert states.time_s[0] == CMC_ROW_S
+    assert states.time_s[-1] == pytest.approx(CMC_ROW_S + T_END_S, abs=1e-12)
+    for label, old in [(COORDS["r_elbow_flex"], "r_elbow_flex"),
+                       ("/jointset/r_elbow/r_elbow_flex/speed", "r_elbow_flex_u"),
+                       ("/forceset/BIClong/activation", "BIClong.activation"),
+                       ("/forceset/BIClong/fiber_length", "BIClong.fiber_length")]:
+        assert states.column(label)[0] == row[cmc.labels.index(old)]
+    q_ref, fiber_ref = _opensim_from_row(CMC_ROW_S, 0.5, states.time_s[-1], 1e-9)
+    error_q = max(abs(states.column(COORDS[c])[-1] - v) for c, v in q_ref.items())
+    error_fiber = max(abs(states.column(f"/forceset/{m}/fiber_length")[-1] - v)
+                      for m, v in fiber_ref.items())
+    print(f"arm26 from CMC's states: q within {error_q:.2e} rad, fiber lengths within "
+          f"{error_fiber:.2e} m of OpenSim's")
+    assert error_q < 3e-7 and error_fiber < 1e-8

@@ -80,10 +80,10 @@ def _errors(ours, reference):
     return error[:, :2].max(), error[:, 2:].max()
 
 
-def _run(tmp_path, capsys, *args):
-    out = tmp_path / "run"
+def _run(tmp_path, capsys, *args, out="run", duration_s=T_END_S):
+    out = tmp_path / out
     status = main(["osim", "forward", str(needs(MODEL)), "--out", str(out), "--duration-s",
-                   str(T_END_S), "--dt-s", "0.001", "--record-every-s", "0.01", *args])
+                   str(duration_s), "--dt-s", "0.001", "--record-every-s", "0.01", *args])
     assert status == 0
     summary = json.loads(capsys.readouterr().out)
     states = read_storage(out / "states.sto")
@@ -118,6 +118,27 @@ def test_actuator_controls_drive_it_as_torques(tmp_path, capsys):
     print(f"driven: max error {error_q:.2e} rad, {error_qd:.2e} rad/s; passive - driven "
           f"{np.max(np.abs(passive - ours)[:, :2]):.2e} rad")
     assert np.max(np.abs(passive - ours)[:, :2]) > 0.05    # the torques matter
+    assert error_q <= TOL_RAD and error_qd <= TOL_RAD_PER_S
+
+
+def test_a_run_started_from_a_states_file_continues_the_textbook_swing(tmp_path, capsys):
+    """`--initial-states` with our own states.sto (OpenSim 4 names) at --start-s 0.5: the
+    second half of the driven swing above, started from the first half's last row. The run
+    starts at t = 0.5 s and reads the controls there (Torq1 ramping 1 -> 2, not 0 -> 1: that
+    would leave it 0.2 rad off), so its rows follow the textbook solution from t = 0 with the
+    same tolerances."""
+    controls = _controls(tmp_path / "u.sto", [(0.0, 0.0, -0.5), (T_END_S, 2.0, -0.5)])
+    rk45 = ("--controls", str(controls), "--integrator", "rk45", "--accuracy", "1e-10")
+    _run(tmp_path, capsys, *rk45, out="first", duration_s=0.5)
+    summary, states, ours = _run(tmp_path, capsys, *rk45, "--initial-states",
+                                 str(tmp_path / "first" / "states.sto"), "--start-s", "0.5",
+                                 out="second", duration_s=0.5)
+    assert summary["start_s"] == 0.5 and summary["initial_states"]["defaulted"] == []
+    assert states.time_s[0] == 0.5 and states.time_s[-1] == T_END_S
+    times = np.concatenate([[0.0], states.time_s])
+    reference = _reference(lambda t: np.array([2.0 * t / T_END_S, -0.5]), times)[1:]
+    error_q, error_qd = _errors(ours, reference)
+    print(f"restarted at 0.5 s: max error {error_q:.2e} rad, {error_qd:.2e} rad/s")
     assert error_q <= TOL_RAD and error_qd <= TOL_RAD_PER_S
 
 

@@ -165,6 +165,14 @@ def _add_forward_parser(cmds) -> None:
     p.add_argument("--initial-q", nargs="+", default=[], metavar="NAME=VALUE",
                    help="initial coordinate values (rad or m; default: the file's "
                    "default_value)")
+    p.add_argument("--initial-states", metavar="STATES.sto",
+                   help="start from a row of an OpenSim states file (OpenSim 4 or 3 names, "
+                   "e.g. CMC's states), as OpenSim's forward tool does: the last row at or "
+                   "before --start-s, at its time; coordinates, speeds and muscle states from "
+                   "the file (a muscle state it lacks: the model's default)")
+    p.add_argument("--start-s", type=number, default=None,
+                   help="time (s) the run starts at (default 0, or the states file's first "
+                   "row); the controls file is read at the run's times")
     p.add_argument("--duration-s", type=positive_seconds, default=1.0, help="simulated time (s)")
     p.add_argument("--dt-s", type=positive_seconds, default=1e-4,
                    help="fixed step (s) of rk4 and semi_implicit_euler; with rk45 (the "

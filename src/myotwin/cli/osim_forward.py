@@ -55,7 +55,7 @@ def cmd_forward(args: argparse.Namespace) -> int:
     from myotwin import musculoskeletal as ms
     from myotwin import osim
     from myotwin.cli.main import print_summary_of
-    from myotwin.osim.forward import Inputs, forward
+    from myotwin.osim.forward import Inputs, forward, read_initial_states
     from myotwin.osim.storage import read_storage
 
     excitation = excitation_argument(args.excitation)
@@ -64,9 +64,12 @@ def cmd_forward(args: argparse.Namespace) -> int:
     loaded = osim.load(args.file, omit=tuple(args.omit))
     inputs = Inputs(loaded, excitation, controls,
                     source=pathlib.Path(args.controls).name if args.controls else None)
+    initial_states = None if args.initial_states is None else read_initial_states(
+        loaded, read_storage(args.initial_states), str(args.initial_states), args.start_s)
     msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon=args.tendon),
                                    coupling=args.coupling, coordinates=loaded.coupling)
     return print_summary_of(lambda: forward(
         loaded, msm, args.out, inputs=inputs, duration_s=args.duration_s, dt_s=args.dt_s,
         record_every_s=args.record_every_s, q0=initial, integrator=args.integrator,
-        accuracy=args.accuracy, max_steps=args.max_steps))
+        accuracy=args.accuracy, max_steps=args.max_steps, initial=initial_states,
+        start_s=None if initial_states is not None else args.start_s))

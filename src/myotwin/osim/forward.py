@@ -9,8 +9,11 @@ PrescribedController, as in `shared/reference/opensim/arm26_reference.json`'s no
 myotwin's engine and muscles:
 
 * Initial state: the coordinates at their default values (or values given by name), speeds 0,
-  every activation equal to its excitation at t = 0, every compliant tendon in equilibrium
-  (`musculoskeletal.equilibrium_state`; OpenSim's `equilibrateMuscles`).
+  every activation equal to its excitation at the start time (0 by default), every compliant
+  tendon in equilibrium (`musculoskeletal.equilibrium_state`; OpenSim's
+  `equilibrateMuscles`). Or, as OpenSim's ForwardTool with a states file, a row of a states
+  file (`read_initial_states`: the last row at or before the start time, the run starting at
+  its time), its coordinates, speeds and muscle states taken as written.
 * Excitations: one constant for all muscles, constants by muscle name, or the columns of an
   OpenSim controls file (.sto; `storage.py`) named after the muscles, interpolated linearly in
   time and held at the end values outside the file's time range (OpenSim's ControlLinear
@@ -57,6 +60,7 @@ import math
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -75,6 +79,7 @@ from myotwin.musculoskeletal.simulate import first_diverged_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
 from myotwin.osim.inverse_dynamics import check_accuracy
 from myotwin.osim.loader import OsimModel
+from myotwin.osim.muscle_states import muscle_groups, states_from_file
 from myotwin.osim.muscles import OPENSIM_STATE
 from myotwin.osim.row_blocks import map_row_blocks
 from myotwin.osim.storage import Storage, StorageWriter
@@ -126,10 +131,11 @@ def dependent_coordinates(loaded: OsimModel, q, qd) -> tuple[np.ndarray, np.ndar
             np.concatenate([np.asarray(slope) * qd[:, index], speed], axis=1))
 
 
-def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None) -> np.ndarray:
-    """The coordinates' default values in q order, with `given` (name -> rad or m) replacing
-    some; ValueError naming an unknown coordinate, a coupled or locked one, or a non-finite
-    value."""
+def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None,
+              defaults: Mapping[str, float] | None = None) -> np.ndarray:
+    """The coordinates' default values (or `defaults`, name -> value, e.g. a states file's
+    row) in q order, with `given` (name -> rad or m) replacing some; ValueError naming an
+    unknown coordinate, a coupled or locked one, or a non-finite value."""
     given = dict(given or {})
     unknown = sorted(set(given) - set(loaded.coordinates))
     coupled = [n for n in unknown if n in loaded.coupled_coordinates]
@@ -145,15 +151,82 @@ def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None) -> np
     if unknown:
         raise ValueError(f"{loaded.source}: no coordinate named {unknown[0]!r}; the "
                          f"coordinates are {list(loaded.coordinates)}")
+    defaults = loaded.coordinate_default_values if defaults is None else defaults
     q = []
     for name in loaded.coordinates:
-        value = given.get(name, loaded.coordinate_default_values[name])
+        value = given.get(name, defaults[name])
         number = as_real(value)
         if number is None or not math.isfinite(number):
             raise ValueError(f"{loaded.source}: initial value of {name!r} must be a finite "
                              f"number, got {value!r}")
         q.append(number)
     return np.asarray(q, dtype=np.float64)
+
+
+class InitialStates(NamedTuple):
+    """The state a run starts from, read from a states file (`read_initial_states`): the
+    file's name `source`; the row's time_s; coordinates q and speeds qd (n_coordinates,) in
+    `loaded.coordinates` order; activation and tendon_state (n_muscles,) in
+    `loaded.muscle_names` order, tendon_models the `TendonModel` whose state tendon_state is
+    (the one OpenSim integrates for the muscle's type); defaulted: the muscle states the file
+    lacks, which take the model's default_activation and default fiber length (or tendon
+    force), as OpenSim fills a states table's missing states."""
+
+    source: str
+    time_s: float
+    q: np.ndarray
+    qd: np.ndarray
+    activation: np.ndarray
+    tendon_state: np.ndarray
+    tendon_models: tuple[TendonModel, ...]
+    defaulted: tuple[str, ...]
+
+
+def read_initial_states(loaded: OsimModel, table: Storage, source: str,
+                        start_s: float | None = None) -> InitialStates:
+    """The row of the states file `table` (read from `source`) that a run starting at
+    `start_s` begins from, as OpenSim's ForwardTool picks its initial states: the last row at
+    or before start_s (default: the first row); the run starts at that row's time. Names as
+    OpenSim 4 or OpenSim 3 write them (`muscle_states.states_from_file`). ValueError naming
+    the file when start_s precedes its first row, a coordinate's value or speed is missing,
+    an activation is outside [0, 1] or a fiber length is not positive."""
+    if not isinstance(table, Storage):
+        raise TypeError(f"read_initial_states: table must be a Storage (osim.storage."
+                        f"read_storage of a .sto file), got {type(table).__name__}")
+    times = table.time_s
+    start = times[0] if start_s is None else _start_time(start_s)
+    before = np.flatnonzero(times <= start)
+    if not before.size:
+        raise ValueError(f"{source}: --start-s {start!r} precedes the file's first row "
+                         f"({float(times[0])!r} s)")
+    t = float(times[before[-1]])
+    groups = muscle_groups(loaded) if loaded.muscle_names else ()
+    rows = states_from_file(loaded, table, source, groups, t, t)
+    models = [TendonModel.RIGID] * len(loaded.muscle_names)
+    for g in groups:
+        for k in g.columns:
+            models[k] = g.muscles.tendon
+    activation, tendon_state = rows.activation[-1], rows.tendon_state[-1]
+    for k, name in enumerate(loaded.muscle_names):
+        if not 0.0 <= activation[k] <= 1.0:
+            raise ValueError(f"{source}: activation of {name!r} at t = {t!r} s is "
+                             f"{float(activation[k])!r}, outside [0, 1]")
+        if models[k] in _FIBER_STATES and not tendon_state[k] > 0.0:
+            raise ValueError(f"{source}: fiber length of {name!r} at t = {t!r} s is "
+                             f"{float(tendon_state[k])!r} m, not positive")
+    return InitialStates(source, t, rows.q[-1], rows.qd[-1], activation, tendon_state,
+                         tuple(models), rows.defaulted)
+
+
+def _start_time(value) -> float:
+    """value as a float, or ValueError unless it is one finite number of seconds."""
+    number = as_real(value)
+    if number is None or not math.isfinite(number):
+        raise ValueError(f"start_s must be a finite number of seconds, got {value!r}")
+    return number
+
+
+_FIBER_STATES = (TendonModel.FIBER_LENGTH, TendonModel.DAMPED_FIBER_LENGTH)
 
 
 class Inputs:
@@ -241,14 +314,19 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
             duration_s: float, dt_s: float = 1e-4, record_every_s: float | None = None,
             q0: Mapping[str, float] | None = None, integrator: str = "rk45",
             chunk_steps: int = CHUNK_STEPS, accuracy: float = DEFAULT_ACCURACY,
-            max_steps: int = 1_000_000) -> dict:
+            max_steps: int = 1_000_000, initial: InitialStates | None = None,
+            start_s: float | None = None) -> dict:
     """Simulate `msm` (built from `loaded`, e.g. `osim.build_muscles`) for `duration_s` and
     write states.sto, muscle_forces.sto and summary.json into `out_dir` (module docstring).
     record_every_s: interval of the written rows (default: every dt_s), a whole number of
     steps of dt_s. integrator "rk45": error-controlled at `accuracy` (its own steps; dt_s
     then only sets the default row interval), at most `max_steps` attempted steps for each
-    chunk of `chunk_steps` rows. Returns the summary; raises FloatingPointError
-    after writing if the state stops being finite."""
+    chunk of `chunk_steps` rows. initial: the state to start from (`read_initial_states`; q0
+    then replaces some of its coordinates), at its time; otherwise the default pose at rest
+    at start_s (default 0), with activations equal to the excitations there. Compliant
+    tendons start in equilibrium unless `initial` gives their state, which must then be the
+    one msm integrates (or msm's tendons rigid). Returns the summary; raises
+    FloatingPointError after writing if the state stops being finite."""
     if (loaded.coupling is None) != (msm.coordinates is None):
         raise ValueError(f"{loaded.source}: the musculoskeletal model's coordinates are not the "
                          "loaded model's: build it with musculoskeletal_model(loaded.model, "
@@ -268,18 +346,30 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     if tuple(msm.muscles.names) != tuple(loaded.muscle_names):
         raise ValueError("the musculoskeletal model's muscles are not the loaded model's, in "
                          "ForceSet order (build them with osim.build_muscles(loaded))")
+    if initial is not None and not isinstance(initial, InitialStates):
+        raise TypeError(f"initial must be an InitialStates (read_initial_states) or None, got "
+                        f"{type(initial).__name__}")
+    if initial is not None and start_s is not None:
+        raise ValueError(f"start_s {start_s!r} with initial states: the run starts at their "
+                         f"time, {initial.time_s!r} s (read_initial_states picks the row)")
+    t0 = initial.time_s if initial is not None else _start_time(0.0 if start_s is None
+                                                                 else start_s)
+    if initial is not None:
+        _check_tendon_states(loaded, msm, initial)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    q = jnp.asarray(initial_q(loaded, q0))
-    state = equilibrium_state(msm, q, jnp.zeros_like(q), jnp.asarray(inputs.excitation(0.0)[0]))
+    state = _start_state(loaded, msm, inputs, q0, initial, t0)
     summary = {"model": loaded.source, "omitted": list(loaded.omitted),
                "tendon": msm.muscles.tendon.value, "coupling": msm.coupling,
                "muscles_starting_at_min_fiber_length": _at_minimum(msm, state),
-               "integrator": integrator, "dt_s": dt_s,
+               "integrator": integrator, "dt_s": dt_s, "start_s": t0,
                "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
                "controls_ignored_columns": list(inputs.ignored_columns),
                "files": ["states.sto", "muscle_forces.sto", "summary.json"]}
+    if initial is not None:
+        summary["initial_states"] = {"file": initial.source, "time_s": initial.time_s,
+                                     "defaulted": list(initial.defaulted)}
     with StorageWriter(out / "states.sto", "states", state_labels(loaded),
                        f"myotwin osim forward: {loaded.source}") as states_file, \
             StorageWriter(out / "muscle_forces.sto", "muscle_forces",
@@ -298,9 +388,9 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                    times_s[:good], loaded)
             return good
 
-        write(_stack([state]), np.array([0.0]))
+        write(_stack([state]), np.array([t0]))
         run = _run_adaptive if integrator == "rk45" else _run_fixed
-        progress = run(msm, state, inputs, write, n=n, dt_s=dt_s, stride=stride,
+        progress = run(msm, state, inputs, write, t0=t0, n=n, dt_s=dt_s, stride=stride,
                        chunk=min(int(chunk_steps), n), integrator=integrator,
                        accuracy=accuracy, max_steps=int(max_steps))
         rows_written = states_file.rows
@@ -327,13 +417,14 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     return summary
 
 
-def _run_fixed(msm, state, inputs, write, *, n, dt_s, stride, chunk, integrator,
+def _run_fixed(msm, state, inputs, write, *, t0, n, dt_s, stride, chunk, integrator,
                accuracy, max_steps) -> dict:
-    """The fixed-step loop: chunks of `chunk` steps, each step's inputs at its midpoint."""
+    """The fixed-step loop from t0: chunks of `chunk` steps, each step's inputs at its
+    midpoint."""
     del accuracy, max_steps
     done, bad_step = 0, -1
     while done < n and bad_step < 0:
-        t_mid = (done + np.arange(chunk) + 0.5) * dt_s
+        t_mid = t0 + (done + np.arange(chunk) + 0.5) * dt_s
         states = rollout(msm, state, jnp.asarray(inputs.excitation(t_mid)), dt_s, chunk,
                          Integrator(integrator), jnp.asarray(inputs.control(t_mid)))
         steps = done + np.arange(1, chunk + 1)
@@ -345,15 +436,16 @@ def _run_fixed(msm, state, inputs, write, *, n, dt_s, stride, chunk, integrator,
         rows = np.flatnonzero(keep & ((steps % stride == 0) | (steps == n)))
         if rows.size:
             picked = jax.tree_util.tree_map(lambda x: x[rows + 1], states)
-            good = write(picked, _times(steps[rows], dt_s))
+            good = write(picked, _times(steps[rows], dt_s, t0))
             if good < rows.size:   # e.g. a slack tendon: no fiber length, no force
                 bad_step = int(steps[rows[good]])
                 keep &= steps < bad_step
         last = int(np.flatnonzero(keep)[-1]) + 1 if np.any(keep) else 0
         state = jax.tree_util.tree_map(lambda x: x[last], states)
         done = int(steps[last - 1]) if last else done
-    return {"state": state, "steps_done": done, "final_time_s": done * dt_s,
-            "failure": _not_finite(bad_step * dt_s) if bad_step >= 0 else None}
+    return {"state": state, "steps_done": done, "final_time_s": float(_times(done, dt_s, t0)),
+            "failure": _not_finite(float(_times(bad_step, dt_s, t0))) if bad_step >= 0
+            else None}
 
 
 def _not_finite(t_s: float) -> str:
@@ -361,18 +453,19 @@ def _not_finite(t_s: float) -> str:
             f"{DIVERGED_ABOVE:g}) by t = {t_s:.6g} s; the rows before it are written")
 
 
-def _run_adaptive(msm, state, inputs, write, *, n, dt_s, stride, chunk, integrator,
+def _run_adaptive(msm, state, inputs, write, *, t0, n, dt_s, stride, chunk, integrator,
                   accuracy, max_steps) -> dict:
-    """The error-controlled loop: chunks of `chunk` output rows (every stride steps of dt_s),
-    the controller's step carried from chunk to chunk; at most max_steps attempts a chunk."""
+    """The error-controlled loop from t0: chunks of `chunk` output rows (every stride steps of
+    dt_s), the controller's step carried from chunk to chunk; at most max_steps attempts a
+    chunk."""
     del integrator
     table = inputs.table()
     row_steps = np.unique(np.append(np.arange(stride, n + 1, stride), n))
     chunk = min(chunk, row_steps.size)
     h0, accepted, rejected = jnp.nan, 0, 0   # NaN: the integrator selects the first step
-    t_now, failure, status = 0.0, None, AdaptiveStatus.OK
+    t_now, failure, status = t0, None, AdaptiveStatus.OK
     for start in range(0, row_steps.size, chunk):
-        t_out = _times(row_steps[start:start + chunk], dt_s)
+        t_out = _times(row_steps[start:start + chunk], dt_s, t0)
         used = t_out.size   # a short last chunk: padded (one compiled shape), not integrated
         padded = np.append(t_out, t_out[-1] + dt_s * np.arange(1, chunk - used + 1))
         result = adaptive_rollout(msm, state, t_now, jnp.asarray(padded), table,
@@ -409,6 +502,33 @@ _STATUS_TEXT = {
 }
 
 
+def _start_state(loaded, msm, inputs, q0, initial, t0) -> MusculoskeletalState:
+    """The state the run starts from at t0 (`forward`'s docstring)."""
+    if initial is None:
+        q = jnp.asarray(initial_q(loaded, q0))
+        return equilibrium_state(msm, q, jnp.zeros_like(q),
+                                 jnp.asarray(inputs.excitation(t0)[0]))
+    q = jnp.asarray(initial_q(loaded, q0, dict(zip(loaded.coordinates, initial.q.tolist()))))
+    state = equilibrium_state(msm, q, jnp.asarray(initial.qd), jnp.asarray(initial.activation))
+    if msm.muscles.tendon is TendonModel.RIGID:
+        return state
+    return state._replace(tendon_state=jnp.asarray(initial.tendon_state))
+
+
+def _check_tendon_states(loaded, msm, initial: InitialStates) -> None:
+    """ValueError unless msm integrates the tendon states `initial` holds (or has rigid
+    tendons, which have none)."""
+    if msm.muscles.tendon is TendonModel.RIGID:
+        return
+    other = [(m, k.value) for m, k in zip(loaded.muscle_names, initial.tendon_models)
+             if k is not msm.muscles.tendon]
+    if other:
+        raise ValueError(f"{initial.source}: the states file gives each muscle the state OpenSim "
+                         f"integrates for its type, {dict(other)}, not the state of the tendon "
+                         f"model '{msm.muscles.tendon.value}'; start it with --tendon opensim "
+                         "(or rigid)")
+
+
 def _fiber_length_and_force(m: MusculoskeletalModel, s: MusculoskeletalState):
     o = muscle_outputs_at(m, s)
     return o.fiber_length_m, o.tendon_force_N
@@ -432,9 +552,10 @@ def _stack(states) -> MusculoskeletalState:
     return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *states)
 
 
-def _times(steps, dt_s) -> np.ndarray:
-    """The times (s) of whole steps of dt_s, rounded to 1e-12 s (the rows' time column)."""
-    return np.round(np.asarray(steps, dtype=np.float64) * dt_s, 12)
+def _times(steps, dt_s, t0=0.0) -> np.ndarray:
+    """The times (s) of whole steps of dt_s after t0, rounded to 1e-12 s (the rows' time
+    column)."""
+    return np.round(t0 + np.asarray(steps, dtype=np.float64) * dt_s, 12)
 
 
 def _write(states_file, forces_file, states, derived, t, loaded) -> None:

@@ -185,12 +185,26 @@ class StateRows(NamedTuple):
     defaulted: tuple[str, ...]
 
 
+def opensim3_label(label: str) -> str:
+    """OpenSim 3's name of the state OpenSim 4 calls `label`: `<coordinate>` for
+    /jointset/<joint>/<coordinate>/value, `<coordinate>_u` for its /speed,
+    `<muscle>.<state>` for /forceset/<muscle>/<state> (as CMC's states files have them)."""
+    parts = label.split("/")
+    if len(parts) == 5 and parts[1] == "jointset":
+        return parts[3] if parts[4] == "value" else f"{parts[3]}_u"
+    if len(parts) == 4 and parts[1] == "forceset":
+        return f"{parts[2]}.{parts[3]}"
+    return label
+
+
 def states_from_file(loaded, table, source: str, groups, start_time_s: float = -np.inf,
                      end_time_s: float = np.inf) -> StateRows:
     """The states of a states file (`osim.storage.Storage` `table`, read from `source`) as
     OpenSim 4 names them (`/jointset/<joint>/<coordinate>/value` and `/speed`,
     `/forceset/<muscle>/activation` and its tendon state, `muscles.OPENSIM_STATE`), as
-    `myotwin osim forward` and OpenSim's tools write them, SI. Columns of eliminated
+    `myotwin osim forward` and OpenSim's tools write them, or as OpenSim 3 named them
+    (`<coordinate>` and `<coordinate>_u`, `<muscle>.activation`; e.g. CMC's states), SI
+    (`opensim3_label`). Columns of eliminated
     (coupled, locked) coordinates and of other components are not read. Every coordinate's
     value and speed must be there; a muscle state that is not takes the muscle's default
     (`MuscleGroup`), as OpenSim fills a states table's missing states. ValueError naming the
@@ -205,7 +219,10 @@ def states_from_file(loaded, table, source: str, groups, start_time_s: float = -
                          f"{end_time_s!r} (the file spans {times[0]!r} to {times[-1]!r} s)")
 
     def column(label):   # (`read_storage` has refused non-finite values)
-        return table.data[rows, table.labels.index(label)] if label in table.labels else None
+        for name in (label, opensim3_label(label)):
+            if name in table.labels:
+                return table.data[rows, table.labels.index(name)]
+        return None
 
     qs, qds = [], []
     for c in loaded.coordinates:
@@ -213,9 +230,11 @@ def states_from_file(loaded, table, source: str, groups, start_time_s: float = -
         for label, out in ((f"{base}/value", qs), (f"{base}/speed", qds)):
             values = column(label)
             if values is None:
-                raise ValueError(f"{source}: no column {label!r}: a states file names each "
+                raise ValueError(f"{source}: no column {label!r} (or "
+                                 f"{opensim3_label(label)!r}): a states file names each "
                                  "coordinate's value and speed as OpenSim 4 does "
-                                 "(/jointset/<joint>/<coordinate>/value and /speed)")
+                                 "(/jointset/<joint>/<coordinate>/value and /speed) or as "
+                                 "OpenSim 3 did (<coordinate> and <coordinate>_u)")
             out.append(values)
     n = int(rows.sum())
     activation, tendon_state = default_state_rows(groups, (n, len(loaded.muscle_names)))
