@@ -185,8 +185,9 @@ def test_a_states_file_matches_opensims_muscle_analysis(tmp_path):
     """AnalyzeTool with a states file (`_arm26_states`): coordinates, speeds and muscle states
     as written (no filter), the missing BRA fiber length at its default (0.1 m) in both; the
     same with arm26's muscles made De Groote's (`osim_synthetic.to_degroote`), whose state
-    is the normalized tendon force (BRA's at its default, 0.5); and gait10dof18musc's
-    Millard muscles along the walk (soleus_r's fiber length left out)."""
+    is the normalized tendon force (BRA's at its default, 0.5); CMC's states of arm26, whose
+    names are OpenSim 3's (r_elbow_flex, r_elbow_flex_u, BIClong.activation, ...); and
+    gait10dof18musc's Millard muscles along the walk (soleus_r's fiber length left out)."""
     import xml.etree.ElementTree as ET
 
     from osim_synthetic import to_degroote
@@ -205,6 +206,10 @@ def test_a_states_file_matches_opensims_muscle_analysis(tmp_path):
                               states_file=True)
         assert summary["muscle_states_defaulted"] == [f"/forceset/BRA/{state}"]
         assert summary["states_file"] == str(states) and summary["coordinates_file"] is None
+    cmc = needs(REF / "data" / "arm26" / "arm26_CMC_states.sto")   # OpenSim 3's names
+    (tmp_path / "cmc").mkdir()
+    summary, _ = _compare(tmp_path / "cmc", thelen, cmc, 0.1, start_s=0.03, states_file=True)
+    assert summary["muscle_states_defaulted"] == []
     gait = needs(REF / "models" / "gait10dof18musc.osim")      # Millard's damped fibers
     states = tmp_path / "millard_states.sto"
     _states_file(states, gait, needs(REF / "data" / "gait10dof18musc" / "subject01_walk_IK.mot"),
