@@ -255,7 +255,8 @@ _BLOCK = "/jointset/ground_block/block_tz"
     ((f"{_BLOCK}/value", f"{_BLOCK}/speed"), (0.0, 0.0), ["--tendon", "explicit_force"],
      r"states.sto: the states file gives each muscle the state OpenSim integrates for its "
      r"type, \{'muscle1': 'fiber_length', 'muscle2': 'fiber_length'\}, not the state of the "
-     r"tendon model 'explicit_force'; start it with --tendon opensim \(or rigid\)"),
+     r"tendon model 'explicit_force'; start it with --tendon opensim \(or rigid\), or with "
+     r"--solve-for-equilibrium$"),
     (("block_tz", f"{_BLOCK}/speed", "muscle1.activation"), (0.01, 0.0, 1.5), [],
      r"states.sto: activation of 'muscle1' at t = 0.0 s is 1.5, outside \[0, 1\]"),
     ((f"{_BLOCK}/value", f"{_BLOCK}/speed", "/forceset/muscle2/fiber_length"), (0.0, 0.0, 0.0),
@@ -281,11 +282,16 @@ def test_initial_states_file_is_checked(tmp_path, capsys, labels, row, args, mes
     assert not (tmp_path / "run").exists()
 
 
-def test_start_time_is_a_finite_number(tmp_path, capsys):
+@pytest.mark.parametrize("args, message", [
+    (["--start-s", "nan"], "start_s must be a finite number of seconds, got nan"),
+    (["--solve-for-equilibrium"], "solve_for_equilibrium applies to initial states from a file "
+                                  "(a run from the default pose starts in equilibrium)"),
+])
+def test_start_options_are_checked(tmp_path, capsys, args, message):
     status = main(["osim", "forward", str(_model("Tug_of_War.osim")), "--out",
-                   str(tmp_path / "run"), "--excitation", "0.5", "--start-s", "nan"])
+                   str(tmp_path / "run"), "--excitation", "0.5", *args])
     assert status == 2
-    assert "start_s must be a finite number of seconds, got nan" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
 
 
 def test_controls_value_outside_the_unit_interval_is_named(tmp_path, capsys):

@@ -100,10 +100,11 @@ CMC_STATES = SHARED / "reference" / "opensim" / "data" / "arm26" / "arm26_CMC_st
 START_S, CMC_ROW_S = 0.0534, 0.05099992   # CMC's rows at 0.05099992 and 0.05349971 s
 
 
-def _opensim_from_row(row_s, excitation, t_end_s, accuracy):
+def _opensim_from_row(row_s, excitation, t_end_s, accuracy, equilibrate=False):
     """OpenSim's Manager from the CMC states file's row at row_s (coordinates, speeds,
-    activations and fiber lengths set as the file has them, muscles not equilibrated), every
-    muscle at a constant excitation; ({coordinate: value}, {muscle: fiber length}) at t_end_s."""
+    activations and fiber lengths set as the file has them, muscles not equilibrated unless
+    `equilibrate`), every muscle at a constant excitation; ({coordinate: value}, {muscle:
+    fiber length}) at t_end_s."""
     osim, model, state = excited_model(ARM26, excitation)
     table = read_storage(CMC_STATES)
     k = int(np.flatnonzero(table.time_s == row_s)[0])
@@ -115,6 +116,8 @@ def _opensim_from_row(row_s, excitation, t_end_s, accuracy):
         m.setActivation(state, value[f"{m.getName()}.activation"])
         osim.ActivationFiberLengthMuscle.safeDownCast(m).setFiberLength(
             state, value[f"{m.getName()}.fiber_length"])
+    if equilibrate:
+        model.equilibrateMuscles(state)
     state.setTime(row_s)
     return integrate_to(osim, model, state, t_end_s, accuracy)
 
@@ -152,4 +155,35 @@ def test_starting_from_cmc_states_follows_opensim(tmp_path, capsys):
                       for m, v in fiber_ref.items())
     print(f"arm26 from CMC's states: q within {error_q:.2e} rad, fiber lengths within "
           f"{error_fiber:.2e} m of OpenSim's")
+    assert error_q < 3e-7 and error_fiber < 1e-8
+
+
+def test_starting_from_cmc_states_in_equilibrium_follows_opensim(tmp_path, capsys):
+    """The same start with `--solve-for-equilibrium` (OpenSim's ForwardTool property
+    solve_for_equilibrium_for_auxiliary_states): the file's coordinates, speeds and
+    activations, the fibers in equilibrium there (BIClong 1e-4 m from the file's) as OpenSim's
+    Thelen2003Muscle finds it (the lengthening speed shared between fiber and tendon by
+    stiffness, `osim.muscle_equilibrium`), against OpenSim's Manager after equilibrateMuscles
+    at that state; the same tolerances (observed 6.4e-8 rad, 1.4e-9 m; the equilibrium at zero
+    tendon velocity of `musculoskeletal.equilibrium_state` instead: 4e-6 rad)."""
+    opensim_package()
+    out = tmp_path / "run"
+    status = main(["osim", "forward", str(ARM26), "--out", str(out), "--excitation", "0.5",
+                   "--initial-states", str(CMC_STATES), "--start-s", str(START_S),
+                   "--solve-for-equilibrium", "--duration-s", str(T_END_S), "--dt-s", "1e-4",
+                   "--record-every-s", "0.01", "--accuracy", "1e-9"])
+    assert status == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["initial_states"]["solve_for_equilibrium"] is True
+    states, cmc = read_storage(out / "states.sto"), read_storage(CMC_STATES)
+    row = cmc.data[int(np.flatnonzero(cmc.time_s == CMC_ROW_S)[0])]
+    label = "/forceset/BIClong/fiber_length"
+    assert abs(states.column(label)[0] - row[cmc.labels.index("BIClong.fiber_length")]) > 5e-5
+    q_ref, fiber_ref = _opensim_from_row(CMC_ROW_S, 0.5, states.time_s[-1], 1e-9,
+                                         equilibrate=True)
+    error_q = max(abs(states.column(COORDS[c])[-1] - v) for c, v in q_ref.items())
+    error_fiber = max(abs(states.column(f"/forceset/{m}/fiber_length")[-1] - v)
+                      for m, v in fiber_ref.items())
+    print(f"arm26 from CMC's states, equilibrated: q within {error_q:.2e} rad, fiber lengths "
+          f"within {error_fiber:.2e} m of OpenSim's")
     assert error_q < 3e-7 and error_fiber < 1e-8

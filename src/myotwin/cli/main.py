@@ -170,6 +170,10 @@ def _add_forward_parser(cmds) -> None:
                    "e.g. CMC's states), as OpenSim's forward tool does: the last row at or "
                    "before --start-s, at its time; coordinates, speeds and muscle states from "
                    "the file (a muscle state it lacks: the model's default)")
+    p.add_argument("--solve-for-equilibrium", action="store_true",
+                   help="with --initial-states: compliant tendons in equilibrium at the file's "
+                   "coordinates, speeds and activations (OpenSim's "
+                   "solve_for_equilibrium_for_auxiliary_states), not the file's fiber states")
     p.add_argument("--start-s", type=number, default=None,
                    help="time (s) the run starts at (default 0, or the states file's first "
                    "row); the controls file is read at the run's times")

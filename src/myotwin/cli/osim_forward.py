@@ -72,4 +72,5 @@ def cmd_forward(args: argparse.Namespace) -> int:
         loaded, msm, args.out, inputs=inputs, duration_s=args.duration_s, dt_s=args.dt_s,
         record_every_s=args.record_every_s, q0=initial, integrator=args.integrator,
         accuracy=args.accuracy, max_steps=args.max_steps, initial=initial_states,
-        start_s=None if initial_states is not None else args.start_s))
+        start_s=None if initial_states is not None else args.start_s,
+        solve_for_equilibrium=args.solve_for_equilibrium))

@@ -70,15 +70,17 @@ from myotwin.engine.adaptive import AdaptiveStatus
 from myotwin.engine.integrators import Integrator
 from myotwin.engine.simulate import DIVERGED_ABOVE, positive_seconds, whole_steps
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
-from myotwin.scalars import as_real, is_integer
+from myotwin.scalars import as_real, is_integer, require_flag
 from myotwin.muscle.model import TendonModel
 from myotwin.musculoskeletal.adaptive import InputTable, adaptive_rollout, input_table
+from myotwin.musculoskeletal.api import path_state
 from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.model import MusculoskeletalModel
 from myotwin.musculoskeletal.simulate import first_diverged_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
 from myotwin.osim.inverse_dynamics import check_accuracy
 from myotwin.osim.loader import OsimModel
+from myotwin.osim.muscle_equilibrium import equilibrium_states
 from myotwin.osim.muscle_states import muscle_groups, states_from_file
 from myotwin.osim.muscles import OPENSIM_STATE
 from myotwin.osim.row_blocks import map_row_blocks
@@ -315,7 +317,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
             q0: Mapping[str, float] | None = None, integrator: str = "rk45",
             chunk_steps: int = CHUNK_STEPS, accuracy: float = DEFAULT_ACCURACY,
             max_steps: int = 1_000_000, initial: InitialStates | None = None,
-            start_s: float | None = None) -> dict:
+            start_s: float | None = None, solve_for_equilibrium: bool = False) -> dict:
     """Simulate `msm` (built from `loaded`, e.g. `osim.build_muscles`) for `duration_s` and
     write states.sto, muscle_forces.sto and summary.json into `out_dir` (module docstring).
     record_every_s: interval of the written rows (default: every dt_s), a whole number of
@@ -325,7 +327,12 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     then replaces some of its coordinates), at its time; otherwise the default pose at rest
     at start_s (default 0), with activations equal to the excitations there. Compliant
     tendons start in equilibrium unless `initial` gives their state, which must then be the
-    one msm integrates (or msm's tendons rigid). Returns the summary; raises
+    one msm integrates (or msm's tendons rigid); solve_for_equilibrium True (OpenSim's
+    ForwardTool property of that name) puts them in equilibrium at `initial`'s coordinates,
+    speeds and activations instead: OpenSim's equilibrium of each muscle type
+    (`muscle_equilibrium.equilibrium_states`, at the path's lengthening speed) when msm
+    integrates the states OpenSim does, else `equilibrium_state`'s (zero tendon velocity).
+    Returns the summary; raises
     FloatingPointError after writing if the state stops being finite."""
     if (loaded.coupling is None) != (msm.coordinates is None):
         raise ValueError(f"{loaded.source}: the musculoskeletal model's coordinates are not the "
@@ -354,12 +361,16 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                          f"time, {initial.time_s!r} s (read_initial_states picks the row)")
     t0 = initial.time_s if initial is not None else _start_time(0.0 if start_s is None
                                                                  else start_s)
-    if initial is not None:
+    require_flag("forward", "solve_for_equilibrium", solve_for_equilibrium)
+    if solve_for_equilibrium and initial is None:
+        raise ValueError("solve_for_equilibrium applies to initial states from a file (a run "
+                         "from the default pose starts in equilibrium)")
+    if initial is not None and not solve_for_equilibrium:
         _check_tendon_states(loaded, msm, initial)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    state = _start_state(loaded, msm, inputs, q0, initial, t0)
+    state, unsolved = _start_state(loaded, msm, inputs, q0, initial, t0, solve_for_equilibrium)
     summary = {"model": loaded.source, "omitted": list(loaded.omitted),
                "tendon": msm.muscles.tendon.value, "coupling": msm.coupling,
                "muscles_starting_at_min_fiber_length": _at_minimum(msm, state),
@@ -369,7 +380,9 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                "files": ["states.sto", "muscle_forces.sto", "summary.json"]}
     if initial is not None:
         summary["initial_states"] = {"file": initial.source, "time_s": initial.time_s,
-                                     "defaulted": list(initial.defaulted)}
+                                     "defaulted": list(initial.defaulted),
+                                     "solve_for_equilibrium": solve_for_equilibrium,
+                                     "equilibrium_not_found": unsolved}
     with StorageWriter(out / "states.sto", "states", state_labels(loaded),
                        f"myotwin osim forward: {loaded.source}") as states_file, \
             StorageWriter(out / "muscle_forces.sto", "muscle_forces",
@@ -502,17 +515,31 @@ _STATUS_TEXT = {
 }
 
 
-def _start_state(loaded, msm, inputs, q0, initial, t0) -> MusculoskeletalState:
-    """The state the run starts from at t0 (`forward`'s docstring)."""
+def _start_state(loaded, msm, inputs, q0, initial, t0,
+                 equilibrium) -> tuple[MusculoskeletalState, list[str]]:
+    """The state the run starts from at t0 (`forward`'s docstring), and the muscles whose
+    equilibrium OpenSim's method did not find (their tendon state left as the file's)."""
     if initial is None:
         q = jnp.asarray(initial_q(loaded, q0))
         return equilibrium_state(msm, q, jnp.zeros_like(q),
-                                 jnp.asarray(inputs.excitation(t0)[0]))
+                                 jnp.asarray(inputs.excitation(t0)[0])), []
     q = jnp.asarray(initial_q(loaded, q0, dict(zip(loaded.coordinates, initial.q.tolist()))))
     state = equilibrium_state(msm, q, jnp.asarray(initial.qd), jnp.asarray(initial.activation))
     if msm.muscles.tendon is TendonModel.RIGID:
-        return state
-    return state._replace(tendon_state=jnp.asarray(initial.tendon_state))
+        return state, []
+    as_opensim = all(k is msm.muscles.tendon for k in initial.tendon_models)
+    if not equilibrium:
+        return state._replace(tendon_state=jnp.asarray(initial.tendon_state)), []
+    if not as_opensim:   # another tendon model than OpenSim's: ours (zero tendon velocity)
+        return state, []
+    # OpenSim's equilibrateMuscles: each type's own equilibrium at the path's length and
+    # lengthening speed (Thelen shares the speed between fiber and tendon by stiffness)
+    length, speed, _ = path_state(msm, state.q, state.qd)
+    solved, failed, _ = equilibrium_states(
+        muscle_groups(loaded), np.asarray(length)[None], np.asarray(speed)[None],
+        np.asarray(initial.activation)[None], np.asarray(initial.tendon_state)[None])
+    names = [m for m, bad in zip(loaded.muscle_names, failed[0].tolist()) if bad]
+    return state._replace(tendon_state=jnp.asarray(solved[0])), names
 
 
 def _check_tendon_states(loaded, msm, initial: InitialStates) -> None:
@@ -526,7 +553,7 @@ def _check_tendon_states(loaded, msm, initial: InitialStates) -> None:
         raise ValueError(f"{initial.source}: the states file gives each muscle the state OpenSim "
                          f"integrates for its type, {dict(other)}, not the state of the tendon "
                          f"model '{msm.muscles.tendon.value}'; start it with --tendon opensim "
-                         "(or rigid)")
+                         "(or rigid), or with --solve-for-equilibrium")
 
 
 def _fiber_length_and_force(m: MusculoskeletalModel, s: MusculoskeletalState):
