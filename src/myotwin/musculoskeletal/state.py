@@ -7,7 +7,12 @@ FIBER_LENGTH, unused (zeros) for RIGID.
 
 `equilibrium_state` starts a simulation as OpenSim's `equilibrateMuscles` does: each
 compliant musculotendon at the fiber length where fiber and tendon forces balance at the
-current path length, with zero tendon velocity (`myotwin.muscle.equilibrium`). With a fiber
+current path length, with zero tendon velocity (`myotwin.muscle.equilibrium`). At rest this
+is every OpenSim type's equilibrium; with the path lengthening, it is De Groote's (the fiber
+takes the whole speed), while OpenSim's Millard2012EquilibriumMuscle balances at zero fiber
+velocity and its Thelen2003Muscle shares the speed between fiber and tendon by stiffness
+(`osim.muscle_equilibrium` reproduces each type's; `myotwin osim forward
+--solve-for-equilibrium` uses it). With a fiber
 length as the state (FIBER_LENGTH, DAMPED_FIBER_LENGTH) the fiber is no shorter than its
 minimum (`Muscle.min_fiber_length_m`), and where the balance would need it shorter, or the
 musculotendon is slack (no balance), the fiber starts at that minimum, as OpenSim's
