@@ -78,7 +78,8 @@ def ours(case: dict, duration_s: float, dt_s: float, repeats: int, rk45_accuracy
 
     from myotwin import musculoskeletal as ms
     from myotwin import osim
-    from myotwin.osim.forward import CHUNK_STEPS, Inputs, initial_q
+    from myotwin.osim.forward import CHUNK_STEPS, Inputs
+    from myotwin.osim.forward_start import initial_q
 
     t0 = time.perf_counter()
     loaded = osim.load(case["file"])

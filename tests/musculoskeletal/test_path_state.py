@@ -24,7 +24,7 @@ import numpy as np
 
 from myotwin import musculoskeletal as ms
 from myotwin import osim
-from myotwin.osim.forward import initial_q
+from myotwin.osim.forward_start import initial_q
 from opensim_live import opensim_package
 from shared_reference import SHARED, needs
 

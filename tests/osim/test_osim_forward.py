@@ -144,7 +144,8 @@ def test_coordinate_actuator_control_enters_as_control_times_optimal_force(tmp_p
 def test_excitations_and_initial_values_must_be_numbers(tmp_path, excitation, q0, message):
     """(True was taken as 1.0 and '0.5' as 0.5; a list, None or 'x' was an error of float().)"""
     from myotwin import osim
-    from myotwin.osim.forward import Inputs, initial_q
+    from myotwin.osim.forward import Inputs
+    from myotwin.osim.forward_start import initial_q
 
     loaded = osim.load(write_osim(tmp_path, TINY))
     with pytest.raises(ValueError) as err:

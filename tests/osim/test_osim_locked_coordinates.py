@@ -33,7 +33,7 @@ import myotwin
 from myotwin import osim
 from myotwin.cli.main import main
 from myotwin.engine.coupling import full_jacobian, full_positions
-from myotwin.osim.forward import initial_q
+from myotwin.osim.forward_start import initial_q
 from myotwin.osim.storage import read_storage
 from opensim_live import forward_final_state, opensim_package
 from osim_synthetic import ARM26_ELLIPSOIDS, locked_copy

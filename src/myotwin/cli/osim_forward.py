@@ -55,7 +55,8 @@ def cmd_forward(args: argparse.Namespace) -> int:
     from myotwin import musculoskeletal as ms
     from myotwin import osim
     from myotwin.cli.main import print_summary_of
-    from myotwin.osim.forward import Inputs, forward, read_initial_states
+    from myotwin.osim.forward import Inputs, forward
+    from myotwin.osim.forward_start import read_initial_states
     from myotwin.osim.storage import read_storage
 
     excitation = excitation_argument(args.excitation)

@@ -16,12 +16,13 @@ axis that is a function of its coordinate becomes an `engine.coupling` of the en
 and `constraints` reads CoordinateCouplerConstraints, whose dependent coordinate the loader
 eliminates through the same coupling (`OsimModel.coupled_coordinates`), as it does a locked
 coordinate (`OsimModel.locked_coordinates`).
-Tools: `forward` (`myotwin osim forward`), `inverse_dynamics` (`myotwin osim
-inverse-dynamics`, with `signals` and `external_loads` preparing its inputs as OpenSim's
-InverseDynamicsTool does), `inverse_kinematics` (`myotwin osim inverse-kinematics`, with
-`markers`, `trc` and `ik_tasks` reading its inputs), `static_optimization` (`myotwin osim
-static-optimization`, with `millard_capacity`), `muscle_analysis` (`myotwin osim
-muscle-analysis`); `storage` reads and writes .sto/.mot tables.
+Tools: `forward` (`myotwin osim forward`, with `forward_start` giving its initial state),
+`inverse_dynamics` (`myotwin osim inverse-dynamics`, with `signals` and `external_loads`
+preparing its inputs as OpenSim's InverseDynamicsTool does), `inverse_kinematics` (`myotwin
+osim inverse-kinematics`, with `markers`, `trc` and `ik_tasks` reading its inputs),
+`static_optimization` (`myotwin osim static-optimization`, with `millard_capacity`),
+`muscle_analysis` (`myotwin osim muscle-analysis`); `storage` reads and writes .sto/.mot
+tables.
 Anything outside the subset is an `OsimError` naming the file, the element and the value;
 nothing is dropped or approximated silently (`omit=` leaves named elements out on request).
 """

@@ -12,8 +12,8 @@ myotwin's engine and muscles:
   every activation equal to its excitation at the start time (0 by default), every compliant
   tendon in equilibrium (`musculoskeletal.equilibrium_state`; OpenSim's
   `equilibrateMuscles`). Or, as OpenSim's ForwardTool with a states file, a row of a states
-  file (`read_initial_states`: the last row at or before the start time, the run starting at
-  its time), its coordinates, speeds and muscle states taken as written.
+  file (`forward_start.read_initial_states`: the last row at or before the start time, the
+  run starting at its time), its coordinates, speeds and muscle states taken as written.
 * Excitations: one constant for all muscles, constants by muscle name, or the columns of an
   OpenSim controls file (.sto; `storage.py`) named after the muscles, interpolated linearly in
   time and held at the end values outside the file's time range (OpenSim's ControlLinear
@@ -60,7 +60,6 @@ import math
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -73,15 +72,14 @@ from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
 from myotwin.scalars import as_real, is_integer, require_flag
 from myotwin.muscle.model import TendonModel
 from myotwin.musculoskeletal.adaptive import InputTable, adaptive_rollout, input_table
-from myotwin.musculoskeletal.api import path_state
 from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.model import MusculoskeletalModel
 from myotwin.musculoskeletal.simulate import first_diverged_step, rollout
-from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
+from myotwin.musculoskeletal.state import MusculoskeletalState
+from myotwin.osim.forward_start import (InitialStates, check_tendon_states, start_state,
+                                        start_time)
 from myotwin.osim.inverse_dynamics import check_accuracy
 from myotwin.osim.loader import OsimModel
-from myotwin.osim.muscle_equilibrium import equilibrium_states
-from myotwin.osim.muscle_states import muscle_groups, states_from_file
 from myotwin.osim.muscles import OPENSIM_STATE
 from myotwin.osim.row_blocks import map_row_blocks
 from myotwin.osim.storage import Storage, StorageWriter
@@ -131,104 +129,6 @@ def dependent_coordinates(loaded: OsimModel, q, qd) -> tuple[np.ndarray, np.ndar
     g, slope, _ = jax.vmap(lambda x: evaluate_padded(*tables, x))(jnp.asarray(q[:, index]))
     return (np.concatenate([np.asarray(g), value], axis=1),
             np.concatenate([np.asarray(slope) * qd[:, index], speed], axis=1))
-
-
-def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None,
-              defaults: Mapping[str, float] | None = None) -> np.ndarray:
-    """The coordinates' default values (or `defaults`, name -> value, e.g. a states file's
-    row) in q order, with `given` (name -> rad or m) replacing some; ValueError naming an
-    unknown coordinate, a coupled or locked one, or a non-finite value."""
-    given = dict(given or {})
-    unknown = sorted(set(given) - set(loaded.coordinates))
-    coupled = [n for n in unknown if n in loaded.coupled_coordinates]
-    if coupled:
-        c = loaded.coupled_coordinates[coupled[0]]
-        raise ValueError(f"{loaded.source}: {coupled[0]!r} follows {c.independent!r} through "
-                         f"{c.constraint!r} ({c.description}); give {c.independent!r} instead")
-    locked = [n for n in unknown if n in loaded.locked_coordinates]
-    if locked:
-        raise ValueError(f"{loaded.source}: {locked[0]!r} is locked at "
-                         f"{loaded.locked_coordinates[locked[0]].value!r} (its default_value); "
-                         "unlock it in the model (<locked>false</locked>) to give it a value")
-    if unknown:
-        raise ValueError(f"{loaded.source}: no coordinate named {unknown[0]!r}; the "
-                         f"coordinates are {list(loaded.coordinates)}")
-    defaults = loaded.coordinate_default_values if defaults is None else defaults
-    q = []
-    for name in loaded.coordinates:
-        value = given.get(name, defaults[name])
-        number = as_real(value)
-        if number is None or not math.isfinite(number):
-            raise ValueError(f"{loaded.source}: initial value of {name!r} must be a finite "
-                             f"number, got {value!r}")
-        q.append(number)
-    return np.asarray(q, dtype=np.float64)
-
-
-class InitialStates(NamedTuple):
-    """The state a run starts from, read from a states file (`read_initial_states`): the
-    file's name `source`; the row's time_s; coordinates q and speeds qd (n_coordinates,) in
-    `loaded.coordinates` order; activation and tendon_state (n_muscles,) in
-    `loaded.muscle_names` order, tendon_models the `TendonModel` whose state tendon_state is
-    (the one OpenSim integrates for the muscle's type); defaulted: the muscle states the file
-    lacks, which take the model's default_activation and default fiber length (or tendon
-    force), as OpenSim fills a states table's missing states."""
-
-    source: str
-    time_s: float
-    q: np.ndarray
-    qd: np.ndarray
-    activation: np.ndarray
-    tendon_state: np.ndarray
-    tendon_models: tuple[TendonModel, ...]
-    defaulted: tuple[str, ...]
-
-
-def read_initial_states(loaded: OsimModel, table: Storage, source: str,
-                        start_s: float | None = None) -> InitialStates:
-    """The row of the states file `table` (read from `source`) that a run starting at
-    `start_s` begins from, as OpenSim's ForwardTool picks its initial states: the last row at
-    or before start_s (default: the first row); the run starts at that row's time. Names as
-    OpenSim 4 or OpenSim 3 write them (`muscle_states.states_from_file`). ValueError naming
-    the file when start_s precedes its first row, a coordinate's value or speed is missing,
-    an activation is outside [0, 1] or a fiber length is not positive."""
-    if not isinstance(table, Storage):
-        raise TypeError(f"read_initial_states: table must be a Storage (osim.storage."
-                        f"read_storage of a .sto file), got {type(table).__name__}")
-    times = table.time_s
-    start = times[0] if start_s is None else _start_time(start_s)
-    before = np.flatnonzero(times <= start)
-    if not before.size:
-        raise ValueError(f"{source}: --start-s {start!r} precedes the file's first row "
-                         f"({float(times[0])!r} s)")
-    t = float(times[before[-1]])
-    groups = muscle_groups(loaded) if loaded.muscle_names else ()
-    rows = states_from_file(loaded, table, source, groups, t, t)
-    models = [TendonModel.RIGID] * len(loaded.muscle_names)
-    for g in groups:
-        for k in g.columns:
-            models[k] = g.muscles.tendon
-    activation, tendon_state = rows.activation[-1], rows.tendon_state[-1]
-    for k, name in enumerate(loaded.muscle_names):
-        if not 0.0 <= activation[k] <= 1.0:
-            raise ValueError(f"{source}: activation of {name!r} at t = {t!r} s is "
-                             f"{float(activation[k])!r}, outside [0, 1]")
-        if models[k] in _FIBER_STATES and not tendon_state[k] > 0.0:
-            raise ValueError(f"{source}: fiber length of {name!r} at t = {t!r} s is "
-                             f"{float(tendon_state[k])!r} m, not positive")
-    return InitialStates(source, t, rows.q[-1], rows.qd[-1], activation, tendon_state,
-                         tuple(models), rows.defaulted)
-
-
-def _start_time(value) -> float:
-    """value as a float, or ValueError unless it is one finite number of seconds."""
-    number = as_real(value)
-    if number is None or not math.isfinite(number):
-        raise ValueError(f"start_s must be a finite number of seconds, got {value!r}")
-    return number
-
-
-_FIBER_STATES = (TendonModel.FIBER_LENGTH, TendonModel.DAMPED_FIBER_LENGTH)
 
 
 class Inputs:
@@ -359,18 +259,19 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     if initial is not None and start_s is not None:
         raise ValueError(f"start_s {start_s!r} with initial states: the run starts at their "
                          f"time, {initial.time_s!r} s (read_initial_states picks the row)")
-    t0 = initial.time_s if initial is not None else _start_time(0.0 if start_s is None
-                                                                 else start_s)
+    t0 = initial.time_s if initial is not None else start_time(0.0 if start_s is None
+                                                                else start_s)
     require_flag("forward", "solve_for_equilibrium", solve_for_equilibrium)
     if solve_for_equilibrium and initial is None:
         raise ValueError("solve_for_equilibrium applies to initial states from a file (a run "
                          "from the default pose starts in equilibrium)")
     if initial is not None and not solve_for_equilibrium:
-        _check_tendon_states(loaded, msm, initial)
+        check_tendon_states(loaded, msm, initial)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    state, unsolved = _start_state(loaded, msm, inputs, q0, initial, t0, solve_for_equilibrium)
+    state, unsolved = start_state(loaded, msm, inputs.excitation(t0)[0], q0, initial,
+                                  solve_for_equilibrium)
     summary = {"model": loaded.source, "omitted": list(loaded.omitted),
                "tendon": msm.muscles.tendon.value, "coupling": msm.coupling,
                "muscles_starting_at_min_fiber_length": _at_minimum(msm, state),
@@ -513,47 +414,6 @@ _STATUS_TEXT = {
                                    "singularity, or a state blowing up)",
     AdaptiveStatus.NONFINITE: "the state is not finite",
 }
-
-
-def _start_state(loaded, msm, inputs, q0, initial, t0,
-                 equilibrium) -> tuple[MusculoskeletalState, list[str]]:
-    """The state the run starts from at t0 (`forward`'s docstring), and the muscles whose
-    equilibrium OpenSim's method did not find (their tendon state left as the file's)."""
-    if initial is None:
-        q = jnp.asarray(initial_q(loaded, q0))
-        return equilibrium_state(msm, q, jnp.zeros_like(q),
-                                 jnp.asarray(inputs.excitation(t0)[0])), []
-    q = jnp.asarray(initial_q(loaded, q0, dict(zip(loaded.coordinates, initial.q.tolist()))))
-    state = equilibrium_state(msm, q, jnp.asarray(initial.qd), jnp.asarray(initial.activation))
-    if msm.muscles.tendon is TendonModel.RIGID:
-        return state, []
-    as_opensim = all(k is msm.muscles.tendon for k in initial.tendon_models)
-    if not equilibrium:
-        return state._replace(tendon_state=jnp.asarray(initial.tendon_state)), []
-    if not as_opensim:   # another tendon model than OpenSim's: ours (zero tendon velocity)
-        return state, []
-    # OpenSim's equilibrateMuscles: each type's own equilibrium at the path's length and
-    # lengthening speed (Thelen shares the speed between fiber and tendon by stiffness)
-    length, speed, _ = path_state(msm, state.q, state.qd)
-    solved, failed, _ = equilibrium_states(
-        muscle_groups(loaded), np.asarray(length)[None], np.asarray(speed)[None],
-        np.asarray(initial.activation)[None], np.asarray(initial.tendon_state)[None])
-    names = [m for m, bad in zip(loaded.muscle_names, failed[0].tolist()) if bad]
-    return state._replace(tendon_state=jnp.asarray(solved[0])), names
-
-
-def _check_tendon_states(loaded, msm, initial: InitialStates) -> None:
-    """ValueError unless msm integrates the tendon states `initial` holds (or has rigid
-    tendons, which have none)."""
-    if msm.muscles.tendon is TendonModel.RIGID:
-        return
-    other = [(m, k.value) for m, k in zip(loaded.muscle_names, initial.tendon_models)
-             if k is not msm.muscles.tendon]
-    if other:
-        raise ValueError(f"{initial.source}: the states file gives each muscle the state OpenSim "
-                         f"integrates for its type, {dict(other)}, not the state of the tendon "
-                         f"model '{msm.muscles.tendon.value}'; start it with --tendon opensim "
-                         "(or rigid), or with --solve-for-equilibrium")
 
 
 def _fiber_length_and_force(m: MusculoskeletalModel, s: MusculoskeletalState):
