@@ -122,6 +122,31 @@ def _opensim_from_row(row_s, excitation, t_end_s, accuracy, equilibrate=False):
     return integrate_to(osim, model, state, t_end_s, accuracy)
 
 
+def _run_from_cmc(tmp_path, capsys, *extra):
+    """`osim forward` of arm26 from CMC's states file at --start-s START_S, all muscles at 0.5
+    for T_END_S, rk45 at accuracy 1e-9: (summary, states.sto, CMC's row at CMC_ROW_S as a
+    label -> value dict)."""
+    opensim_package()
+    out = tmp_path / "run"
+    status = main(["osim", "forward", str(ARM26), "--out", str(out), "--excitation", "0.5",
+                   "--initial-states", str(CMC_STATES), "--start-s", str(START_S), *extra,
+                   "--duration-s", str(T_END_S), "--dt-s", "1e-4", "--record-every-s", "0.01",
+                   "--accuracy", "1e-9"])
+    assert status == 0
+    summary = json.loads(capsys.readouterr().out)
+    cmc = read_storage(CMC_STATES)
+    row = cmc.data[int(np.flatnonzero(cmc.time_s == CMC_ROW_S)[0])]
+    return summary, read_storage(out / "states.sto"), dict(zip(cmc.labels, row.tolist()))
+
+
+def _final_errors(states, q_ref, fiber_ref):
+    """(max |q - q_OpenSim| rad, max |fiber length - OpenSim's| m) at the last row."""
+    error_q = max(abs(states.column(COORDS[c])[-1] - v) for c, v in q_ref.items())
+    error_fiber = max(abs(states.column(f"/forceset/{m}/fiber_length")[-1] - v)
+                      for m, v in fiber_ref.items())
+    return error_q, error_fiber
+
+
 def test_starting_from_cmc_states_follows_opensim(tmp_path, capsys):
     """`--initial-states` with CMC's states file (OpenSim 3 names: r_elbow_flex,
     r_elbow_flex_u, BIClong.activation, BIClong.fiber_length) and --start-s between two of its
@@ -131,28 +156,17 @@ def test_starting_from_cmc_states_follows_opensim(tmp_path, capsys):
     at accuracy 1e-9, against OpenSim's Manager from the same row at 1e-9: observed 3.5e-8 rad
     and 1.2e-9 m (printed); tolerances 3e-7 rad and 1e-8 m. Equilibrated fiber lengths instead
     of the file's would start BIClong 1e-4 m away."""
-    opensim_package()
-    out = tmp_path / "run"
-    status = main(["osim", "forward", str(ARM26), "--out", str(out), "--excitation", "0.5",
-                   "--initial-states", str(CMC_STATES), "--start-s", str(START_S),
-                   "--duration-s", str(T_END_S), "--dt-s", "1e-4", "--record-every-s", "0.01",
-                   "--accuracy", "1e-9"])
-    assert status == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary, states, row = _run_from_cmc(tmp_path, capsys)
     assert summary["start_s"] == CMC_ROW_S and summary["initial_states"]["defaulted"] == []
-    states, cmc = read_storage(out / "states.sto"), read_storage(CMC_STATES)
-    row = cmc.data[int(np.flatnonzero(cmc.time_s == CMC_ROW_S)[0])]
     assert states.time_s[0] == CMC_ROW_S
     assert states.time_s[-1] == pytest.approx(CMC_ROW_S + T_END_S, abs=1e-12)
     for label, old in [(COORDS["r_elbow_flex"], "r_elbow_flex"),
                        ("/jointset/r_elbow/r_elbow_flex/speed", "r_elbow_flex_u"),
                        ("/forceset/BIClong/activation", "BIClong.activation"),
                        ("/forceset/BIClong/fiber_length", "BIClong.fiber_length")]:
-        assert states.column(label)[0] == row[cmc.labels.index(old)]
-    q_ref, fiber_ref = _opensim_from_row(CMC_ROW_S, 0.5, states.time_s[-1], 1e-9)
-    error_q = max(abs(states.column(COORDS[c])[-1] - v) for c, v in q_ref.items())
-    error_fiber = max(abs(states.column(f"/forceset/{m}/fiber_length")[-1] - v)
-                      for m, v in fiber_ref.items())
+        assert states.column(label)[0] == row[old]
+    error_q, error_fiber = _final_errors(
+        states, *_opensim_from_row(CMC_ROW_S, 0.5, states.time_s[-1], 1e-9))
     print(f"arm26 from CMC's states: q within {error_q:.2e} rad, fiber lengths within "
           f"{error_fiber:.2e} m of OpenSim's")
     assert error_q < 3e-7 and error_fiber < 1e-8
@@ -166,24 +180,12 @@ def test_starting_from_cmc_states_in_equilibrium_follows_opensim(tmp_path, capsy
     stiffness, `osim.muscle_equilibrium`), against OpenSim's Manager after equilibrateMuscles
     at that state; the same tolerances (observed 6.4e-8 rad, 1.4e-9 m; the equilibrium at zero
     tendon velocity of `musculoskeletal.equilibrium_state` instead: 4e-6 rad)."""
-    opensim_package()
-    out = tmp_path / "run"
-    status = main(["osim", "forward", str(ARM26), "--out", str(out), "--excitation", "0.5",
-                   "--initial-states", str(CMC_STATES), "--start-s", str(START_S),
-                   "--solve-for-equilibrium", "--duration-s", str(T_END_S), "--dt-s", "1e-4",
-                   "--record-every-s", "0.01", "--accuracy", "1e-9"])
-    assert status == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary, states, row = _run_from_cmc(tmp_path, capsys, "--solve-for-equilibrium")
     assert summary["initial_states"]["solve_for_equilibrium"] is True
-    states, cmc = read_storage(out / "states.sto"), read_storage(CMC_STATES)
-    row = cmc.data[int(np.flatnonzero(cmc.time_s == CMC_ROW_S)[0])]
-    label = "/forceset/BIClong/fiber_length"
-    assert abs(states.column(label)[0] - row[cmc.labels.index("BIClong.fiber_length")]) > 5e-5
-    q_ref, fiber_ref = _opensim_from_row(CMC_ROW_S, 0.5, states.time_s[-1], 1e-9,
-                                         equilibrate=True)
-    error_q = max(abs(states.column(COORDS[c])[-1] - v) for c, v in q_ref.items())
-    error_fiber = max(abs(states.column(f"/forceset/{m}/fiber_length")[-1] - v)
-                      for m, v in fiber_ref.items())
+    fiber = states.column("/forceset/BIClong/fiber_length")[0]
+    assert abs(fiber - row["BIClong.fiber_length"]) > 5e-5
+    error_q, error_fiber = _final_errors(
+        states, *_opensim_from_row(CMC_ROW_S, 0.5, states.time_s[-1], 1e-9, equilibrate=True))
     print(f"arm26 from CMC's states, equilibrated: q within {error_q:.2e} rad, fiber lengths "
           f"within {error_fiber:.2e} m of OpenSim's")
     assert error_q < 3e-7 and error_fiber < 1e-8

@@ -143,7 +143,7 @@ def start_state(loaded, msm, excitation, q0, initial,
     state = equilibrium_state(msm, q, jnp.asarray(initial.qd), jnp.asarray(initial.activation))
     if msm.muscles.tendon is TendonModel.RIGID:
         return state, []
-    as_opensim = all(k is msm.muscles.tendon for k in initial.tendon_models)
+    as_opensim = not _other_tendon_states(loaded, msm, initial)
     if not equilibrium:
         return state._replace(tendon_state=jnp.asarray(initial.tendon_state)), []
     if not as_opensim:   # another tendon model than OpenSim's: ours (zero tendon velocity)
@@ -163,10 +163,16 @@ def check_tendon_states(loaded, msm, initial: InitialStates) -> None:
     tendons, which have none)."""
     if msm.muscles.tendon is TendonModel.RIGID:
         return
-    other = [(m, k.value) for m, k in zip(loaded.muscle_names, initial.tendon_models)
-             if k is not msm.muscles.tendon]
+    other = _other_tendon_states(loaded, msm, initial)
     if other:
         raise ValueError(f"{initial.source}: the states file gives each muscle the state OpenSim "
                          f"integrates for its type, {dict(other)}, not the state of the tendon "
                          f"model '{msm.muscles.tendon.value}'; start it with --tendon opensim "
                          "(or rigid), or with --solve-for-equilibrium")
+
+
+def _other_tendon_states(loaded, msm, initial: InitialStates) -> list[tuple[str, str]]:
+    """(muscle, the state the file holds) of the muscles whose file state is not the one msm
+    integrates."""
+    return [(m, k.value) for m, k in zip(loaded.muscle_names, initial.tendon_models)
+            if k is not msm.muscles.tendon]
