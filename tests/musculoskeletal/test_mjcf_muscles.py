@@ -239,7 +239,6 @@ def _model(actuator=_MUSCLE.format(extra=""), limited="true", frc=""):
     (lambda: _model('<general name="mus" tendon="t" dyntype="muscle" gainprm="1" '
                     'dynprm="0.01 0.04"/>'), "dyntype/gaintype/biastype are 4/0/0"),
     (lambda: _model(frc='actuatorfrcrange="-1 1"'), "joint 'j' has a limited actuatorfrcrange"),
-    (lambda: _model('<motor name="mot" tendon="t"/>'), "no MuJoCo muscle actuator"),
     (lambda: _model(_MUSCLE.format(extra='timeconst="0 0"')),   # the file was not named
      "muscle 'mus' activation: tau_act_s must be > 0, got 0.0 (from the <muscle> actuator's "
      "attributes)"),

@@ -21,13 +21,15 @@ def add_parser(sub) -> None:
     cmds = group.add_subparsers(dest="command", required=True)
     p = cmds.add_parser("forward", help="simulate FILE driven by its muscles; writes "
                         "states.csv, muscle_forces.csv, summary.json into --out")
-    p.add_argument("file", help="an MJCF file with <muscle> actuators on spatial tendons")
+    p.add_argument("file", help="an MJCF file, usually with <muscle> actuators (on spatial "
+                   "tendons, fixed tendons or joints); without them its skeleton runs, moved "
+                   "by its other actuators (--ctrl, --controls)")
     p.add_argument("--out", required=True, type=output_directory,
                    help="output directory")
     p.add_argument("--excitation", nargs="+", default=[], metavar="X|NAME=X",
                    help="constant excitation in [0, 1] (the muscle actuator's ctrl): one "
                    "value for every muscle, or by actuator name (the others 0 or from "
-                   "--controls); this or --controls is required")
+                   "--controls); this or --controls is required if the model has muscles")
     p.add_argument("--ctrl", nargs="+", default=[], metavar="NAME=X",
                    help="constant ctrl of the model's other actuators, by name (default 0 or "
                    "from --controls)")

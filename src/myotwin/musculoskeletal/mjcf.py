@@ -24,6 +24,8 @@ compiled by `engine.compile_model` with these actuators external (their ctrl slo
 n_u, and carry no force); the state's activation is MuJoCo's `act` of the muscle actuators, the
 excitation their ctrl (`muscle_actuators` gives the actuator of each muscle). Mass points on the
 tendons (MJCF numerics `muscle_mass:<tendon>`, docs/inertia.md) come with the skeleton.
+A model without MuJoCo muscles gives the group of no muscles: the skeleton alone, moved by
+its own actuators (motors, position servos, ...) as in MuJoCo.
 
 Refused, with a ValueError naming the file, the actuator, the field and the value: a muscle
 actuator that is not muscle in all three types, or whose transmission is not a tendon or a
@@ -132,8 +134,9 @@ def mujoco_muscles(mj_model, where: str = "MJCF model") -> Muscle:
 
     m = mj_model
     ids = muscle_actuators(m)
-    if not ids:
-        raise ValueError(f"{where}: no MuJoCo muscle actuator (<muscle>)")
+    if not ids:     # the group of no muscles: the skeleton moves by its own actuators
+        return build_muscles((), curves="mujoco", tendon="rigid", max_isometric_force_N=(),
+                             optimal_fiber_length_m=(), tendon_slack_length_m=())
     dsbl = m.opt.disableflags
     if dsbl & mujoco.mjtDisableBit.mjDSBL_ACTUATION:
         raise ValueError(f"{where}: actuation is disabled (<flag actuation=\"disable\">)")
@@ -175,7 +178,8 @@ def load_mjcf(source, name: str | None = None) -> MusculoskeletalModel:
     `MusculoskeletalModel`: its skeleton (`engine.compile_model` with the muscles external)
     and its muscles (`mujoco_muscles`), muscle i on the path of its actuator's tendon; the
     excitation of muscle i is the ctrl of actuator `muscle_actuators(model)[i]`. `name`: what
-    messages call an MjModel source (default "MJCF model")."""
+    messages call an MjModel source (default "MJCF model"). A model without MuJoCo muscles
+    gives its skeleton with the group of no muscles (module docstring)."""
     from myotwin.engine.model import compile_model
 
     m, where = read_mjcf(source)

@@ -32,6 +32,10 @@ What a MuJoCo user runs with mj_step, on the model `load_mjcf` makes of the file
   `summary.json` at the end. A state that stops being finite ends the run with the rows before
   it written and a FloatingPointError naming the time (`diverged` in the summary).
 
+A model without MuJoCo muscles runs as its skeleton alone, moved by its other actuators (the
+group of no muscles, `load_mjcf`): muscle_forces.csv then has its time column only, and a
+muscle input given (excitation, initial activation, muscle mass) is refused by name.
+
 Bad input is a ValueError naming the file, field and value, before anything is written; so is
 a model with elements outside the engine's dynamics, each named (e.g. MyoSuite's finger: its
 contacts of cylinders, an ellipsoid and capsule pairs). `disable_contact` runs the model as
@@ -129,6 +133,17 @@ def _in_unit_interval(values, names, what: str, where: str) -> None:
     for n, v in zip(names, values.tolist()):
         if not (math.isfinite(v) and 0.0 <= v <= 1.0):
             raise ValueError(f"{where}: {what} of {n!r} must be in [0, 1], got {v!r}")
+
+
+def _no_muscle_inputs(where: str, **given) -> None:
+    """A model without MuJoCo muscles takes no muscle input: one given is refused by name
+    (a value that would change nothing is a mistake to report, not to ignore)."""
+    for field, value in given.items():
+        if value is not None and not (field == "muscle_mass_kg" and isinstance(value, (
+                int, float)) and value == 0):
+            raise ValueError(f"{where}: {field} = {value!r} given, but the model has no MuJoCo "
+                             "muscle actuator (<muscle>); its actuators take --ctrl or "
+                             "--controls")
 
 
 def _joint_columns(m) -> tuple[list[str], list[str]]:
@@ -240,8 +255,11 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
         raise ValueError(f"{where}: outside the engine's dynamics: " + "; ".join(unsupported)
                          + hint)
     names = msm.muscles.names
+    if not names:
+        _no_muscle_inputs(where, excitation=excitation, activation0=activation0,
+                          muscle_mass_kg=muscle_mass_kg)
     table = None if controls is None else read_controls_csv(controls)
-    if excitation is None and table is None:
+    if excitation is None and table is None and names:
         raise ValueError(f"{where}: no excitation: give one (--excitation) or a controls file "
                          "(--controls)")
     constant_u = {} if excitation is None else _constants(excitation, names, "excitation",
