@@ -295,6 +295,20 @@ def test_divergence_raises_naming_step():
     ("implicit_rollout", dict(qd0=[0.0, False]),
      "implicit_rollout: qd0 must be numbers, got [a traced float64 array of shape (), a "
      "traced bool array of shape ()]"),
+    # values: a NaN or infinite step ran to NaN states, a negative one ran backwards in time,
+    # a zero one stood still; tol 0 or NaN and max_iter 0 made every Newton solve fail
+    ("rollout", dict(dt_s=np.nan), "rollout: dt_s must be finite and > 0, got nan"),
+    ("rollout", dict(dt_s=-1e-3), "rollout: dt_s must be finite and > 0, got -0.001"),
+    ("rollout", dict(dt_s=np.float64(np.inf)),
+     "rollout: dt_s must be finite and > 0, got np.float64(inf)"),
+    ("rollout", dict(dt_s=0), "rollout: dt_s must be finite and > 0, got 0"),
+    ("implicit_rollout", dict(dt_s=jnp.zeros(())),
+     "implicit_rollout: dt_s must be finite and > 0, got Array(0., dtype=float64)"),
+    ("implicit_rollout", dict(tol=0.0), "implicit_rollout: tol must be finite and > 0, got 0.0"),
+    ("implicit_rollout", dict(tol=np.nan),
+     "implicit_rollout: tol must be finite and > 0, got nan"),
+    ("implicit_rollout", dict(max_iter=0),
+     "implicit_rollout: max_iter must be >= 1, got 0"),
 ])
 def test_rollout_settings_and_states_are_numbers(function, change, message):
     model, q0, qd0 = _double_pendulum()
@@ -305,6 +319,17 @@ def test_rollout_settings_and_states_are_numbers(function, change, message):
             run(model, integrator="rk4", **args)
         else:
             run(model, integrator="bdf1", **args)
+
+
+def test_a_traced_step_is_left_to_the_caller():
+    """Under the caller's jit the step's value is unknown when the rollout is traced: it is
+    not refused, and a NaN step shows in the states (`simulate` reports such a row as a
+    divergence); a valid traced step runs as the concrete one."""
+    model, q0, qd0 = _double_pendulum()
+    run = jax.jit(lambda dt: engine.rollout(model, q0, qd0, jnp.zeros(0), dt, 3, "rk4")[0])
+    assert np.isnan(np.asarray(run(np.nan))[1:]).all()
+    concrete = engine.rollout(model, q0, qd0, jnp.zeros(0), 0.01, 3, "rk4")[0]
+    np.testing.assert_array_equal(run(0.01), concrete)
 
 
 @pytest.mark.parametrize("run", ["rollout", "simulate"])

@@ -231,6 +231,10 @@ def test_bad_input_is_rejected_with_a_message():
     # state with AttributeError
     with pytest.raises(ValueError, match="rollout: dt_s must be numbers, got '0.001'"):
         ms.rollout(msm, x0, 0.1, "0.001", 2)
+    for bad in (np.nan, -1e-3, 0.0):     # NaN states, backwards in time, standing still
+        with pytest.raises(ValueError, match=re.escape(f"rollout: dt_s must be finite and > 0, "
+                                                       f"got {bad!r}")):
+            ms.rollout(msm, x0, 0.1, bad, 2)
     with pytest.raises(ValueError, match="rollout: excitation must be numbers, got True"):
         ms.rollout(msm, x0, True, 1e-3, 2)
     with pytest.raises(ValueError, match=r"rollout: state0 must be a MusculoskeletalState "

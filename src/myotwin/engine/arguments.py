@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 
 import numpy as np
 
@@ -319,17 +320,58 @@ def jit_naming_refusals(names, **jit_options):
     return lambda fn: naming_refusals(jax.jit(fn, **jit_options), fn, frozenset(names))
 
 
+#: The rollout settings whose values are checked before the trace, with the least value of
+#: each and whether it may equal it (inside the trace they are tracers, values unknown).
+SETTING_BOUNDS = {"dt_s": (0.0, False), "tol": (0.0, False), "max_iter": (1, True)}
+
+
+def check_setting_value(function: str, name: str, value) -> None:
+    """ValueError naming `function` for a concrete rollout setting out of range: dt_s and tol
+    finite and > 0, max_iter >= 1 (a NaN step ran to NaN states, a negative one backwards in
+    time, a zero one stood still). A value that is not one real number is left to the type
+    checks (`rollout_arguments`); a traced one (a setting jitted over by the caller) cannot be
+    checked: a NaN step then shows as a diverged state (`simulate`'s check)."""
+    import jax
+
+    if isinstance(value, jax.core.Tracer) or isinstance(value, (bool, np.bool_)):
+        return
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        if np.dtype(dtype).kind not in "iuf" or np.shape(value) != ():
+            return
+        number = float(value)
+    else:
+        number = as_real(value)
+        if number is None:
+            return
+    least, inclusive = SETTING_BOUNDS[name]
+    if not math.isfinite(number) or number < least or (number == least and not inclusive):
+        bound = f">= {least}" if inclusive else f"finite and > {least:g}"
+        raise ValueError(f"{function}: {name} must be {bound}, got {value!r}")
+
+
 def naming_refusals(jitted, fn, names: frozenset):
     """`jitted` (fn compiled by `jax.jit`), with jit's own refusal of a string in an array
     argument ("0.1", ["0", "1"]: a TypeError about abstract arrays and static_argnums, raised
     before any trace) turned into the ValueError the checks give for a bool: "fn: q must be
     numbers, got ['0', '1']", for the arguments `names` and the fields of a state tuple. The
-    try around the call costs nothing when no error is raised. The jitted function's `lower`,
-    `trace`, `eval_shape` and its cache's `clear_cache` and `_cache_size` are kept."""
+    try around the call costs nothing when no error is raised. The values of the settings
+    among `names` (`SETTING_BOUNDS`) are checked before the call (`check_setting_value`).
+    The jitted function's `lower`, `trace`, `eval_shape` and its cache's `clear_cache` and
+    `_cache_size` are kept."""
     signature = inspect.signature(fn)
+    settings = tuple(n for n in SETTING_BOUNDS if n in names)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        if settings:
+            try:
+                bound = signature.bind(*args, **kwargs).arguments
+            except TypeError:
+                bound = {}          # the call's own TypeError follows
+            for name in settings:
+                if bound.get(name) is not None:
+                    check_setting_value(fn.__name__, name, bound[name])
         try:
             return jitted(*args, **kwargs)
         except TypeError:

@@ -23,8 +23,8 @@ import numpy as np
 
 from myotwin.engine.integrators import (Integrator, euler_step_with, explicit_euler_step_with,
                                         rk4_step_with, semi_implicit_euler_step_with)
-from myotwin.engine.arguments import (check_musculoskeletal_arguments, check_step_count,
-                                      real_array)
+from myotwin.engine.arguments import (check_musculoskeletal_arguments, check_setting_value,
+                                      check_step_count, real_array)
 from myotwin.engine.simulate import DIVERGED_ABOVE, as_integrator, diverged_rows, n_steps_for
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
@@ -93,6 +93,7 @@ def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation,
     for name, value in named:           # jit would refuse a string inside JAX
         if not (value is None and name == "ctrl"):
             require_real_numbers("rollout", name, value)
+    check_setting_value("rollout", "dt_s", dt_s)
     check_musculoskeletal_arguments("rollout", msm, {"state": state0})   # (not a JAX error)
     return _rollout(msm, state0, excitation, dt_s, n_steps, integrator, ctrl)
 
