@@ -7,7 +7,8 @@ InverseDynamicsTool with its output printed to 16 digits (OpenSim's default is 8
 StaticOptimization analysis (AnalyzeTool with a coordinates file), `run_muscle_analysis` its
 MuscleAnalysis.
 `forward_final_state` runs OpenSim's forward simulation with every muscle at one excitation
-(`excited_model` and `integrate_to` its parts, for other initial states).
+(`excited_model` and `integrate_to` its parts, for other initial states); `run_forward_tool`
+runs its ForwardTool itself (controls file, states file).
 """
 
 from pathlib import Path
@@ -227,3 +228,28 @@ def set_pose(model, state, q, qd) -> None:
     for j, (value, speed) in enumerate(zip(q, qd)):
         coords.get(j).setValue(state, float(value), False)
         coords.get(j).setSpeedValue(state, float(speed))
+
+
+def run_forward_tool(out_dir: Path, model: Path, controls: Path, states: Path | None,
+                     initial_s: float, final_s: float, accuracy: float):
+    """OpenSim's ForwardTool on these files (states None: the model's default state), its
+    integrator at `accuracy`, output printed to 16 digits; returns the path of its states
+    file. The tool is built from a setup file it wrote itself, as `opensim-cmd run-tool`
+    builds it: given a Model object from Python (setModel), OpenSim 4.6 crashed in run()."""
+    osim = opensim_package()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tool = osim.ForwardTool()
+    tool.setName("forward")
+    tool.setModelFilename(str(model))
+    tool.setControlsFileName(str(controls))
+    if states is not None:
+        tool.setStatesFileName(str(states))
+    tool.setInitialTime(initial_s)
+    tool.setFinalTime(final_s)
+    tool.setErrorTolerance(accuracy)
+    tool.setOutputPrecision(16)
+    tool.setResultsDir(str(out_dir))
+    tool.printToXML(str(out_dir / "setup.xml"))
+    osim.ForwardTool(str(out_dir / "setup.xml")).run()
+    return out_dir / "forward_states.sto"

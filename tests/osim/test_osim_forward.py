@@ -153,14 +153,14 @@ def test_excitations_and_initial_values_must_be_numbers(tmp_path, excitation, q0
     assert message in str(err.value)
 
 
-def test_controls_must_be_a_storage(tmp_path):
+def test_controls_must_be_read_controls(tmp_path):
     """(A dict of columns was "'dict' object has no attribute 'labels'".)"""
     from myotwin import osim
     from myotwin.osim.forward import Inputs
 
     loaded = osim.load(write_osim(tmp_path, TINY))
-    with pytest.raises(TypeError, match=r"controls must be a Storage \(osim.storage."
-                                        r"read_storage of a .sto file\) or None, got dict"):
+    with pytest.raises(TypeError, match=r"controls must be read by osim.controls.read_controls "
+                                        r"\(or be a Storage\) or None, got dict"):
         Inputs(loaded, None, {"m": 0.5})
 
 

@@ -10,7 +10,7 @@
     myotwin train-wrap --out PATH [--quick]   train the wrapping-surface network (.npz)
     myotwin osim check FILE [--omit NAME ...] [--lengths]
                                               does an OpenSim .osim model load; what it becomes
-    myotwin osim forward FILE --out DIR (--excitation X | --controls FILE.sto) [...]
+    myotwin osim forward FILE --out DIR (--excitation X | --controls FILE.sto|.xml) [...]
                                               simulate it driven by its muscles and
                                               CoordinateActuators (states.sto)
     myotwin osim inverse-kinematics FILE --markers TRIAL.trc --out DIR [...]
@@ -160,8 +160,11 @@ def _add_forward_parser(cmds) -> None:
     p.add_argument("--excitation", nargs="+", default=[], metavar="X|NAME=X",
                    help="constant excitation in [0, 1]: one value for every muscle, or by "
                    "muscle name (these override --controls)")
-    p.add_argument("--controls", help="OpenSim controls file (.sto): columns named after "
-                   "muscles and CoordinateActuators, interpolated linearly in time")
+    p.add_argument("--controls", metavar="FILE.sto|FILE.xml",
+                   help="OpenSim controls file, as OpenSim's forward tool reads it: a .sto "
+                   "with columns named after muscles and CoordinateActuators (linear in time, "
+                   "extrapolated linearly past its rows), or a ControlSet .xml such as CMC's "
+                   "(its ControlLinear controls, steps or linear)")
     p.add_argument("--initial-q", nargs="+", default=[], metavar="NAME=VALUE",
                    help="initial coordinate values (rad or m; default: the file's "
                    "default_value)")

@@ -11,7 +11,6 @@ rows before the divergence written (exit status 3).
 from __future__ import annotations
 
 import argparse
-import pathlib
 
 from myotwin.scalars import number_from_text
 
@@ -55,16 +54,16 @@ def cmd_forward(args: argparse.Namespace) -> int:
     from myotwin import musculoskeletal as ms
     from myotwin import osim
     from myotwin.cli.main import print_summary_of
+    from myotwin.osim.controls import read_controls
     from myotwin.osim.forward import Inputs, forward
     from myotwin.osim.forward_start import read_initial_states
     from myotwin.osim.storage import read_storage
 
     excitation = excitation_argument(args.excitation)
     initial = name_value_pairs(args.initial_q, "--initial-q")
-    controls = read_storage(args.controls) if args.controls else None
+    controls = read_controls(args.controls) if args.controls else None
     loaded = osim.load(args.file, omit=tuple(args.omit))
-    inputs = Inputs(loaded, excitation, controls,
-                    source=pathlib.Path(args.controls).name if args.controls else None)
+    inputs = Inputs(loaded, excitation, controls)
     initial_states = None if args.initial_states is None else read_initial_states(
         loaded, read_storage(args.initial_states), str(args.initial_states), args.start_s)
     msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon=args.tendon),

@@ -14,11 +14,12 @@ myotwin's engine and muscles:
   `equilibrateMuscles`). Or, as OpenSim's ForwardTool with a states file, a row of a states
   file (`forward_start.read_initial_states`: the last row at or before the start time, the
   run starting at its time), its coordinates, speeds and muscle states taken as written.
-* Excitations: one constant for all muscles, constants by muscle name, or the columns of an
-  OpenSim controls file (.sto; `storage.py`) named after the muscles, interpolated linearly in
-  time and held at the end values outside the file's time range (OpenSim's ControlLinear
-  without steps interpolates linearly too). CoordinateActuators take their column of the
-  controls file (0 without one) and apply control x optimal_force, unclamped, as OpenSim does.
+* Excitations: one constant for all muscles, constants by muscle name, or the controls of
+  an OpenSim controls file, read as OpenSim's ForwardTool reads it (`osim.controls`): a .sto
+  whose columns are linear controls continued linearly past its rows, or a ControlSet .xml
+  (CMC's: step functions for the muscles). A muscle's excitation must stay in [0, 1] over the
+  run, continuation included. CoordinateActuators take their control from the file (0
+  without one) and apply control x optimal_force, unclamped, as OpenSim does.
   *Choice (fixed steps):* the excitation and control of a step are their values at the step's
   midpoint, held over the step (a fixed-step integrator needs one value per step; the
   midpoint makes the piecewise-constant input second-order accurate in dt).
@@ -28,8 +29,8 @@ myotwin's engine and muscles:
 * Integration: by default as OpenSim's Manager (error-controlled Runge-Kutta-Merson),
   error-controlled: integrator "rk45", Dormand-Prince 5(4) with SciPy's
   controller (`musculoskeletal.adaptive`, `engine.adaptive`) at rtol = atol = `accuracy`, its
-  own steps, landing on every written row's time, the inputs evaluated at each stage's time
-  (the controls file's linear interpolation itself, no midpoint rule); or fixed-step RK4 (or
+  own steps, landing on every written row's time and every node of the controls, the inputs
+  evaluated at each stage's time (`Inputs.table`, no midpoint rule); or fixed-step RK4 (or
   semi-implicit Euler) of `musculoskeletal.rollout` in chunks of `CHUNK_STEPS` steps, one
   compiled function for all chunks (0.1 ms resolves arm26's stiff tendons). A fixed step loses its
   order where the right-hand side is not smooth (a damped fiber velocity crossing zero, a
@@ -78,6 +79,8 @@ from myotwin.musculoskeletal.simulate import first_diverged_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState
 from myotwin.osim.forward_start import (InitialStates, check_tendon_states, start_state,
                                         start_time)
+from myotwin.osim.controls import (Control, Controls, controls_from_storage,
+                                   extrapolated_range)
 from myotwin.osim.inverse_dynamics import check_accuracy
 from myotwin.osim.loader import OsimModel
 from myotwin.osim.muscles import OPENSIM_STATE
@@ -133,24 +136,31 @@ def dependent_coordinates(loaded: OsimModel, q, qd) -> tuple[np.ndarray, np.ndar
 
 class Inputs:
     """The excitations (n_muscles) and actuator controls (n_u) as functions of time (module
-    docstring). excitation: None, a number for every muscle, or name -> number; controls: a
-    read `Storage` or None, and `source` its file's name for messages (default: the table's
-    name). A muscle needs a value from one of them; ValueError naming the muscle, file, column
-    or value otherwise. Columns that name no muscle or actuator are ignored, as OpenSim's
-    controller ignores controls of actuators the model does not have (arm26's CMC controls
-    hold its reserve actuators'), and listed in `ignored_columns`."""
+    docstring). excitation: None, a number for every muscle, or name -> number; controls: the
+    controls file as `osim.controls.read_controls` reads it (a .sto or a ControlSet .xml), a
+    read `Storage` (its columns become OpenSim's linear controls), or None; `source` names a
+    Storage's file in messages (default: the table's name). A muscle needs a value from one
+    of them; ValueError naming the muscle, file, control or value otherwise. Controls that
+    drive no muscle or CoordinateActuator of the model are ignored and listed in
+    `ignored_columns` (OpenSim 4.6's ControlSetController refuses them; CMC's controls hold
+    the reserve actuators that OpenSim's ForwardTool adds from its force_set_files, which
+    `osim forward` does not read)."""
 
-    def __init__(self, loaded: OsimModel, excitation=None, controls: Storage | None = None,
-                 source: str | None = None):
-        if controls is not None and not isinstance(controls, Storage):
-            raise TypeError(f"{loaded.source}: controls must be a Storage (osim.storage."
-                            f"read_storage of a .sto file) or None, got "
+    def __init__(self, loaded: OsimModel, excitation=None,
+                 controls: Controls | Storage | None = None, source: str | None = None):
+        if isinstance(controls, Storage):
+            controls = controls_from_storage(controls, source)
+        elif controls is not None and not isinstance(controls, Controls):
+            raise TypeError(f"{loaded.source}: controls must be read by osim.controls."
+                            f"read_controls (or be a Storage) or None, got "
                             f"{type(controls).__name__}")
         self.muscles = loaded.muscle_names
         self.actuators = loaded.actuator_names
-        self.ignored_columns = [] if controls is None else [
-            c for c in controls.labels[1:] if c not in self.muscles and c not in self.actuators]
-        table = None if controls is None else (source or controls.name)
+        names = () if controls is None else controls.names
+        self.ignored_columns = [c.written for c in (
+            () if controls is None else controls.controls)
+            if c.name not in self.muscles and c.name not in self.actuators]
+        self.controls_file = None if controls is None else controls.source
         constant = {}
         if isinstance(excitation, Mapping):
             unknown = sorted(set(excitation) - set(self.muscles))
@@ -160,38 +170,60 @@ class Inputs:
             constant = dict(excitation)
         elif excitation is not None:
             constant = {m: excitation for m in self.muscles}
-        self._time = None if controls is None else controls.time_s
-        columns = [] if controls is None else controls.labels
         self._muscle_source = []
         for m in self.muscles:
             if m in constant:
                 self._muscle_source.append(_check_excitation(f"excitation of {m}", constant[m]))
-            elif m in columns:
-                values = controls.column(m)
-                bad = np.flatnonzero(~((values >= 0.0) & (values <= 1.0)))
+            elif m in names:
+                control = controls[m]
+                bad = np.flatnonzero(~((control.values >= 0.0) & (control.values <= 1.0)))
                 if bad.size:
-                    raise ValueError(f"{table}: column {m!r}, row {bad[0] + 1} (t = "
-                                     f"{float(controls.time_s[bad[0]])!r} s): excitation "
-                                     f"{float(values[bad[0]])!r} is outside [0, 1]")
-                self._muscle_source.append(values)
+                    raise ValueError(f"{controls.source}: {control.label}, {control.point} "
+                                     f"{bad[0] + 1} (t = {float(control.times_s[bad[0]])!r} "
+                                     f"s): excitation {float(control.values[bad[0]])!r} is "
+                                     "outside [0, 1]")
+                self._muscle_source.append(control)
             else:
-                where = f" or a column of {table}" if controls is not None else ""
+                where = f" or a control in {controls.source}" if controls is not None else ""
                 raise ValueError(f"{loaded.source}: muscle {m!r} has no excitation: give "
                                  f"--excitation (a value, or {m}=value){where}")
-        self._actuator_source = [controls.column(a) if a in columns else 0.0
-                                 for a in self.actuators]
+        self._actuator_source = [controls[a] if a in names else 0.0 for a in self.actuators]
 
-    def _at(self, sources, t: np.ndarray) -> np.ndarray:
+    def check_span(self, first_s: float, last_s: float) -> None:
+        """ValueError if a muscle's control, continued past its nodes as OpenSim continues it
+        (a linear control extrapolates), leaves [0, 1] within the run [first_s, last_s]:
+        OpenSim would run on with that excitation (its Thelen activations pass 1, seen), a
+        muscle we do not simulate."""
+        for m, src in zip(self.muscles, self._muscle_source):
+            if not isinstance(src, Control):
+                continue
+            low, high = extrapolated_range(src, first_s, last_s)
+            if low < 0.0 or high > 1.0:
+                value = low if low < 0.0 else high
+                t = src.knots(first_s, last_s)
+                at = float(t[np.argmin(np.abs(src.at(t) - value))])
+                raise ValueError(
+                    f"{self.controls_file}: {src.label}, extrapolated linearly past its "
+                    f"{src.point}s (t = {float(src.times_s[0])!r} .. "
+                    f"{float(src.times_s[-1])!r} s) as OpenSim's ControlSetController does, "
+                    f"is {value!r} at t = {at!r} s of the run, outside [0, 1]: end the run "
+                    "sooner or add a node there")
+
+    @staticmethod
+    def _at(sources, t: np.ndarray) -> np.ndarray:
         out = np.zeros((t.size, len(sources)))
         for k, src in enumerate(sources):
-            out[:, k] = (np.interp(t, self._time, src) if isinstance(src, np.ndarray)
-                         else src)
+            out[:, k] = src.at(t) if isinstance(src, Control) else src
         return out
 
-    def table(self) -> InputTable:
-        """The inputs as a table for `musculoskeletal.adaptive` (the controls file's times, or
-        one row when every input is constant): the same linear interpolation, held outside."""
-        times = np.array([0.0]) if self._time is None else np.asarray(self._time)
+    def table(self, first_s: float, last_s: float) -> InputTable:
+        """The inputs on [first_s, last_s] as a table for `musculoskeletal.adaptive`: at the
+        knots of every control (`Control.knots`; one row when every input is constant),
+        where the table's linear interpolation is the controls themselves."""
+        knots = [src.knots(first_s, last_s) for src in (*self._muscle_source,
+                                                        *self._actuator_source)
+                 if isinstance(src, Control)]
+        times = np.unique(np.concatenate(knots)) if knots else np.array([first_s])
         return input_table(times, self.excitation(times), self.control(times))
 
     def excitation(self, t) -> np.ndarray:
@@ -267,6 +299,10 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                          "from the default pose starts in equilibrium)")
     if initial is not None and not solve_for_equilibrium:
         check_tendon_states(loaded, msm, initial)
+    if not isinstance(inputs, Inputs):
+        raise TypeError(f"inputs must be an osim.forward.Inputs, got {type(inputs).__name__}")
+    t_end = t0 + float(_times([n], dt_s)[0])
+    inputs.check_span(t0, t_end)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -277,6 +313,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                "muscles_starting_at_min_fiber_length": _at_minimum(msm, state),
                "integrator": integrator, "dt_s": dt_s, "start_s": t0,
                "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
+               "controls_file": inputs.controls_file,
                "controls_ignored_columns": list(inputs.ignored_columns),
                "files": ["states.sto", "muscle_forces.sto", "summary.json"]}
     if initial is not None:
@@ -373,7 +410,7 @@ def _run_adaptive(msm, state, inputs, write, *, t0, n, dt_s, stride, chunk, inte
     dt_s), the controller's step carried from chunk to chunk; at most max_steps attempts a
     chunk."""
     del integrator
-    table = inputs.table()
+    table = inputs.table(t0, t0 + float(_times([n], dt_s)[0]))   # the run's span
     row_steps = np.unique(np.append(np.arange(stride, n + 1, stride), n))
     chunk = min(chunk, row_steps.size)
     h0, accepted, rejected = jnp.nan, 0, 0   # NaN: the integrator selects the first step
