@@ -230,19 +230,24 @@ def set_pose(model, state, q, qd) -> None:
         coords.get(j).setSpeedValue(state, float(speed))
 
 
-def run_forward_tool(out_dir: Path, model: Path, controls: Path, states: Path | None,
-                     initial_s: float, final_s: float, accuracy: float):
-    """OpenSim's ForwardTool on these files (states None: the model's default state), its
-    integrator at `accuracy`, output printed to 16 digits; returns the path of its states
-    file. The tool is built from a setup file it wrote itself, as `opensim-cmd run-tool`
-    builds it: given a Model object from Python (setModel), OpenSim 4.6 crashed in run()."""
+def run_forward_tool(out_dir: Path, model: Path, controls: Path | None, states: Path | None,
+                     initial_s: float, final_s: float, accuracy: float,
+                     external_loads: Path | None = None):
+    """OpenSim's ForwardTool on these files (controls None: none; states None: the model's
+    default state; external_loads None: none), its integrator at `accuracy`, output printed
+    to 16 digits; returns the path of its states file. The tool is built from a setup file it
+    wrote itself, as `opensim-cmd run-tool` builds it: given a Model object from Python
+    (setModel), OpenSim 4.6 crashed in run()."""
     osim = opensim_package()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     tool = osim.ForwardTool()
     tool.setName("forward")
     tool.setModelFilename(str(model))
-    tool.setControlsFileName(str(controls))
+    if controls is not None:
+        tool.setControlsFileName(str(controls))
+    if external_loads is not None:
+        tool.setExternalLoadsFileName(str(external_loads))
     if states is not None:
         tool.setStatesFileName(str(states))
     tool.setInitialTime(initial_s)

@@ -22,6 +22,7 @@ from myotwin.osim.external_loads import evaluate_external_loads, read_external_l
 from myotwin.osim.storage import read_storage
 from opensim_live import opensim_package
 from shared_reference import SHARED, needs
+from storage_files import write_mot
 
 opensim = opensim_package()
 
@@ -68,14 +69,6 @@ def _opensim_loads(xml_path):
 def _opensim_values(force, getter, times):
     return np.array([[getattr(force, getter)(float(t)).get(k) for k in range(3)]
                      for t in times])
-
-
-def _write_mot(path, times, columns: dict[str, np.ndarray]):
-    labels = ["time", *columns]
-    rows = np.column_stack([times, *columns.values()])
-    path.write_text(f"loads\nversion=1\nnRows={rows.shape[0]}\nnColumns={len(labels)}\n"
-                    "inDegrees=no\nendheader\n" + "\t".join(labels) + "\n"
-                    + "".join("\t".join(repr(float(x)) for x in row) + "\n" for row in rows))
 
 
 def test_reads_the_gait_loads():
@@ -144,7 +137,7 @@ def test_short_data_are_constant_linear_or_cubic_like_opensim(tmp_path, n_rows):
     rng = np.random.default_rng(n_rows)
     columns = {f"{prefix}{axis}": rng.normal(size=n_rows)
                for prefix in ("f_v", "f_p", "m_") for axis in "xyz"}
-    _write_mot(tmp_path / "loads.mot", times, columns)
+    write_mot(tmp_path / "loads.mot", times, columns)
     (tmp_path / "loads.xml").write_text(LOADS_V4)
     t = np.array([-0.3, 0.0, 0.1, 0.3, 0.55, 0.9, 1.4, 2.0])
     load = evaluate_external_loads(read_external_loads(tmp_path / "loads.xml"), t)[0]
@@ -158,7 +151,7 @@ def test_short_data_are_constant_linear_or_cubic_like_opensim(tmp_path, n_rows):
 
 
 def test_disabled_and_pointless_forces(tmp_path):
-    _write_mot(tmp_path / "loads.mot", np.arange(5) * 0.1,
+    write_mot(tmp_path / "loads.mot", np.arange(5) * 0.1,
                {f"{p}{a}": np.arange(5.0) + k for k, (p, a) in
                 enumerate((p, a) for p in ("f_v", "f_p", "m_") for a in "xyz")})
     off = LOADS_V4.replace("<appliesForce>true", "<appliesForce>false")
@@ -249,7 +242,7 @@ def test_missing_xml_and_bad_data_times(tmp_path):
     with pytest.raises(OsimError, match="nowhere.xml: cannot read the file"):
         read_external_loads(tmp_path / "nowhere.xml")
     times = np.array([0.0, 0.1, 0.1, 0.2, 0.3])
-    _write_mot(tmp_path / "loads.mot", times,
+    write_mot(tmp_path / "loads.mot", times,
                {f"{p}{a}": np.zeros(5) for p in ("f_v", "f_p", "m_") for a in "xyz"})
     (tmp_path / "loads.xml").write_text(LOADS_V4)
     with pytest.raises(OsimError, match=r"ExternalForce 'push' \(ExternalLoads synthetic\): "

@@ -55,6 +55,7 @@ def cmd_forward(args: argparse.Namespace) -> int:
     from myotwin import osim
     from myotwin.cli.main import print_summary_of
     from myotwin.osim.controls import read_controls
+    from myotwin.osim.external_loads import read_external_loads
     from myotwin.osim.forward import Inputs, forward
     from myotwin.osim.forward_start import read_initial_states
     from myotwin.osim.storage import read_storage
@@ -64,6 +65,8 @@ def cmd_forward(args: argparse.Namespace) -> int:
     controls = read_controls(args.controls) if args.controls else None
     loaded = osim.load(args.file, omit=tuple(args.omit))
     inputs = Inputs(loaded, excitation, controls)
+    external_loads = (None if args.external_loads is None
+                      else read_external_loads(args.external_loads))
     initial_states = None if args.initial_states is None else read_initial_states(
         loaded, read_storage(args.initial_states), str(args.initial_states), args.start_s)
     msm = ms.musculoskeletal_model(loaded.model, osim.build_muscles(loaded, tendon=args.tendon),
@@ -73,4 +76,4 @@ def cmd_forward(args: argparse.Namespace) -> int:
         record_every_s=args.record_every_s, q0=initial, integrator=args.integrator,
         accuracy=args.accuracy, max_steps=args.max_steps, initial=initial_states,
         start_s=None if initial_states is not None else args.start_s,
-        solve_for_equilibrium=args.solve_for_equilibrium))
+        solve_for_equilibrium=args.solve_for_equilibrium, external_loads=external_loads))

@@ -45,6 +45,8 @@ from myotwin.engine.adaptive import AdaptiveResult, check_times, dormand_prince
 from myotwin.engine.arguments import check_musculoskeletal_arguments
 from myotwin.scalars import holds_real_numbers, is_integer, require_real_numbers
 from myotwin.engine.integrators import normalize_quaternions, qpos_derivative
+from myotwin.musculoskeletal.body_loads import (BodyLoads, load_values,
+                                              musculoskeletal_wrenches)
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
 from myotwin.musculoskeletal.state import MusculoskeletalState
@@ -52,18 +54,24 @@ from myotwin.musculoskeletal.state import MusculoskeletalState
 
 class InputTable(NamedTuple):
     """Inputs as functions of time: times_s (k,) increasing; excitation (k, n_muscles) and
-    ctrl (k, n_u) at those times, linear in between, held outside."""
+    ctrl (k, n_u) at those times, linear in between, held outside; loads: external loads on
+    bodies (`body_loads.BodyLoads`, their own functions of time) or None."""
 
     times_s: jax.Array
     excitation: jax.Array
     ctrl: jax.Array
+    loads: BodyLoads | None = None
 
 
-def input_table(times_s, excitation, ctrl) -> InputTable:
+def input_table(times_s, excitation, ctrl, loads: BodyLoads | None = None) -> InputTable:
     """An `InputTable` from arrays: times_s (k,), excitation (k, n_muscles), ctrl (k, n_u);
-    a single time (k = 1) makes the inputs constant and then also takes 1-D rows. ValueError
-    for times that are not a strictly increasing 1-D array, rows that do not match them, an
-    excitation that is not finite and in [0, 1] or a ctrl that is not finite."""
+    a single time (k = 1) makes the inputs constant and then also takes 1-D rows; loads (a
+    `BodyLoads` or None) as given. ValueError for times that are not a strictly increasing
+    1-D array, rows that do not match them, an excitation that is not finite and in [0, 1],
+    a ctrl that is not finite, or loads that are not a BodyLoads."""
+    if loads is not None and not isinstance(loads, BodyLoads):
+        raise ValueError(f"input table: loads must be a BodyLoads or None, got "
+                         f"{type(loads).__name__}")
     for name, values in (("times", times_s), ("excitation", excitation), ("ctrl", ctrl)):
         require_real_numbers("input table", name, values)   # np.asarray(float): True 1.0
     times_s = np.atleast_1d(np.asarray(times_s, dtype=np.float64))
@@ -90,7 +98,7 @@ def input_table(times_s, excitation, ctrl) -> InputTable:
             raise ValueError(f"input table: {name} must be {allowed}; row {row} (t = "
                              f"{times_s[row]:g} s), column {column} is {value!r}")
         rows.append(jnp.asarray(values))
-    return InputTable(jnp.asarray(times_s), *rows)
+    return InputTable(jnp.asarray(times_s), *rows, loads)
 
 
 def _at(times_s, values, t):
@@ -116,8 +124,11 @@ def state_rate(t, state: MusculoskeletalState, args) -> MusculoskeletalState:
     msm, table = args
     q = _normalized(msm, state.q)
     u, c = inputs_at(table, t)
+    xfrc = None if table.loads is None else musculoskeletal_wrenches(
+        msm, table.loads, load_values(table.loads, t), q)
     qdd, da, ds = rates(msm, MusculoskeletalState(q, state.qd, state.activation,
-                                                  state.tendon_state), u, c)
+                                                  state.tendon_state), u, c,
+                        xfrc_applied=xfrc)
     q_rate = state.qd if msm.coordinates is not None else qpos_derivative(msm.skeleton, q,
                                                                           state.qd)
     return MusculoskeletalState(q_rate, qdd, _activation_rate_in_range(msm, state.activation,

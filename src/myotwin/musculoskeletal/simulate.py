@@ -26,6 +26,8 @@ from myotwin.engine.integrators import (Integrator, euler_step_with, explicit_eu
 from myotwin.engine.arguments import (check_musculoskeletal_arguments, check_setting_value,
                                       check_step_count, real_array)
 from myotwin.engine.simulate import DIVERGED_ABOVE, as_integrator, diverged_rows, n_steps_for
+from myotwin.musculoskeletal.body_loads import (BodyLoads, load_values,
+                                              musculoskeletal_wrenches)
 from myotwin.musculoskeletal.dynamics import rates
 from myotwin.musculoskeletal.model import MusculoskeletalModel, clamped_activation
 from myotwin.musculoskeletal.state import MusculoskeletalState
@@ -78,44 +80,54 @@ def check_excitation(excitation) -> None:
 
 def rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation, dt_s,
             n_steps: int, integrator: Integrator = Integrator.RK4,
-            ctrl=None) -> MusculoskeletalState:
+            ctrl=None, *, loads: BodyLoads | None = None, t0_s=0.0) -> MusculoskeletalState:
     """The states at steps 0..n_steps (each field with a leading n_steps + 1 axis) from
     state0; excitation (n_muscles,) or (n_steps, n_muscles); ctrl None (zeros), (n_u,) or
-    (n_steps, n_u) for the skeleton's own actuators. ValueError, before compiling, for a
-    state0 that is not a `MusculoskeletalState`, an n_steps that is not an integer >= 0, and
-    arguments that are not numbers (a bool or a string; values are `simulate`'s to check)."""
+    (n_steps, n_u) for the skeleton's own actuators; loads: external loads on bodies
+    (`body_loads.BodyLoads`) or None, their values at each step's midpoint (the run starting
+    at t0_s) held over the step, their wrenches following the bodies at every stage.
+    ValueError, before compiling, for a state0 that is not a `MusculoskeletalState`, an
+    n_steps that is not an integer >= 0, loads that are not a BodyLoads, and arguments that
+    are not numbers (a bool or a string; values are `simulate`'s to check)."""
     check_step_count("rollout", n_steps)
+    if loads is not None and not isinstance(loads, BodyLoads):
+        raise ValueError(f"rollout: loads must be a BodyLoads (body_loads) or None, got "
+                         f"{type(loads).__name__}")
     if not isinstance(state0, MusculoskeletalState):
         raise ValueError(f"rollout: state0 must be a MusculoskeletalState (equilibrium_state), "
                          f"got {type(state0).__name__}")
     named = [*((f"state0.{k}", v) for k, v in zip(MusculoskeletalState._fields, state0)),
-             ("excitation", excitation), ("dt_s", dt_s), ("ctrl", ctrl)]
+             ("excitation", excitation), ("dt_s", dt_s), ("ctrl", ctrl), ("t0_s", t0_s)]
     for name, value in named:           # jit would refuse a string inside JAX
         if not (value is None and name == "ctrl"):
             require_real_numbers("rollout", name, value)
     check_setting_value("rollout", "dt_s", dt_s)
     check_musculoskeletal_arguments("rollout", msm, {"state": state0})   # (not a JAX error)
-    return _rollout(msm, state0, excitation, dt_s, n_steps, integrator, ctrl)
+    return _rollout(msm, state0, excitation, dt_s, n_steps, integrator, ctrl, loads, t0_s)
 
 
 @functools.partial(jax.jit, static_argnames=("n_steps", "integrator"))
 def _rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation, dt_s,
-             n_steps: int, integrator: Integrator, ctrl) -> MusculoskeletalState:
+             n_steps: int, integrator: Integrator, ctrl, loads=None,
+             t0_s=0.0) -> MusculoskeletalState:
     """`rollout` after its checks (the model and the state's shapes among them), compiled."""
     step = _STEPS[_integrator(integrator)]
     model = msm.skeleton
     u_steps = _per_step(excitation, n_steps, msm.n_muscles, "excitation")
     c_steps = _per_step(jnp.zeros(model.n_u) if ctrl is None else ctrl, n_steps, model.n_u,
                         "ctrl")
+    l_steps = None if loads is None else jax.vmap(load_values, in_axes=(None, 0))(
+        loads, t0_s + (jnp.arange(n_steps) + 0.5) * dt_s)
 
     # rematerialised, as engine.rollout: reverse mode keeps each step's state only
     @functools.partial(jax.checkpoint, prevent_cse=False)
     def body(state, x):
-        u, c = x
+        u, c, values = x
 
         def step_rates(q, qd, extra, damping_dt=None):
+            xfrc = None if values is None else musculoskeletal_wrenches(msm, loads, values, q)
             qdd, da, ds = rates(msm, MusculoskeletalState(q, qd, *extra), u, c,
-                                damping_dt=damping_dt)
+                                xfrc_applied=xfrc, damping_dt=damping_dt)
             return qdd, (da, ds)
 
         q, qd, (a, s) = step(None if msm.coordinates is not None else model, state.q,
@@ -125,7 +137,7 @@ def _rollout(msm: MusculoskeletalModel, state0: MusculoskeletalState, excitation
         new = MusculoskeletalState(q, qd, a, s)
         return new, new
 
-    _, states = jax.lax.scan(body, state0, (u_steps, c_steps))
+    _, states = jax.lax.scan(body, state0, (u_steps, c_steps, l_steps))
     return jax.tree_util.tree_map(lambda x0, xs: jnp.concatenate([x0[None], xs]), state0,
                                   states)
 

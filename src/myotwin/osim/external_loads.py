@@ -1,4 +1,5 @@
-"""OpenSim ExternalLoads (.xml) and their data file -> the loads of inverse dynamics.
+"""OpenSim ExternalLoads (.xml) and their data file -> the loads of inverse dynamics and of
+forward simulations (`forward_loads.py`).
 
     loads = read_external_loads("subject01_walk_grf.xml")
     for load in evaluate_external_loads(loads, times_s):   # the ID tool's output times

@@ -23,6 +23,9 @@ myotwin's engine and muscles:
   *Choice (fixed steps):* the excitation and control of a step are their values at the step's
   midpoint, held over the step (a fixed-step integrator needs one value per step; the
   midpoint makes the piecewise-constant input second-order accurate in dt).
+* External loads (`external_loads`, an ExternalLoads file, OpenSim's ForwardTool
+  `external_loads_file`): its forces act during the run (`forward_loads`, `musculoskeletal.
+  body_loads`), read at every stage's time by rk45, at each step's midpoint by a fixed step.
 * Coupling: as the `MusculoskeletalModel` passed in says; the command's default is OpenSim's
   ("opensim": forces through the point-force moment arms, `musculoskeletal/model.py`), which
   reproduces OpenSim's simulations (arm26: 3e-6 rad at 0.1 s; docs/osim.md).
@@ -81,6 +84,8 @@ from myotwin.osim.forward_start import (InitialStates, check_tendon_states, star
                                         start_time)
 from myotwin.osim.controls import (Control, Controls, controls_from_storage,
                                    extrapolated_range)
+from myotwin.osim.external_loads import ExternalLoads
+from myotwin.osim.forward_loads import forward_loads
 from myotwin.osim.inverse_dynamics import check_accuracy
 from myotwin.osim.loader import OsimModel
 from myotwin.osim.muscles import OPENSIM_STATE
@@ -249,7 +254,8 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
             q0: Mapping[str, float] | None = None, integrator: str = "rk45",
             chunk_steps: int = CHUNK_STEPS, accuracy: float = DEFAULT_ACCURACY,
             max_steps: int = 1_000_000, initial: InitialStates | None = None,
-            start_s: float | None = None, solve_for_equilibrium: bool = False) -> dict:
+            start_s: float | None = None, solve_for_equilibrium: bool = False,
+            external_loads: ExternalLoads | None = None) -> dict:
     """Simulate `msm` (built from `loaded`, e.g. `osim.build_muscles`) for `duration_s` and
     write states.sto, muscle_forces.sto and summary.json into `out_dir` (module docstring).
     record_every_s: interval of the written rows (default: every dt_s), a whole number of
@@ -264,7 +270,8 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     speeds and activations instead: OpenSim's equilibrium of each muscle type
     (`muscle_equilibrium.equilibrium_states`, at the path's lengthening speed) when msm
     integrates the states OpenSim does, else `equilibrium_state`'s (zero tendon velocity).
-    Returns the summary; raises
+    external_loads: an ExternalLoads file (`osim.external_loads.read_external_loads`) whose
+    forces act during the run (`forward_loads`), or None. Returns the summary; raises
     FloatingPointError after writing if the state stops being finite."""
     if (loaded.coupling is None) != (msm.coordinates is None):
         raise ValueError(f"{loaded.source}: the musculoskeletal model's coordinates are not the "
@@ -303,6 +310,10 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
         raise TypeError(f"inputs must be an osim.forward.Inputs, got {type(inputs).__name__}")
     t_end = t0 + float(_times([n], dt_s)[0])
     inputs.check_span(t0, t_end)
+    if external_loads is not None and not isinstance(external_loads, ExternalLoads):
+        raise TypeError(f"external_loads must be read by osim.external_loads."
+                        f"read_external_loads, got {type(external_loads).__name__}")
+    loads = None if external_loads is None else forward_loads(loaded, external_loads)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -314,6 +325,9 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                "integrator": integrator, "dt_s": dt_s, "start_s": t0,
                "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
                "controls_file": inputs.controls_file,
+               "external_loads": None if external_loads is None else {
+                   "file": external_loads.path.name,
+                   "forces": [f.name for f in external_loads.forces if f.applies_force]},
                "controls_ignored_columns": list(inputs.ignored_columns),
                "files": ["states.sto", "muscle_forces.sto", "summary.json"]}
     if initial is not None:
@@ -343,7 +357,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
         run = _run_adaptive if integrator == "rk45" else _run_fixed
         progress = run(msm, state, inputs, write, t0=t0, n=n, dt_s=dt_s, stride=stride,
                        chunk=min(int(chunk_steps), n), integrator=integrator,
-                       accuracy=accuracy, max_steps=int(max_steps))
+                       accuracy=accuracy, max_steps=int(max_steps), loads=loads)
         rows_written = states_file.rows
     state = progress.pop("state")
     failure = progress.pop("failure")
@@ -369,15 +383,16 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
 
 
 def _run_fixed(msm, state, inputs, write, *, t0, n, dt_s, stride, chunk, integrator,
-               accuracy, max_steps) -> dict:
-    """The fixed-step loop from t0: chunks of `chunk` steps, each step's inputs at its
-    midpoint."""
+               accuracy, max_steps, loads) -> dict:
+    """The fixed-step loop from t0: chunks of `chunk` steps, each step's inputs (and the
+    external loads' values) at its midpoint."""
     del accuracy, max_steps
     done, bad_step = 0, -1
     while done < n and bad_step < 0:
         t_mid = t0 + (done + np.arange(chunk) + 0.5) * dt_s
         states = rollout(msm, state, jnp.asarray(inputs.excitation(t_mid)), dt_s, chunk,
-                         Integrator(integrator), jnp.asarray(inputs.control(t_mid)))
+                         Integrator(integrator), jnp.asarray(inputs.control(t_mid)),
+                         loads=loads, t0_s=t0 + done * dt_s)
         steps = done + np.arange(1, chunk + 1)
         keep = steps <= n
         bad_row = first_diverged_step(states)   # row 0 is the chunk's finite start
@@ -405,12 +420,12 @@ def _not_finite(t_s: float) -> str:
 
 
 def _run_adaptive(msm, state, inputs, write, *, t0, n, dt_s, stride, chunk, integrator,
-                  accuracy, max_steps) -> dict:
+                  accuracy, max_steps, loads) -> dict:
     """The error-controlled loop from t0: chunks of `chunk` output rows (every stride steps of
     dt_s), the controller's step carried from chunk to chunk; at most max_steps attempts a
     chunk."""
     del integrator
-    table = inputs.table(t0, t0 + float(_times([n], dt_s)[0]))   # the run's span
+    table = inputs.table(t0, t0 + float(_times([n], dt_s)[0]))._replace(loads=loads)
     row_steps = np.unique(np.append(np.arange(stride, n + 1, stride), n))
     chunk = min(chunk, row_steps.size)
     h0, accepted, rejected = jnp.nan, 0, 0   # NaN: the integrator selects the first step

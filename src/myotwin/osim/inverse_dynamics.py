@@ -47,6 +47,7 @@ from myotwin.engine.coupling import direct_forces, full_motion, reduce_forces
 from myotwin.engine.dynamics import inverse_dynamics
 from myotwin.engine.kinematics import kinematics
 from myotwin.engine.piecewise import evaluate_padded, pad_polynomials
+from myotwin.musculoskeletal.body_loads import load_wrenches
 from myotwin.osim.external_loads import (AppliedLoad, evaluate_external_loads,
                                          read_external_loads)
 from myotwin.osim.loader import OsimModel, load
@@ -299,7 +300,7 @@ def reduced_column_labels(loaded: OsimModel) -> tuple[str, ...]:
     return ("time",) + tuple(column_labels(loaded)[1 + k] for k in out.reduced)
 
 
-def _frame_index(loaded: OsimModel, frame: str, what: str) -> int:
+def frame_index(loaded: OsimModel, frame: str, what: str) -> int:
     """Engine body index of an OpenSim frame name (ground -> 0)."""
     if frame == GROUND:
         return 0
@@ -336,7 +337,7 @@ def load_plan(loaded: OsimModel, loads: Sequence[AppliedLoad], n_times: int) -> 
                              f"{load.force_frame!r}")
 
     def index(attr: str) -> np.ndarray:
-        return np.array([_frame_index(loaded, getattr(load, attr),
+        return np.array([frame_index(loaded, getattr(load, attr),
                                       f"ExternalForce {load.name!r} {attr}")
                          for load in loads], dtype=np.int32)
 
@@ -353,16 +354,10 @@ def load_plan(loaded: OsimModel, loads: Sequence[AppliedLoad], n_times: int) -> 
 def _xfrc(model, kin, frames, force, point, torque) -> jax.Array:
     """(n_body, 6) world force and torque at each body's COM (the engine's xfrc_applied) of
     the loads (n_loads, 3) whose applied body, force/torque frame and point frame are
-    `frames` (three tuples of engine body indices)."""
+    `frames` (three tuples of engine body indices): `musculoskeletal.body_loads`."""
     body, force_frame, point_frame = (np.asarray(f, dtype=np.int32) for f in frames)
-    rot_f = kin.body_rot_world[force_frame]            # (n_loads, 3, 3); ground = I
-    rot_p = kin.body_rot_world[point_frame]
-    force_w = jnp.einsum("lij,lj->li", rot_f, force)
-    torque_w = jnp.einsum("lij,lj->li", rot_f, torque)
-    point_w = kin.body_pos_world[point_frame] + jnp.einsum("lij,lj->li", rot_p, point)
-    arm = point_w - kin.body_com_world[body]
-    wrench = jnp.concatenate([force_w, torque_w + jnp.cross(arm, force_w)], axis=-1)
-    return jnp.zeros((model.n_body, 6), force.dtype).at[body].add(wrench)
+    return load_wrenches(model.n_body, kin, body, force_frame, point_frame, force, point,
+                         torque)
 
 
 #: XLA options of the batched inverse dynamics: LLVM's optimisation off. The function runs
