@@ -232,9 +232,10 @@ def set_pose(model, state, q, qd) -> None:
 
 def run_forward_tool(out_dir: Path, model: Path, controls: Path | None, states: Path | None,
                      initial_s: float, final_s: float, accuracy: float,
-                     external_loads: Path | None = None):
+                     external_loads: Path | None = None, force_set_files=()):
     """OpenSim's ForwardTool on these files (controls None: none; states None: the model's
-    default state; external_loads None: none), its integrator at `accuracy`, output printed
+    default state; external_loads None: none; force_set_files added to the model's forces,
+    replace_force_set false), its integrator at `accuracy`, output printed
     to 16 digits; returns the path of its states file. The tool is built from a setup file it
     wrote itself, as `opensim-cmd run-tool` builds it: given a Model object from Python
     (setModel), OpenSim 4.6 crashed in run()."""
@@ -250,6 +251,12 @@ def run_forward_tool(out_dir: Path, model: Path, controls: Path | None, states: 
         tool.setExternalLoadsFileName(str(external_loads))
     if states is not None:
         tool.setStatesFileName(str(states))
+    if force_set_files:
+        files = osim.ArrayStr()
+        for path in force_set_files:
+            files.append(str(path))
+        tool.setForceSetFiles(files)
+        tool.setReplaceForceSet(False)
     tool.setInitialTime(initial_s)
     tool.setFinalTime(final_s)
     tool.setErrorTolerance(accuracy)

@@ -9,13 +9,15 @@
   interpolate the same doubles: 1e-12 (observed 0 to ~1e-16).
 * A run: arm26 from CMC's states at 0.0534 s (the ForwardTool starts at its row at
   0.05099992 s) for 0.1 s, driven by CMC's controls as CMC writes them into its
-  controls.xml (each muscle's control a step function named `<muscle>.excitation`), BICshort
-  and BRA instead by two-node linear controls that the ForwardTool continues past their last
-  node, against OpenSim's ForwardTool itself on the same three files at accuracy 1e-9: the
-  coordinates within 3e-7 rad and the fiber lengths within 1e-8 m at the end (the tolerances
-  of the CMC-start tests of test_osim_forward_arm26.py; observed when written 8e-8 rad,
-  2e-9 m). Read as linear controls instead (the .sto), CMC's controls moved the elbow
-  1.2e-4 rad away (a scratch run): the steps are what the test checks.
+  controls.xml (each muscle's control a step function named `<muscle>.excitation`, the
+  reserve actuators' linear), BICshort and BRA instead by two-node linear controls that the
+  ForwardTool continues past their last node, with CMC's reserve actuators added from a
+  ForceSet file (`--force-set`, the tool's force_set_files), against OpenSim's ForwardTool
+  itself on the same four files at accuracy 1e-9: the coordinates within 3e-7 rad and the
+  fiber lengths within 1e-8 m at the end (the tolerances of the CMC-start tests of
+  test_osim_forward_arm26.py; observed when written 6.9e-8 rad, 1.3e-9 m). Scratch runs
+  show what each part weighs: CMC's controls read as linear (the .sto) moved the elbow
+  1.2e-4 rad away, and the reserves left out 1.4e-2 rad.
 * Bad files are one line naming the file, the control and the value (exit status 2).
 """
 
@@ -100,11 +102,29 @@ def test_a_sto_becomes_opensims_controlset_of_it():
     assert worst <= 1e-12
 
 
+RESERVES = ("r_shoulder_elev_reserve", "r_elbow_flex_reserve")
+
+
+def _reserves_xml(osim, path):
+    """CMC's reserve actuators of arm26 as a ForceSet file: a CoordinateActuator on each
+    coordinate, optimal force 10 N m, controls unbounded."""
+    forces = osim.ForceSet()
+    forces.setName("arm26_reserves")
+    for name in RESERVES:
+        actuator = osim.CoordinateActuator(name.removesuffix("_reserve"))
+        actuator.setName(name)
+        actuator.setOptimalForce(10.0)
+        actuator.setMinControl(-np.inf)
+        actuator.setMaxControl(np.inf)
+        forces.cloneAndAppend(actuator)
+    forces.printToXML(str(path))
+    return path
+
+
 def _cmc_controls_xml(osim, path):
-    """CMC's controls as CMC writes them into its controls.xml (its muscles' controls step
-    functions named <muscle>.excitation; the reserve actuators, which arm26.osim lacks and the
-    ForwardTool would refuse, left out), but BICshort and BRA linear from 0.05 to 0.1 s,
-    continued past 0.1 s."""
+    """CMC's controls as CMC writes them into its controls.xml: its muscles' controls step
+    functions named <muscle>.excitation, its reserve actuators' linear; but BICshort and BRA
+    linear from 0.05 to 0.1 s, continued past 0.1 s."""
     table = osim.ControlSet(osim.Storage(str(CMC_CONTROLS)))
     written = osim.ControlSet()
     written.setName("arm26_CMC")
@@ -116,8 +136,6 @@ def _cmc_controls_xml(osim, path):
         elif name in MUSCLES:
             control.setUseSteps(True)
             control.setName(f"{name}.excitation")
-        else:
-            continue
         written.cloneAndAppend(control)
     written.printToXML(str(path))
     return path
@@ -127,16 +145,21 @@ def test_cmcs_step_controls_drive_arm26_as_the_forward_tool_does(tmp_path, capsy
     osim = opensim_package()
     _need(ARM26, CMC_STATES, CMC_CONTROLS)
     controls = _cmc_controls_xml(osim, tmp_path / "controls.xml")
+    reserves = _reserves_xml(osim, tmp_path / "reserves.xml")
     status = main(["osim", "forward", str(ARM26), "--out", str(tmp_path / "run"),
-                   "--controls", str(controls), "--initial-states", str(CMC_STATES),
+                   "--controls", str(controls), "--force-set", str(reserves),
+                   "--initial-states", str(CMC_STATES),
                    "--start-s", "0.0534", "--duration-s", "0.1", "--dt-s", "1e-4",
                    "--record-every-s", "0.01", "--accuracy", "1e-9"])
     assert status == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["controls_file"] == "controls.xml" and summary["start_s"] == 0.05099992
+    assert summary["force_set_files"] == ["reserves.xml"]
+    assert summary["controls_ignored_columns"] == []      # the reserves are driven
     ours = read_storage(tmp_path / "run" / "states.sto")
     theirs = read_storage(run_forward_tool(tmp_path / "opensim", ARM26, controls, CMC_STATES,
-                                           0.0534, float(ours.time_s[-1]), 1e-9))
+                                           0.0534, float(ours.time_s[-1]), 1e-9,
+                                           force_set_files=[reserves]))
     assert theirs.time_s[0] == ours.time_s[0] and theirs.time_s[-1] == ours.time_s[-1]
     error_q = max(abs(ours.column(c)[-1] - theirs.column(c)[-1]) for c in COORDS)
     error_fiber = max(abs(ours.column(f"/forceset/{m}/fiber_length")[-1]

@@ -426,3 +426,47 @@ def test_omitted_wrap_object_is_dropped_from_paths_and_recorded(tmp_path):
     tiny = osim.load(path, omit=("cyl",))
     assert tiny.omitted == ("cyl",)
     assert tiny.model.paths.path_names == ("m",)  # its only wrap dropped: a straight path
+
+
+_FORCE_SET = ('<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40600">'
+              '<ForceSet name="extra"><objects>{}</objects><groups /></ForceSet>'
+              "</OpenSimDocument>")
+_MOTOR = ('<CoordinateActuator name="{}"><min_control>-Inf</min_control>'
+          "<max_control>Inf</max_control><coordinate>theta</coordinate>"
+          "<optimal_force>3</optimal_force></CoordinateActuator>")
+
+
+def test_force_set_files_add_their_forces_after_the_models(tmp_path):
+    """OpenSim's ForwardTool force_set_files (replace_force_set false): the file's
+    CoordinateActuator joins the model's forces after them (driven against the ForwardTool
+    in test_osim_controls.py)."""
+    extra = tmp_path / "extra.xml"
+    extra.write_text(_FORCE_SET.format(_MOTOR.format("reserve")))
+    plain = osim.load(write_osim(tmp_path, TINY))
+    loaded = osim.load(write_osim(tmp_path, TINY), force_set_files=[extra])
+    assert loaded.actuator_names == (*plain.actuator_names, "reserve")
+    assert loaded.force_names == (*plain.force_names, "reserve")
+    assert loaded.actuators["reserve"]["gear"] == 3.0
+    assert loaded.model.n_u == plain.model.n_u + 1
+    assert loaded.force_set_files == (str(extra),)
+
+
+@pytest.mark.parametrize("objects, message", [
+    (_MOTOR.format("m"), "extra.xml: CoordinateActuator 'm': another force of the model or of "
+     "its force set files has this name"),
+    ('<PointActuator name="FX"/>', "extra.xml: PointActuator 'FX': PointActuator is not a "
+     "supported force"),
+    (_MOTOR.format("r").replace("theta", "phi"), "extra.xml: CoordinateActuator 'r': "
+     "<coordinate> names no coordinate of the model, got 'phi'"),
+])
+def test_bad_force_set_files_name_their_file(tmp_path, objects, message):
+    extra = tmp_path / "extra.xml"
+    extra.write_text(_FORCE_SET.format(objects))
+    with pytest.raises(osim.OsimError) as info:
+        osim.load(write_osim(tmp_path, TINY), force_set_files=[extra])
+    assert message in str(info.value), str(info.value)
+
+
+def test_force_set_files_must_be_a_collection(tmp_path):
+    with pytest.raises(TypeError, match=r"force_set_files must be a collection of paths"):
+        osim.load(write_osim(tmp_path, TINY), force_set_files=str(tmp_path / "extra.xml"))

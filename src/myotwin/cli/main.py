@@ -165,6 +165,9 @@ def _add_forward_parser(cmds) -> None:
                    "with columns named after muscles and CoordinateActuators (linear in time, "
                    "extrapolated linearly past its rows), or a ControlSet .xml such as CMC's "
                    "(its ControlLinear controls, steps or linear)")
+    p.add_argument("--force-set", nargs="+", default=[], metavar="FORCES.xml",
+                   help="OpenSim ForceSet files whose forces join the model's (e.g. CMC's "
+                   "reserve actuators), as the forward tool's force_set_files")
     p.add_argument("--external-loads", metavar="LOADS.xml",
                    help="an OpenSim ExternalLoads file (e.g. ground reaction forces) whose "
                    "forces act during the run, as the forward tool's external_loads_file")

@@ -23,6 +23,9 @@ myotwin's engine and muscles:
   *Choice (fixed steps):* the excitation and control of a step are their values at the step's
   midpoint, held over the step (a fixed-step integrator needs one value per step; the
   midpoint makes the piecewise-constant input second-order accurate in dt).
+* Force set files (`osim.load(..., force_set_files=)`, OpenSim's ForwardTool
+  `force_set_files`, e.g. CMC's reserve actuators): their actuators are the model's; the
+  summary names the files.
 * External loads (`external_loads`, an ExternalLoads file, OpenSim's ForwardTool
   `external_loads_file`): its forces act during the run (`forward_loads`, `musculoskeletal.
   body_loads`), read at every stage's time by rk45, at each step's midpoint by a fixed step.
@@ -320,6 +323,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     state, unsolved = start_state(loaded, msm, inputs.excitation(t0)[0], q0, initial,
                                   solve_for_equilibrium)
     summary = {"model": loaded.source, "omitted": list(loaded.omitted),
+               "force_set_files": [Path(f).name for f in loaded.force_set_files],
                "tendon": msm.muscles.tendon.value, "coupling": msm.coupling,
                "muscles_starting_at_min_fiber_length": _at_minimum(msm, state),
                "integrator": integrator, "dt_s": dt_s, "start_s": t0,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import types
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import NamedTuple
 
 import jax
@@ -84,6 +85,8 @@ class OsimModel:
     muscles: name -> read-only mapping of parameters (SI names, `osim.force_reading`).
     force_names: the muscles and CoordinateActuators together in ForceSet order (OpenSim's
       column order for its tools' per-actuator output).
+    force_set_files: the ForceSet files whose forces joined the model's (`load`'s
+      force_set_files), as given.
     actuator_names: the CoordinateActuators in ForceSet order (= the model's actuators);
       actuators: name -> {"coordinate", "gear", "control_range" (min_control, max_control),
       recorded, not enforced: OpenSim applies control * optimal_force unclamped}.
@@ -133,6 +136,7 @@ class OsimModel:
     locked_coordinates: Mapping[str, LockedCoordinate] = dataclasses.field(
         default_factory=lambda: types.MappingProxyType({}))
     force_names: tuple[str, ...] = ()
+    force_set_files: tuple[str, ...] = ()
 
 
 def _frozen(mapping=(), **items) -> types.MappingProxyType:
@@ -234,7 +238,7 @@ def _coupling(doc, engine_joints: tuple[str, ...], coupled: Mapping[str, Coupled
 
 
 def load(path, *, omit: Iterable[str] = (), forces: bool = True,
-         locks: bool = True) -> OsimModel:
+         locks: bool = True, force_set_files: Iterable = ()) -> OsimModel:
     """Load an OpenSim 4 .osim file of the supported subset (docs/osim.md).
 
     omit: names of wrap objects, constraints, forces or components to leave out (paths then
@@ -242,7 +246,10 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
     ellipsoids). forces=False loads the skeleton only (the ForceSet is not read: no muscles,
     no actuators), for inverse dynamics with every force excluded. locks=False reads every
     coordinate as unlocked, as OpenSim's inverse dynamics does (its solver ignores locks);
-    by default a locked coordinate is held at its default_value (`locked_coordinates`). Raises
+    by default a locked coordinate is held at its default_value (`locked_coordinates`).
+    force_set_files: OpenSim ForceSet .xml files (e.g. CMC's reserve actuators) whose forces
+    are added after the model's, as OpenSim's ForwardTool adds its `force_set_files` when
+    `replace_force_set` is false; their forces must be of the types the model's may be. Raises
     `osim.OsimError` (a ValueError naming the file, the element and the value) for anything
     outside the subset. Needs float64 (`myotwin.configure_jax()` first)."""
     names = () if isinstance(omit, str) else tuple(omit)
@@ -255,7 +262,13 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
     if not jax.config.jax_enable_x64:
         raise RuntimeError("osim.load needs float64: call myotwin.configure_jax() (or "
                            'jax.config.update("jax_enable_x64", True)) first')
-    doc = read_document(path, names, forces=forces)
+    if isinstance(force_set_files, (str, Path)):
+        raise TypeError(f"force_set_files must be a collection of paths, e.g. "
+                        f"force_set_files=({str(force_set_files)!r},), got {force_set_files!r}")
+    extra = tuple(str(f) for f in force_set_files)
+    if extra and not forces:
+        raise ValueError("force_set_files add forces: they cannot be read with forces=False")
+    doc = read_document(path, names, forces=forces, force_set_files=extra)
     pb = to_builders.path_builder(doc, to_builders.skeleton(doc))
     model, engine_joints = to_builders.build_model(doc, pb)
     coupled, locked = _coupled(doc), _locked(doc, locks)
@@ -284,4 +297,5 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
         unenforced_constraints=doc.unenforced_constraints,
         merged_bodies=_frozen(to_builders.merge_welded(doc)[1]),
         all_coordinates=all_coordinates, engine_joint_coordinates=driver,
-        locked_coordinates=_frozen(locked), force_names=doc.force_names)
+        locked_coordinates=_frozen(locked), force_names=doc.force_names,
+        force_set_files=extra)

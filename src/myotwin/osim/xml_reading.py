@@ -130,11 +130,32 @@ def _read_joints(model: Node, bodies) -> tuple[tuple[Joint, ...], dict[str, str]
     return joints, coordinates
 
 
-def _read_forces(model: Node, omissions: Omissions, bodies, coordinates, wraps,
+def _force_nodes(model: Node, force_set_files) -> list[Node]:
+    """The forces of the model's ForceSet, then those of each ForceSet file (OpenSim's
+    ForwardTool `force_set_files`, appended as its `replace_force_set` false appends them),
+    each a Node naming its own file; OsimError for a file that is not a ForceSet document or
+    a force whose name another force has."""
+    nodes = [Node.of(elem, model.where, "") for elem in model.objects("ForceSet")]
+    for path in force_set_files:
+        path = Path(path)
+        force_set = document_element(parse_xml(path), path.name, "ForceSet", 1, "")
+        force_set.check_children(("objects", "groups"))
+        objects = force_set.find("objects")
+        nodes += [Node.of(elem, force_set.where, "")
+                  for elem in ([] if objects is None else list(objects))]
+    seen = set()
+    for node in nodes:
+        if node.name in seen:
+            raise node.error("another force of the model or of its force set files has this "
+                             "name")
+        seen.add(node.name)
+    return nodes
+
+
+def _read_forces(nodes: list[Node], omissions: Omissions, bodies, coordinates, wraps,
                  omitted_wraps, ellipsoids):
     muscles, actuators = [], []
-    for elem in model.objects("ForceSet"):
-        node = Node.of(elem, model.where, "")
+    for node in nodes:
         if omissions.take(node):
             continue
         if node.tag in MUSCLE_TYPES:
@@ -149,11 +170,12 @@ def _read_forces(model: Node, omissions: Omissions, bodies, coordinates, wraps,
     return tuple(muscles), tuple(actuators)
 
 
-def read_document(path, omit=(), *, forces: bool = True) -> Document:
+def read_document(path, omit=(), *, forces: bool = True, force_set_files=()) -> Document:
     """Read and check the .osim file at `path`; the names in `omit` (wrap objects,
     constraints, forces, components) are left out and recorded in `Document.omitted`.
     forces=False reads the skeleton only: the ForceSet is not read (no muscles, no
-    actuators), as OpenSim's tools do with every force excluded."""
+    actuators), as OpenSim's tools do with every force excluded. force_set_files: ForceSet
+    .xml files whose forces join the model's, after them (`_force_nodes`)."""
     path = Path(path)
     omissions = Omissions(frozenset(omit))
     model = _model_node(parse_xml(path), path.name)
@@ -166,10 +188,10 @@ def read_document(path, omit=(), *, forces: bool = True) -> Document:
     joints, coordinates = _read_joints(model, bodies)
     couplers, unenforced = read_constraints(model, omissions, joints)
     wraps = {w.name for w in (*cylinders, *obstacles, *ellipsoids, *spheres)}
-    muscles, actuators = (_read_forces(model, omissions, bodies, coordinates, wraps,
-                                       omitted_wraps, {w.name for w in ellipsoids})
-                          if forces else ((), ()))
-    order = [Node.of(e, model.where, "").name for e in model.objects("ForceSet")]
+    nodes = _force_nodes(model, force_set_files) if forces else []
+    muscles, actuators = _read_forces(nodes, omissions, bodies, coordinates, wraps,
+                                      omitted_wraps, {w.name for w in ellipsoids})
+    order = [node.name for node in nodes]
     _refuse_unless_omitted(model, "ComponentSet", omissions, "components may carry physics")
     frame_components(model, omissions)
     unknown = sorted(set(omit) - set(omissions.used))
