@@ -93,7 +93,7 @@ _ANALYZE_TOOL = """<?xml version="1.0" encoding="UTF-8" ?>
   <initial_time>{start}</initial_time><final_time>{end}</final_time>
   <solve_for_equilibrium_for_auxiliary_states>false</solve_for_equilibrium_for_auxiliary_states>
   <AnalysisSet name="Analyses"><objects>{analysis}</objects><groups /></AnalysisSet>
-  <coordinates_file>{coordinates}</coordinates_file>{loads}
+  <coordinates_file>{coordinates}</coordinates_file>{loads}{force_sets}
   <lowpass_cutoff_frequency_for_coordinates>{cutoff}</lowpass_cutoff_frequency_for_coordinates>
 </AnalyzeTool></OpenSimDocument>
 """
@@ -102,18 +102,22 @@ _ANALYZE_TOOL = """<?xml version="1.0" encoding="UTF-8" ?>
 def _run_analyze_tool(name: str, analysis: str, out_dir: Path, model: Path, coordinates: Path,
                       cutoff_hz: float, start_s: float, end_s: float,
                       external_loads: Path | None = None, states: bool = False,
-                      equilibrium: bool = False) -> None:
+                      equilibrium: bool = False, force_set_files=()) -> None:
     """OpenSim's AnalyzeTool `name` with the one analysis `analysis` (its XML, over
     start_s-end_s) on a coordinates file (or, if `states`, on `coordinates` as a states
     file, unfiltered), from a setup file written into `out_dir`; `equilibrium`: its
-    solve_for_equilibrium_for_auxiliary_states."""
+    solve_for_equilibrium_for_auxiliary_states; force_set_files: its force_set_files,
+    added to the model's forces (replace_force_set false)."""
     osim = opensim_package()
     setup = Path(out_dir) / f"opensim_{name}_setup.xml"
     text = _ANALYZE_TOOL.format(
         name=name, model=model, out=out_dir, start=start_s, end=end_s, analysis=analysis,
         coordinates=coordinates, cutoff=cutoff_hz,
         loads="" if external_loads is None
-        else f"<external_loads_file>{external_loads}</external_loads_file>")
+        else f"<external_loads_file>{external_loads}</external_loads_file>",
+        force_sets="" if not force_set_files else
+        "<replace_force_set>false</replace_force_set><force_set_files>"
+        + " ".join(str(f) for f in force_set_files) + "</force_set_files>")
     if states:
         text = text.replace(f"<coordinates_file>{coordinates}</coordinates_file>",
                             f"<states_file>{coordinates}</states_file>")
@@ -127,10 +131,11 @@ def _run_analyze_tool(name: str, analysis: str, out_dir: Path, model: Path, coor
 def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutoff_hz: float,
                             start_s: float, end_s: float, exponent: float = 2.0,
                             use_muscle_physiology: bool = True, convergence: float = 1e-10,
-                            external_loads: Path | None = None):
+                            external_loads: Path | None = None, force_set_files=()):
     """OpenSim's StaticOptimization analysis run by its AnalyzeTool (a setup file written
     into `out_dir`) on `coordinates` (with the ExternalLoads file `external_loads`, if
-    given); returns its (activation, force) tables (`myotwin.osim.storage.Storage`)."""
+    given; and with the ForceSet files `force_set_files` added to the model's forces); returns
+    its (activation, force) tables (`myotwin.osim.storage.Storage`)."""
     from myotwin.osim.storage import read_storage
 
     analysis = (
@@ -142,7 +147,7 @@ def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutof
         f"<optimizer_convergence_criterion>{convergence}</optimizer_convergence_criterion>"
         "<optimizer_max_iterations>1000</optimizer_max_iterations></StaticOptimization>")
     _run_analyze_tool("so", analysis, out_dir, model, coordinates, cutoff_hz, start_s, end_s,
-                      external_loads)
+                      external_loads, force_set_files=force_set_files)
     return tuple(read_storage(Path(out_dir) / f"so_StaticOptimization_{kind}.sto")
                  for kind in ("activation", "force"))
 

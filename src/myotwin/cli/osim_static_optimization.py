@@ -27,7 +27,8 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         cutoff_hz=args.lowpass_hz, start_time_s=args.start_s, end_time_s=args.end_s,
         activation_exponent=args.activation_exponent,
         use_muscle_physiology=not args.no_muscle_physiology,
-        accuracy=DEFAULT_ACCURACY if args.accuracy is None else args.accuracy))
+        accuracy=DEFAULT_ACCURACY if args.accuracy is None else args.accuracy,
+        force_set_files=args.force_set))
 
 
 def add_parser(cmds) -> None:
@@ -41,6 +42,9 @@ def add_parser(cmds) -> None:
     p.add_argument("file", help="an OpenSim 4 .osim file (Thelen2003, Millard2012Equilibrium "
                    "or DeGrooteFregly2016 muscles, CoordinateActuators)")
     add_motion_arguments(p)
+    p.add_argument("--force-set", nargs="+", default=[], metavar="FORCES.xml",
+                   help="OpenSim ForceSet files whose actuators join the model's (e.g. reserve "
+                   "actuators), as the analyze tool's force_set_files")
     p.add_argument("--activation-exponent", type=number, default=2.0, help="p in sum x^p "
                    "(OpenSim's activation_exponent, default 2)")
     p.add_argument("--no-muscle-physiology", action="store_true", help="a muscle's force per "

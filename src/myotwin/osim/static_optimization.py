@@ -243,10 +243,13 @@ def solve(b: np.ndarray, tau: np.ndarray, acts: Actuators, exponent: float, x0: 
 def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
         cutoff_hz: float | None = None, start_time_s: float = -np.inf,
         end_time_s: float = np.inf, activation_exponent: float = 2.0,
-        use_muscle_physiology: bool = True, accuracy: float = DEFAULT_ACCURACY) -> dict:
+        use_muscle_physiology: bool = True, accuracy: float = DEFAULT_ACCURACY,
+        force_set_files=()) -> dict:
     """`myotwin osim static-optimization`: writes DIR/static_optimization_activation.sto,
     DIR/static_optimization_force.sto and DIR/summary.json (module docstring); returns the
-    summary. Bad input raises ValueError naming the file, field and value."""
+    summary. force_set_files: ForceSet files whose actuators join the model's (OpenSim's
+    AnalyzeTool force_set_files, e.g. reserve actuators; `osim.load`). Bad input raises
+    ValueError naming the file, field and value."""
     check_cutoff(cutoff_hz)
     start_time_s, end_time_s = time_window(str(coordinates_path), start_time_s, end_time_s)
     exponent = as_real(activation_exponent)
@@ -259,7 +262,7 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
         raise ValueError(f"use_muscle_physiology must be True or False, got "
                          f"{use_muscle_physiology!r}")
     started = time.perf_counter()
-    loaded = load(model_path)
+    loaded = load(model_path, force_set_files=force_set_files)
     acts = actuators(loaded)
     if not acts.names:
         raise ValueError(f"{model_path}: the model has no muscles or CoordinateActuators to "
@@ -299,6 +302,7 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
         "model": str(model_path),
         "coordinates_file": str(coordinates_path),
         "external_loads_file": None if external_loads_path is None else str(external_loads_path),
+        "force_set_files": [str(f) for f in loaded.force_set_files],
         "lowpass_cutoff_hz": cutoff_hz,
         "activation_exponent": activation_exponent,
         "use_muscle_physiology": use_muscle_physiology,
