@@ -7,7 +7,8 @@
   the nodes; and CMC's .sto controls against OpenSim's `ControlSet(Storage)` built from the
   same file (what the ForwardTool makes of a .sto), past its last row too. Both sides
   interpolate the same doubles: 1e-12 (observed 0 to ~1e-16).
-* A run: arm26 from CMC's states at 0.0534 s (the ForwardTool starts at its row at
+* A run: arm26 (its ellipsoids inactive in the file both read: compiling them is not what
+  this is about) from CMC's states at 0.0534 s (the ForwardTool starts at its row at
   0.05099992 s) for 0.1 s, driven by CMC's controls as CMC writes them into its
   controls.xml (each muscle's control a step function named `<muscle>.excitation`, the
   reserve actuators' linear), BICshort and BRA instead by two-node linear controls that the
@@ -15,9 +16,9 @@
   ForceSet file (`--force-set`, the tool's force_set_files), against OpenSim's ForwardTool
   itself on the same four files at accuracy 1e-9: the coordinates within 3e-7 rad and the
   fiber lengths within 1e-8 m at the end (the tolerances of the CMC-start tests of
-  test_osim_forward_arm26.py; observed when written 6.9e-8 rad, 1.3e-9 m). Scratch runs
-  show what each part weighs: CMC's controls read as linear (the .sto) moved the elbow
-  1.2e-4 rad away, and the reserves left out 1.4e-2 rad.
+  test_osim_forward_arm26.py; observed when written 4.0e-8 rad, 8e-10 m). Scratch runs with
+  the ellipsoids show what each part weighs: CMC's controls read as linear (the .sto) moved
+  the elbow 1.2e-4 rad away, and the reserves left out 1.4e-2 rad.
 * Bad files are one line naming the file, the control and the value (exit status 2).
 """
 
@@ -32,6 +33,7 @@ from myotwin.cli.main import main
 from myotwin.osim.controls import read_controls
 from myotwin.osim.storage import read_storage
 from opensim_live import opensim_package, run_forward_tool
+from osim_synthetic import ARM26_ELLIPSOIDS, deactivate, write_osim
 from shared_reference import SHARED
 
 OPENSIM = SHARED / "reference" / "opensim"
@@ -144,9 +146,13 @@ def _cmc_controls_xml(osim, path):
 def test_cmcs_step_controls_drive_arm26_as_the_forward_tool_does(tmp_path, capsys):
     osim = opensim_package()
     _need(ARM26, CMC_STATES, CMC_CONTROLS)
+    # the file both read has arm26's ellipsoids inactive: compiling them (a minute) is not
+    # what this test is about (osim_synthetic.ARM26_ELLIPSOIDS)
+    model = write_osim(tmp_path, ARM26.read_text(),
+                       lambda root: deactivate(root, ARM26_ELLIPSOIDS), name="arm26.osim")
     controls = _cmc_controls_xml(osim, tmp_path / "controls.xml")
     reserves = _reserves_xml(osim, tmp_path / "reserves.xml")
-    status = main(["osim", "forward", str(ARM26), "--out", str(tmp_path / "run"),
+    status = main(["osim", "forward", str(model), "--out", str(tmp_path / "run"),
                    "--controls", str(controls), "--force-set", str(reserves),
                    "--initial-states", str(CMC_STATES),
                    "--start-s", "0.0534", "--duration-s", "0.1", "--dt-s", "1e-4",
@@ -157,7 +163,7 @@ def test_cmcs_step_controls_drive_arm26_as_the_forward_tool_does(tmp_path, capsy
     assert summary["force_set_files"] == ["reserves.xml"]
     assert summary["controls_ignored_columns"] == []      # the reserves are driven
     ours = read_storage(tmp_path / "run" / "states.sto")
-    theirs = read_storage(run_forward_tool(tmp_path / "opensim", ARM26, controls, CMC_STATES,
+    theirs = read_storage(run_forward_tool(tmp_path / "opensim", model, controls, CMC_STATES,
                                            0.0534, float(ours.time_s[-1]), 1e-9,
                                            force_set_files=[reserves]))
     assert theirs.time_s[0] == ours.time_s[0] and theirs.time_s[-1] == ours.time_s[-1]
