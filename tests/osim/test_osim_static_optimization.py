@@ -38,8 +38,9 @@ from myotwin.cli.main import main
 from myotwin.osim.static_optimization import run
 from myotwin.osim.storage import read_storage
 from opensim_live import opensim_package, run_static_optimization
-from osim_synthetic import (ARM26_ELLIPSOIDS, GAIT_RESERVES, TINY, coupled_pair, locked_copy,
-                            to_degroote, with_coordinate_actuators, write_leg_swing, write_osim)
+from osim_synthetic import (ARM26_ELLIPSOIDS, GAIT_RESERVES, TINY, coupled_pair, deactivate,
+                            locked_copy, to_degroote, with_coordinate_actuators,
+                            write_leg_swing, write_osim)
 from shared_reference import SHARED, needs
 
 opensim_package()
@@ -92,18 +93,26 @@ def test_arm26_options_match_opensim(tmp_path, options):
 
 
 def test_reserve_actuators_from_a_force_set_file_match_opensim(tmp_path):
-    """arm26 with a reserve actuator on each coordinate (1 N m) given in a ForceSet file
+    """arm26 with a reserve actuator on each coordinate (10 N m) given in a ForceSet file
     (`--force-set`, OpenSim's force_set_files): they join the muscles, after them, in both, and
-    take part in the optimum (the shoulder's control reaches 0.019: observed when written)."""
+    take part in the optimum (the shoulder's control reaches 0.10: observed when written).
+    arm26's ellipsoids are inactive in the file both read. With 1 N m reserves OpenSim's
+    optimizer stopped ("Restoration failed") at t = 0.1 s on that file, leaving controls that
+    may move between machines (test_leg6dof9musc_coupler_and_residual_actuators_match_opensim);
+    with 10 N m it converges at every time."""
     reserves = tmp_path / "reserves.xml"
     reserves.write_text(
         '<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40600">'
         '<ForceSet name="reserves"><objects>' + "".join(
             f'<CoordinateActuator name="{c}_reserve"><coordinate>{c}</coordinate>'
-            "<optimal_force>1</optimal_force></CoordinateActuator>"
+            "<optimal_force>10</optimal_force></CoordinateActuator>"
             for c in ("r_shoulder_elev", "r_elbow_flex"))
         + "</objects><groups /></ForceSet></OpenSimDocument>")
-    summary, ours = _compare(tmp_path, needs(ARM), 0.0, 0.3, force_set_files=[reserves])
+    # arm26's ellipsoids inactive in the file both read: compiling them is not what this is
+    # about (osim_synthetic.ARM26_ELLIPSOIDS)
+    model = write_osim(tmp_path, needs(ARM).read_text(),
+                       lambda root: deactivate(root, ARM26_ELLIPSOIDS), name="arm26.osim")
+    summary, ours = _compare(tmp_path, model, 0.0, 0.3, force_set_files=[reserves])
     assert ours.labels[-2:] == ("r_shoulder_elev_reserve", "r_elbow_flex_reserve")
     assert summary["force_set_files"] == [str(reserves)]
     assert np.abs(ours.data[:, -2:]).max() > 1e-2
