@@ -128,7 +128,7 @@ class Controls:
 def actuator_name(control_name: str) -> str:
     """The actuator a control of this name drives (CMC's `<muscle>.excitation` is the
     muscle's)."""
-    return control_name.removesuffix(SUFFIX) if control_name.endswith(SUFFIX) else control_name
+    return control_name.removesuffix(SUFFIX)
 
 
 def controls_from_storage(table: Storage, source: str | None = None) -> Controls:

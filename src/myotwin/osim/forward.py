@@ -150,9 +150,9 @@ class Inputs:
     Storage's file in messages (default: the table's name). A muscle needs a value from one
     of them; ValueError naming the muscle, file, control or value otherwise. Controls that
     drive no muscle or CoordinateActuator of the model are ignored and listed in
-    `ignored_columns` (OpenSim 4.6's ControlSetController refuses them; CMC's controls hold
-    the reserve actuators that OpenSim's ForwardTool adds from its force_set_files, which
-    `osim forward` does not read)."""
+    `ignored_columns` (OpenSim 4.6's ControlSetController refuses them). CMC's controls hold
+    its reserve actuators', which come from a ForceSet file: load the model with it
+    (`osim.load(..., force_set_files=)`, the ForwardTool's force_set_files) to drive them."""
 
     def __init__(self, loaded: OsimModel, excitation=None,
                  controls: Controls | Storage | None = None, source: str | None = None):
