@@ -235,6 +235,12 @@ def test_bad_input_is_rejected_with_a_message():
         with pytest.raises(ValueError, match=re.escape(f"rollout: dt_s must be finite and > 0, "
                                                        f"got {bad!r}")):
             ms.rollout(msm, x0, 0.1, bad, 2)
+    # external loads: a BodyLoads (musculoskeletal.body_loads) or None; a start time, numbers
+    with pytest.raises(ValueError, match=r"rollout: loads must be a BodyLoads \(body_loads\) "
+                                         r"or None, got dict"):
+        ms.rollout(msm, x0, 0.1, 1e-3, 2, loads={"force": 1.0})
+    with pytest.raises(ValueError, match="rollout: t0_s must be numbers, got '0'"):
+        ms.rollout(msm, x0, 0.1, 1e-3, 2, t0_s="0")
     with pytest.raises(ValueError, match="rollout: excitation must be numbers, got True"):
         ms.rollout(msm, x0, True, 1e-3, 2)
     with pytest.raises(ValueError, match=r"rollout: state0 must be a MusculoskeletalState "
