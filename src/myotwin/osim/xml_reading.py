@@ -145,7 +145,7 @@ def _force_nodes(model: Node, force_set_files) -> list[Node]:
                   for elem in ([] if objects is None else list(objects))]
     seen = set()
     for node in nodes:
-        if node.name in seen:
+        if node.name and node.name in seen:     # (unnamed forces are not compared)
             raise node.error("another force of the model or of its force set files has this "
                              "name")
         seen.add(node.name)
