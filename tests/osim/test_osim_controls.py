@@ -19,6 +19,8 @@
   test_osim_forward_arm26.py; observed when written 4.0e-8 rad, 8e-10 m). Scratch runs with
   the ellipsoids show what each part weighs: CMC's controls read as linear (the .sto) moved
   the elbow 1.2e-4 rad away, and the reserves left out 1.4e-2 rad.
+  The setup file the ForwardTool ran, run by `osim run-tool`, gives the same within the
+  same tolerance.
 * Bad files are one line naming the file, the control and the value (exit status 2).
 """
 
@@ -175,6 +177,16 @@ def test_cmcs_step_controls_drive_arm26_as_the_forward_tool_does(tmp_path, capsy
           f"{error_fiber:.2e} m of the ForwardTool's (BRA activation {bra:.3f})")
     assert bra > 0.5          # past its last node at 0.1 s the line went on to ~0.55
     assert error_q < 3e-7 and error_fiber < 1e-8
+    # the setup file the ForwardTool ran, run by `osim run-tool` (forward_setup.py)
+    capsys.readouterr()
+    assert main(["osim", "run-tool", str(tmp_path / "opensim" / "setup.xml"), "--out",
+                 str(tmp_path / "run_tool"), "--record-every-s", "0.01"]) == 0
+    assert json.loads(capsys.readouterr().out)["force_set_files"] == ["reserves.xml"]
+    tool = read_storage(tmp_path / "run_tool" / "states.sto")
+    assert tool.time_s[0] == theirs.time_s[0] and tool.time_s[-1] == theirs.time_s[-1]
+    error_tool = max(abs(tool.column(c)[-1] - theirs.column(c)[-1]) for c in COORDS)
+    print(f"the same through the ForwardTool's setup file: q within {error_tool:.2e} rad")
+    assert error_tool < 3e-7
 
 
 _LINEAR = ("<ControlLinear name=\"{name}\">{extra}<x_nodes>{nodes}</x_nodes></ControlLinear>")

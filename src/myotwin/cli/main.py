@@ -18,6 +18,8 @@
     myotwin osim static-optimization FILE --coordinates IK.mot --out DIR [...]
     myotwin osim muscle-analysis FILE (--coordinates IK.mot | --states STATES.sto) --out DIR
                                               OpenSim's tools of the same names
+    myotwin osim run-tool SETUP.xml [--out DIR]
+                                              run an OpenSim ForwardTool setup file
     myotwin mjcf forward FILE --out DIR --excitation X|NAME=X [--muscle-mass-kg KG] [...]
                                               an MJCF model with MuJoCo muscles (MyoSuite's)
 
@@ -141,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     from myotwin.cli.osim_muscle_analysis import add_parser as add_muscle_analysis_parser
 
     add_muscle_analysis_parser(cmds)
+    from myotwin.cli.osim_run_tool import add_parser as add_run_tool_parser
+
+    add_run_tool_parser(cmds)
     from myotwin.cli.mjcf import add_parser as add_mjcf_parser
 
     add_mjcf_parser(sub)

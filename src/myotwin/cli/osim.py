@@ -22,6 +22,7 @@ from myotwin.cli.osim_inverse_dynamics import cmd_inverse_dynamics  # noqa: F401
 from myotwin.cli.osim_inverse_kinematics import cmd_inverse_kinematics  # noqa: F401
 from myotwin.cli.osim_muscle_analysis import cmd_muscle_analysis  # noqa: F401
 from myotwin.cli.osim_static_optimization import cmd_static_optimization  # noqa: F401
+from myotwin.cli.osim_run_tool import cmd_run_tool  # noqa: F401  (`myotwin osim run-tool`)
 
 
 def inactive_wrap_objects(paths) -> list[str]:

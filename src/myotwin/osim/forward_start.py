@@ -24,8 +24,10 @@ from myotwin.muscle.model import TendonModel
 from myotwin.musculoskeletal.api import path_state
 from myotwin.musculoskeletal.state import MusculoskeletalState, equilibrium_state
 from myotwin.osim.loader import OsimModel
+from myotwin.osim.muscles import OPENSIM_STATE
 from myotwin.osim.muscle_equilibrium import equilibrium_states
-from myotwin.osim.muscle_states import muscle_groups, states_from_file
+from myotwin.osim.muscle_states import (default_state_rows, muscle_groups,
+                                       refuse_fibers_of_no_length, states_from_file)
 from myotwin.osim.storage import Storage
 from myotwin.scalars import as_real
 
@@ -101,10 +103,7 @@ def read_initial_states(loaded: OsimModel, table: Storage, source: str,
     t = float(times[before[-1]])
     groups = muscle_groups(loaded) if loaded.muscle_names else ()
     rows = states_from_file(loaded, table, source, groups, t, t)
-    models = [TendonModel.RIGID] * len(loaded.muscle_names)
-    for g in groups:
-        for k in g.columns:
-            models[k] = g.muscles.tendon
+    models = _tendon_models(loaded, groups)
     activation, tendon_state = rows.activation[-1], rows.tendon_state[-1]
     for k, name in enumerate(loaded.muscle_names):
         if not 0.0 <= activation[k] <= 1.0:
@@ -115,6 +114,37 @@ def read_initial_states(loaded: OsimModel, table: Storage, source: str,
                              f"{float(tendon_state[k])!r} m, not positive")
     return InitialStates(source, t, rows.q[-1], rows.qd[-1], activation, tendon_state,
                          tuple(models), rows.defaulted)
+
+
+def _tendon_models(loaded: OsimModel, groups) -> tuple[TendonModel, ...]:
+    """The tendon model whose state each muscle carries (its group's; rigid otherwise)."""
+    models = [TendonModel.RIGID] * len(loaded.muscle_names)
+    for g in groups:
+        for k in g.columns:
+            models[k] = g.muscles.tendon
+    return tuple(models)
+
+
+def default_initial_states(loaded: OsimModel, time_s: float) -> InitialStates:
+    """The model's default state at time_s, where OpenSim's ForwardTool without a states file
+    starts (no equilibrium unless asked): every coordinate at its default_value, speeds 0,
+    each muscle at its default_activation and default fiber length (or De Groote's default
+    normalized tendon force), as `muscle_states.MuscleGroup` gives them. ValueError naming
+    the model for a compliant Thelen muscle whose default fiber length is not positive
+    (`refuse_fibers_of_no_length`). The coordinates' default_speed_value is not read (the
+    loader reads past it): speeds start at 0."""
+    groups = muscle_groups(loaded) if loaded.muscle_names else ()
+    refuse_fibers_of_no_length(loaded, groups, loaded.source)
+    activation, tendon_state = default_state_rows(groups, (1, len(loaded.muscle_names)))
+    models = _tendon_models(loaded, groups)
+    states = []                           # every muscle state, labelled as a states file's
+    for k, m in enumerate(loaded.muscle_names):
+        states.append(f"/forceset/{m}/activation")
+        if models[k] is not TendonModel.RIGID:
+            states.append(f"/forceset/{m}/{OPENSIM_STATE[loaded.muscles[m]['type']]}")
+    return InitialStates("the model's default state", float(time_s), initial_q(loaded),
+                         np.zeros(len(loaded.coordinates)), activation[0], tendon_state[0],
+                         models, tuple(states))
 
 
 def start_time(value) -> float:

@@ -1,0 +1,194 @@
+"""An OpenSim ForwardTool setup file, run as OpenSim's `opensim-cmd run-tool SETUP.xml` runs it
+(`myotwin osim run-tool SETUP.xml`), by `osim.forward.forward`.
+
+What the setup's properties become (OpenSim 4.6's ForwardTool; paths relative to the setup
+file's folder, as OpenSim resolves them):
+
+* `model_file`; `force_set_files` (space-separated) added to its forces (`osim.load`'s
+  force_set_files); `replace_force_set` true is refused (not offered).
+* `initial_time`, `final_time`; `states_file`: the run starts from its last row at or before
+  the initial time, at that row's time (`forward_start.read_initial_states`); without one, from
+  the model's default state at the initial time (`forward_start.default_initial_states`: the
+  coordinates' default values at rest, each muscle at its default activation and fiber state),
+  as the tool starts. `solve_for_equilibrium_for_auxiliary_states` puts the fibers in
+  equilibrium there.
+* Controls: the `controls_file` of the one `ControlSetController` in `ControllerSet` (OpenSim
+  4's form) or a `controls_file` property of the tool (OpenSim 3's), read by
+  `osim.controls.read_controls`; muscles without a control get excitation 0, as a muscle no
+  controller drives gets control 0 in OpenSim. Other controllers are refused.
+* `external_loads_file` (`forward_loads`).
+* `integrator_error_tolerance` is the error-controlled integrator's accuracy (rk45);
+  `maximum_number_of_integrator_steps` bounds its attempts per chunk of 500 rows (OpenSim's
+  bound is for the whole run); `maximum_integrator_step_size` and
+  `minimum_integrator_step_size` are read past (the controller picks its own steps; a step
+  below the smallest the times can hold stops the run). `output_precision` is read past: the
+  files hold every digit.
+* Rows are written every `record_every_s` (default 1 ms, adjusted so that the last row is at
+  the final time), not at each integrator step as the tool writes them; `results_directory`
+  is the output folder unless another is given. The files are `osim forward`'s (states.sto,
+  muscle_forces.sto, summary.json).
+* An `AnalysisSet` with analyses is refused (they are not run), as is any property the tool
+  does not have.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+from myotwin.osim.xml_values import Node, document_element, parse_xml
+
+_PROPERTIES = ("model_file", "replace_force_set", "force_set_files", "results_directory",
+               "output_precision", "initial_time", "final_time",
+               "solve_for_equilibrium_for_auxiliary_states",
+               "maximum_number_of_integrator_steps", "maximum_integrator_step_size",
+               "minimum_integrator_step_size", "integrator_error_tolerance", "AnalysisSet",
+               "ControllerSet", "external_loads_file", "states_file", "controls_file")
+#: Rows written about this often (s), unless the caller says otherwise.
+ROW_INTERVAL_S = 1e-3
+
+
+@dataclasses.dataclass(frozen=True)
+class ForwardSetup:
+    """A ForwardTool setup file's settings (module docstring), paths resolved."""
+
+    name: str
+    model_file: Path
+    force_set_files: tuple[Path, ...]
+    results_directory: Path
+    initial_time_s: float
+    final_time_s: float
+    solve_for_equilibrium: bool
+    max_steps: int
+    accuracy: float
+    controls_file: Path | None
+    external_loads_file: Path | None
+    states_file: Path | None
+
+
+def _path(node: Node, tag: str, folder: Path) -> Path | None:
+    text = node.text(tag, "")
+    if not text or text == "Unassigned":
+        return None
+    path = Path(text)
+    return path if path.is_absolute() else folder / path
+
+
+def _members(node: Node, tag: str) -> list:
+    """The child elements of `node`'s property `tag` (none if it is absent)."""
+    found = node.find(tag)
+    return [] if found is None else list(found)
+
+
+def _controls_file(tool: Node, folder: Path) -> Path | None:
+    """The controls file: OpenSim 3's property of the tool, or OpenSim 4's ControlSetController."""
+    files = [] if _path(tool, "controls_file", folder) is None else [
+        _path(tool, "controls_file", folder)]
+    found = tool.find("ControllerSet")
+    if found is not None:
+        controllers = Node(found, tool.where.inside("ControllerSet", found.get("name", "")))
+        controllers.check_children(("objects", "groups", "components"))
+        for elem in _members(controllers, "objects") + _members(controllers, "components"):
+            controller = Node.of(elem, controllers.where)
+            if controller.tag != "ControlSetController":
+                raise controller.error("only a ControlSetController (a controls file) can "
+                                       "drive the run")
+            controller.check_children(("controls_file", "enabled", "components",
+                                       "socket_actuators", "actuator_list"))
+            for tag in ("socket_actuators", "actuator_list", "components"):
+                if controller.has_value(tag) or _members(controller, tag):
+                    raise controller.error(f"<{tag}> is not offered: the controller drives "
+                                           "every actuator its controls file names")
+            if not controller.flag("enabled", True):
+                continue
+            path = _path(controller, "controls_file", folder)
+            if path is None:
+                raise controller.error("<controls_file> is empty")
+            files.append(path)
+    if len(files) > 1:
+        raise tool.error(f"{len(files)} controls files are given; one can drive the run")
+    return files[0] if files else None
+
+
+def read_forward_setup(path) -> ForwardSetup:
+    """The ForwardTool setup file `path`; OsimError naming the file, property and value for
+    what is malformed or not offered (module docstring)."""
+    path = Path(path)
+    folder = path.parent
+    tool = document_element(parse_xml(path), path.name, "ForwardTool", 1, "")
+    tool.check_children(_PROPERTIES)
+    model = _path(tool, "model_file", folder)
+    if model is None:
+        raise tool.error("<model_file> is empty")
+    if tool.flag("replace_force_set", False):
+        raise tool.error("<replace_force_set> true (the force set files replacing the model's "
+                         "forces) is not offered")
+    force_sets = tuple(p if p.is_absolute() else folder / p
+                       for p in map(Path, tool.text("force_set_files", "").split()))
+    analyses = tool.find("AnalysisSet")
+    if analyses is not None:
+        node = Node(analyses, tool.where.inside("AnalysisSet", analyses.get("name", "")))
+        if _members(node, "objects"):
+            raise node.error("analyses are not run: remove them (states.sto and "
+                             "muscle_forces.sto are written)")
+    initial = tool.number("initial_time", 0.0)
+    final = tool.number("final_time", 1.0)
+    if not final > initial:
+        raise tool.error(f"<final_time> {final!r} must be after <initial_time> {initial!r}")
+    steps = tool.number("maximum_number_of_integrator_steps", 20000.0)
+    if not (steps >= 1 and float(steps).is_integer()):
+        raise tool.error(f"<maximum_number_of_integrator_steps> must be a positive integer, "
+                         f"got {steps!r}")
+    accuracy = tool.number("integrator_error_tolerance", 1e-5)
+    if not 0.0 < accuracy < 1.0:
+        raise tool.error(f"<integrator_error_tolerance> must be in (0, 1), got {accuracy!r}")
+    for tag in ("maximum_integrator_step_size", "minimum_integrator_step_size",
+                "output_precision"):
+        tool.number(tag, 0.0)                  # read past, but numbers (module docstring)
+    results = _path(tool, "results_directory", folder) or folder
+    return ForwardSetup(tool.name or path.stem, model, force_sets, results, initial, final,
+                        tool.flag("solve_for_equilibrium_for_auxiliary_states", False),
+                        int(steps), accuracy, _controls_file(tool, folder),
+                        _path(tool, "external_loads_file", folder),
+                        _path(tool, "states_file", folder))
+
+
+def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVAL_S) -> dict:
+    """Run the ForwardTool setup file `path` (module docstring), writing into `out_dir`
+    (default: its results_directory); returns `forward`'s summary with the setup's name."""
+    from myotwin import musculoskeletal as ms
+    from myotwin.osim.controls import read_controls
+    from myotwin.osim.external_loads import read_external_loads
+    from myotwin.osim.forward import Inputs, forward
+    from myotwin.osim.forward_start import default_initial_states, read_initial_states
+    from myotwin.osim.loader import load
+    from myotwin.osim.muscles import build_muscles
+    from myotwin.osim.storage import read_storage
+
+    setup = read_forward_setup(path)
+    if not (isinstance(record_every_s, (int, float)) and math.isfinite(record_every_s)
+            and record_every_s > 0):
+        raise ValueError(f"record_every_s must be a positive number of seconds, got "
+                         f"{record_every_s!r}")
+    loaded = load(setup.model_file, force_set_files=setup.force_set_files)
+    controls = None if setup.controls_file is None else read_controls(setup.controls_file)
+    given = () if controls is None else controls.names
+    inputs = Inputs(loaded, {m: 0.0 for m in loaded.muscle_names if m not in given}, controls)
+    if setup.states_file is None:
+        initial = default_initial_states(loaded, setup.initial_time_s)
+    else:
+        initial = read_initial_states(loaded, read_storage(setup.states_file),
+                                      str(setup.states_file), setup.initial_time_s)
+    duration = setup.final_time_s - initial.time_s
+    rows = max(1, round(duration / record_every_s))
+    msm = ms.musculoskeletal_model(loaded.model, build_muscles(loaded, tendon="opensim"),
+                                   coupling="opensim", coordinates=loaded.coupling)
+    external = (None if setup.external_loads_file is None
+                else read_external_loads(setup.external_loads_file))
+    summary = forward(loaded, msm, setup.results_directory if out_dir is None else out_dir,
+                      inputs=inputs, duration_s=duration, dt_s=duration / rows,
+                      integrator="rk45", accuracy=setup.accuracy, max_steps=setup.max_steps,
+                      initial=initial, solve_for_equilibrium=setup.solve_for_equilibrium,
+                      external_loads=external)
+    return {"setup": Path(path).name, "tool": setup.name, **summary}

@@ -1,0 +1,99 @@
+"""`myotwin osim run-tool SETUP.xml` (`osim.forward_setup`): an OpenSim ForwardTool setup file
+run as `opensim-cmd run-tool` runs it, against OpenSim 4.6's ForwardTool on the same file.
+
+* Without a states file the tool starts from the model's default state, not in equilibrium:
+  Tug_of_War_Millard.osim starts with both muscles at their default activation 1 and fiber
+  length 0.1 m (an equilibrium would differ), driven by a .sto of two linear controls, 0.2 s at
+  integrator_error_tolerance 1e-9: the block's position and speed and the muscle states within
+  1e-8 (m, m/s, activation) at the end (observed 6e-10 m, 1.7e-9 m/s when written). The
+  arm26 run from CMC's states, controls and reserves through the setup the ForwardTool ran is
+  in test_osim_controls.py.
+* Bad setups are one line naming the file, the property and the value (exit status 2).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from myotwin.cli.main import main
+from myotwin.osim.storage import read_storage
+from opensim_live import run_forward_tool
+from shared_reference import SHARED
+from storage_files import write_mot
+
+MILLARD = SHARED / "reference" / "opensim" / "models" / "Tug_of_War_Millard.osim"
+MUSCLES = ("RightMuscle", "LeftMuscle")
+
+
+def _needs_model():
+    if not MILLARD.exists():
+        pytest.skip(f"{MILLARD} is absent (shared/reference not mounted)")
+
+
+def test_a_setup_without_states_starts_from_the_models_default_state(tmp_path, capsys):
+    _needs_model()
+    import numpy as np
+
+    controls = write_mot(tmp_path / "u.sto", np.array([0.0, 0.1, 0.3]),
+                         {"RightMuscle": np.array([0.1, 0.9, 0.5]),
+                          "LeftMuscle": np.array([0.6, 0.3, 0.5])}, name="controls")
+    theirs = read_storage(run_forward_tool(tmp_path / "opensim", MILLARD, controls, None, 0.0,
+                                           0.2, 1e-9))
+    status = main(["osim", "run-tool", str(tmp_path / "opensim" / "setup.xml"), "--out",
+                   str(tmp_path / "ours"), "--record-every-s", "0.01"])
+    assert status == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["initial_states"]["file"] == "the model's default state"
+    assert summary["controls_file"] == "u.sto" and summary["accuracy"] == 1e-9
+    ours = read_storage(tmp_path / "ours" / "states.sto")
+    assert ours.time_s[0] == 0.0 and ours.time_s[-1] == pytest.approx(0.2, abs=1e-12)
+    for m in MUSCLES:     # the defaults as written, no equilibrium
+        assert ours.column(f"/forceset/{m}/activation")[0] == 1.0
+        assert ours.column(f"/forceset/{m}/fiber_length")[0] == 0.1
+    error = max(abs(ours.column(label)[-1] - theirs.column(label)[-1])
+                for label in ours.labels[1:])
+    print(f"Tug_of_War_Millard from its default state: within {error:.1e} of the ForwardTool")
+    assert error <= 1e-8
+
+
+_SETUP = """<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40600">
+<ForwardTool name="run"><model_file>{model}</model_file>{extra}
+<initial_time>0</initial_time><final_time>0.1</final_time></ForwardTool></OpenSimDocument>"""
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("<replace_force_set>true</replace_force_set>",
+     "<replace_force_set> true (the force set files replacing the model's forces) is not "
+     "offered"),
+    ('<AnalysisSet name="a"><objects><Kinematics name="k"/></objects></AnalysisSet>',
+     "AnalysisSet 'a' (ForwardTool run): analyses are not run"),
+    ('<ControllerSet name="c"><objects><PrescribedController name="p"/></objects>'
+     "</ControllerSet>", "PrescribedController 'p' (ControllerSet c): only a "
+     "ControlSetController (a controls file) can drive the run"),
+    ("<use_specified_dt>true</use_specified_dt>", "<use_specified_dt> is not part of the "
+     "supported subset"),
+    ("<integrator_error_tolerance>0</integrator_error_tolerance>",
+     "<integrator_error_tolerance> must be in (0, 1), got 0.0"),
+])
+def test_bad_setups_are_one_line(tmp_path, capsys, extra, message):
+    _needs_model()
+    setup = tmp_path / "setup.xml"
+    setup.write_text(_SETUP.format(model=MILLARD, extra=extra))
+    status = main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert "setup.xml: " in err and message in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_setup_whose_times_are_reversed_or_model_missing_is_refused(tmp_path, capsys):
+    setup = tmp_path / "setup.xml"
+    setup.write_text(_SETUP.format(model="missing.osim", extra="").replace(
+        "<final_time>0.1</final_time>", "<final_time>0</final_time>"))
+    assert main(["osim", "run-tool", str(setup)]) == 2
+    assert "<final_time> 0.0 must be after <initial_time> 0.0" in capsys.readouterr().err
+    setup.write_text(_SETUP.format(model="missing.osim", extra=""))
+    assert main(["osim", "run-tool", str(setup)]) == 2
+    assert "missing.osim: cannot read the file" in capsys.readouterr().err
