@@ -38,6 +38,7 @@ import math
 from pathlib import Path
 
 from myotwin.osim.xml_values import Node, document_element, parse_xml
+from myotwin.scalars import as_real
 
 _PROPERTIES = ("model_file", "replace_force_set", "force_set_files", "results_directory",
                "output_precision", "initial_time", "final_time",
@@ -167,8 +168,8 @@ def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVA
     from myotwin.osim.storage import read_storage
 
     setup = read_forward_setup(path)
-    if not (isinstance(record_every_s, (int, float)) and math.isfinite(record_every_s)
-            and record_every_s > 0):
+    interval = as_real(record_every_s)          # (True is not 1 s)
+    if interval is None or not (math.isfinite(interval) and interval > 0):
         raise ValueError(f"record_every_s must be a positive number of seconds, got "
                          f"{record_every_s!r}")
     loaded = load(setup.model_file, force_set_files=setup.force_set_files)
@@ -181,7 +182,7 @@ def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVA
         initial = read_initial_states(loaded, read_storage(setup.states_file),
                                       str(setup.states_file), setup.initial_time_s)
     duration = setup.final_time_s - initial.time_s
-    rows = max(1, round(duration / record_every_s))
+    rows = max(1, round(duration / interval))
     msm = ms.musculoskeletal_model(loaded.model, build_muscles(loaded, tendon="opensim"),
                                    coupling="opensim", coordinates=loaded.coupling)
     external = (None if setup.external_loads_file is None
