@@ -22,13 +22,13 @@ def cmd_run_tool(args: argparse.Namespace) -> int:
     from myotwin.cli.main import print_summary_of
     from myotwin.osim.forward_setup import run_forward_setup
 
-    return print_summary_of(lambda: run_forward_setup(args.setup, args.out,
-                                                      record_every_s=args.record_every_s))
+    interval = {} if args.record_every_s is None else {"record_every_s": args.record_every_s}
+    return print_summary_of(lambda: run_forward_setup(args.setup, args.out, **interval))
 
 
 def add_parser(cmds) -> None:
-    from myotwin.osim.forward_setup import ROW_INTERVAL_S
-
+    # (no myotwin.osim import here: building the command line must not import JAX before
+    # configure_jax runs)
     p = cmds.add_parser("run-tool", help="run an OpenSim ForwardTool setup file (model, "
                         "controls, states, force set and external loads files, times, "
                         "tolerance) as opensim-cmd run-tool does; writes states.sto, "
@@ -36,6 +36,6 @@ def add_parser(cmds) -> None:
     p.add_argument("setup", help="an OpenSim ForwardTool setup file (.xml)")
     p.add_argument("--out", default=None, type=output_directory,
                    help="output directory (default: the setup's results_directory)")
-    p.add_argument("--record-every-s", type=positive_seconds, default=ROW_INTERVAL_S,
-                   help="interval of the written rows (s; adjusted so that the last row is at "
-                   "the final time)")
+    p.add_argument("--record-every-s", type=positive_seconds, default=None,
+                   help="interval of the written rows (s; default 0.001, osim.forward_setup."
+                   "ROW_INTERVAL_S; adjusted so that the last row is at the final time)")
