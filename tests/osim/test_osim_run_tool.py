@@ -74,6 +74,10 @@ _SETUP = """<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="406
      "ControlSetController (a controls file) can drive the run"),
     ("<use_specified_dt>true</use_specified_dt>", "<use_specified_dt> is not part of the "
      "supported subset"),
+    # OpenSim 3's controls_file property beside OpenSim 4's ControlSetController
+    ("<controls_file>a.sto</controls_file><ControllerSet name=\"c\"><objects>"
+     "<ControlSetController><controls_file>b.xml</controls_file></ControlSetController>"
+     "</objects></ControllerSet>", "2 controls files are given; one can drive the run"),
     ("<integrator_error_tolerance>0</integrator_error_tolerance>",
      "<integrator_error_tolerance> must be in (0, 1), got 0.0"),
 ])

@@ -84,8 +84,8 @@ def _members(node: Node, tag: str) -> list:
 
 def _controls_file(tool: Node, folder: Path) -> Path | None:
     """The controls file: OpenSim 3's property of the tool, or OpenSim 4's ControlSetController."""
-    files = [] if _path(tool, "controls_file", folder) is None else [
-        _path(tool, "controls_file", folder)]
+    own = _path(tool, "controls_file", folder)
+    files = [] if own is None else [own]
     found = tool.find("ControllerSet")
     if found is not None:
         controllers = Node(found, tool.where.inside("ControllerSet", found.get("name", "")))
