@@ -8,22 +8,31 @@ run as `opensim-cmd run-tool` runs it, against OpenSim 4.6's ForwardTool on the 
   1e-8 (m, m/s, activation) at the end (observed 6e-10 m, 1.7e-9 m/s when written). The
   arm26 run from CMC's states, controls and reserves through the setup the ForwardTool ran is
   in test_osim_controls.py.
+* The default state's speeds are the coordinates' default_speed_value: double_pendulum.osim
+  with q1 at 1.5 rad/s and q2 at -2 rad/s, 0.5 s at 1e-10 from its default state, within
+  1e-8 rad and 1e-7 rad/s of the ForwardTool at the end (without the speeds the rods end
+  more than 0.1 rad away); a nonzero default speed on a coupled coordinate is refused (OpenSim
+  projects it onto the constraint).
 * Bad setups are one line naming the file, the property and the value (exit status 2).
 """
 
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 
 import pytest
 
 from myotwin.cli.main import main
 from myotwin.osim.storage import read_storage
 from opensim_live import run_forward_tool
+from osim_synthetic import TINY, coupled_pair, set_text, write_osim
 from shared_reference import SHARED
 from storage_files import write_mot
 
-MILLARD = SHARED / "reference" / "opensim" / "models" / "Tug_of_War_Millard.osim"
+MODELS = SHARED / "reference" / "opensim" / "models"
+MILLARD = MODELS / "Tug_of_War_Millard.osim"
+PENDULUM = MODELS / "double_pendulum.osim"
 MUSCLES = ("RightMuscle", "LeftMuscle")
 
 
@@ -56,6 +65,48 @@ def test_a_setup_without_states_starts_from_the_models_default_state(tmp_path, c
                 for label in ours.labels[1:])
     print(f"Tug_of_War_Millard from its default state: within {error:.1e} of the ForwardTool")
     assert error <= 1e-8
+
+
+def test_the_default_state_starts_at_the_coordinates_default_speeds(tmp_path, capsys):
+    if not PENDULUM.exists():
+        pytest.skip(f"{PENDULUM} is absent (shared/reference not mounted)")
+    speeds = {"q1": 1.5, "q2": -2.0}
+
+    def spin(root):
+        for name, value in speeds.items():
+            set_text(root, f".//Coordinate[@name='{name}']/default_speed_value", repr(value))
+
+    model = write_osim(tmp_path, PENDULUM.read_text(), spin, "spinning.osim")
+    theirs = read_storage(run_forward_tool(tmp_path / "opensim", model, None, None, 0.0, 0.5,
+                                           1e-10))
+    status = main(["osim", "run-tool", str(tmp_path / "opensim" / "setup.xml"), "--out",
+                   str(tmp_path / "ours"), "--record-every-s", "0.05"])
+    assert status == 0
+    capsys.readouterr()
+    ours = read_storage(tmp_path / "ours" / "states.sto")
+    for name, value in speeds.items():
+        label = f"/jointset/{name.replace('q', 'pin')}/{name}"
+        assert ours.column(f"{label}/speed")[0] == value
+        assert theirs.column(f"{label}/speed")[0] == value
+        angle = abs(ours.column(f"{label}/value")[-1] - theirs.column(f"{label}/value")[-1])
+        speed = abs(ours.column(f"{label}/speed")[-1] - theirs.column(f"{label}/speed")[-1])
+        print(f"{name} after 0.5 s: {angle:.1e} rad, {speed:.1e} rad/s from the ForwardTool")
+        assert angle <= 1e-8 and speed <= 1e-7
+
+
+def test_a_default_speed_on_a_coupled_coordinate_is_refused(tmp_path, capsys):
+    def couple_and_spin(root):
+        coupled_pair(root)
+        ET.SubElement(root.find(".//Coordinate[@name='theta']"),
+                      "default_speed_value").text = "0.5"
+
+    model = write_osim(tmp_path, TINY, couple_and_spin)
+    status = main(["osim", "forward", str(model), "--out", str(tmp_path / "out"),
+                   "--duration-s", "0.01", "--excitation", "0.1"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert ("tiny.osim: coordinate 'theta' has default_speed_value 0.5 and is coupled by "
+            "CoordinateCouplerConstraint 'couple'") in err, err
 
 
 _SETUP = """<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40600">

@@ -69,7 +69,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     report = {
         "source": loaded.source,
         "coordinates": {name: {"range": list(loaded.coordinate_ranges[name]),
-                               "default_value": loaded.coordinate_default_values[name]}
+                               "default_value": loaded.coordinate_default_values[name],
+                               "default_speed_value": loaded.coordinate_default_speeds[name]}
                         for name in loaded.coordinates},
         "muscles": {name: {"type": loaded.muscles[name]["type"],
                            "path": "opensim" if kinds[k] == 1 else "mujoco_tendon"}

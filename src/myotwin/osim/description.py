@@ -53,14 +53,16 @@ class JointKind(enum.Enum):
 @dataclasses.dataclass(frozen=True)
 class Coordinate:
     """An OpenSim coordinate: range (rad or m) and clamped are recorded, not enforced;
-    default_value (rad or m) is OpenSim's initial value; locked: the file's <locked> (the
-    coordinate held at default_value, `loader`)."""
+    default_value (rad or m) is OpenSim's initial value and default_speed_value (rad/s or
+    m/s) its initial speed; locked: the file's <locked> (the coordinate held at
+    default_value, `loader`)."""
 
     name: str
     range: tuple[float, float]
     clamped: bool
     default_value: float
     locked: bool = False
+    default_speed_value: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)

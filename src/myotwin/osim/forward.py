@@ -265,14 +265,15 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     steps of dt_s. integrator "rk45": error-controlled at `accuracy` (its own steps; dt_s
     then only sets the default row interval), at most `max_steps` attempted steps for each
     chunk of `chunk_steps` rows. initial: the state to start from (`read_initial_states`; q0
-    then replaces some of its coordinates), at its time; otherwise the default pose at rest
-    at start_s (default 0), with activations equal to the excitations there. Compliant
-    tendons start in equilibrium unless `initial` gives their state, which must then be the
-    one msm integrates (or msm's tendons rigid); solve_for_equilibrium True (OpenSim's
-    ForwardTool property of that name) puts them in equilibrium at `initial`'s coordinates,
-    speeds and activations instead: OpenSim's equilibrium of each muscle type
-    (`muscle_equilibrium.equilibrium_states`, at the path's lengthening speed) when msm
-    integrates the states OpenSim does, else `equilibrium_state`'s (zero tendon velocity).
+    then replaces some of its coordinates), at its time; otherwise the default pose and
+    speeds (`forward_start.default_speeds`) at start_s (default 0), with activations equal
+    to the excitations there. Compliant tendons start in equilibrium unless `initial` gives
+    their state, which must then be the one msm integrates (or msm's tendons rigid);
+    solve_for_equilibrium True (OpenSim's ForwardTool property of that name) puts them in
+    equilibrium at `initial`'s coordinates, speeds and activations instead: OpenSim's
+    equilibrium of each muscle type (`muscle_equilibrium.equilibrium_states`, at the path's
+    lengthening speed) when msm integrates the states OpenSim does, else
+    `equilibrium_state`'s (zero tendon velocity).
     external_loads: an ExternalLoads file (`osim.external_loads.read_external_loads`) whose
     forces act during the run (`forward_loads`), or None. Returns the summary; raises
     FloatingPointError after writing if the state stops being finite."""

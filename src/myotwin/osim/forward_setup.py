@@ -9,7 +9,7 @@ file's folder, as OpenSim resolves them):
 * `initial_time`, `final_time`; `states_file`: the run starts from its last row at or before
   the initial time, at that row's time (`forward_start.read_initial_states`); without one, from
   the model's default state at the initial time (`forward_start.default_initial_states`: the
-  coordinates' default values at rest, each muscle at its default activation and fiber state),
+  coordinates' default values and speeds, each muscle at its default activation and fiber state),
   as the tool starts. `solve_for_equilibrium_for_auxiliary_states` puts the fibers in
   equilibrium there.
 * Controls: the `controls_file` of the one `ControlSetController` in `ControllerSet` (OpenSim

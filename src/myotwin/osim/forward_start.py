@@ -1,6 +1,7 @@
 """Where a forward run of a loaded .osim model starts (`myotwin osim forward`, `forward.py`).
 
-* `initial_q`: the coordinates' default values, or a states file's, some replaced by name.
+* `initial_q`: the coordinates' default values, or a states file's, some replaced by name;
+  `default_speeds`: their default speeds.
 * `read_initial_states`: the row of an OpenSim states file a run starts from, as OpenSim's
   ForwardTool picks it from its `states_file` (the last row at or before the initial time,
   whose time the run then starts at); names as OpenSim 4 or OpenSim 3 write them
@@ -8,7 +9,7 @@
 * `start_state`: the `MusculoskeletalState` at the start: the file's row as written (no
   equilibrium, the ForwardTool's default), or its fibers in OpenSim's equilibrium of each
   muscle type (`solve_for_equilibrium_for_auxiliary_states`, `muscle_equilibrium`), or the
-  default pose at rest with the tendons in equilibrium (`musculoskeletal.equilibrium_state`).
+  default pose and speeds with the tendons in equilibrium (`musculoskeletal.equilibrium_state`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,25 @@ def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None,
                              f"number, got {value!r}")
         q.append(number)
     return np.asarray(q, dtype=np.float64)
+
+
+def default_speeds(loaded: OsimModel) -> np.ndarray:
+    """The coordinates' default_speed_value (rad/s or m/s) in q order, the speeds of OpenSim's
+    default state. A locked coordinate's is not used (OpenSim locks its speed at 0 too).
+    ValueError naming the model, coordinate and constraint for a nonzero default speed on a
+    coordinate of an enforced CoordinateCouplerConstraint (dependent or independent): OpenSim
+    projects the default speeds onto the constraint (Simbody's least-squares projection as
+    the integrator starts), which the exact elimination here does not reproduce."""
+    speeds = loaded.coordinate_default_speeds
+    for dependent, c in loaded.coupled_coordinates.items():
+        for name in (dependent, c.independent):
+            if speeds[name] != 0.0:
+                raise ValueError(
+                    f"{loaded.source}: coordinate {name!r} has default_speed_value "
+                    f"{speeds[name]!r} and is coupled by CoordinateCouplerConstraint "
+                    f"{c.constraint!r}: OpenSim projects such default speeds onto the "
+                    "constraint, which is not reproduced; start from a states file")
+    return np.array([speeds[n] for n in loaded.coordinates], dtype=np.float64)
 
 
 class InitialStates(NamedTuple):
@@ -127,12 +147,12 @@ def _tendon_models(loaded: OsimModel, groups) -> tuple[TendonModel, ...]:
 
 def default_initial_states(loaded: OsimModel, time_s: float) -> InitialStates:
     """The model's default state at time_s, where OpenSim's ForwardTool without a states file
-    starts (no equilibrium unless asked): every coordinate at its default_value, speeds 0,
-    each muscle at its default_activation and default fiber length (or De Groote's default
-    normalized tendon force), as `muscle_states.MuscleGroup` gives them. ValueError naming
-    the model for a compliant Thelen muscle whose default fiber length is not positive
-    (`refuse_fibers_of_no_length`). The coordinates' default_speed_value is not read (the
-    loader reads past it): speeds start at 0."""
+    starts (no equilibrium unless asked): every coordinate at its default_value and
+    default_speed_value (`default_speeds`), each muscle at its default_activation and default
+    fiber length (or De Groote's default normalized tendon force), as
+    `muscle_states.MuscleGroup` gives them. ValueError naming the model for a compliant
+    Thelen muscle whose default fiber length is not positive (`refuse_fibers_of_no_length`),
+    and as `default_speeds`."""
     groups = muscle_groups(loaded) if loaded.muscle_names else ()
     refuse_fibers_of_no_length(loaded, groups, loaded.source)
     activation, tendon_state = default_state_rows(groups, (1, len(loaded.muscle_names)))
@@ -143,8 +163,8 @@ def default_initial_states(loaded: OsimModel, time_s: float) -> InitialStates:
         if models[k] is not TendonModel.RIGID:
             states.append(f"/forceset/{m}/{OPENSIM_STATE[loaded.muscles[m]['type']]}")
     return InitialStates("the model's default state", float(time_s), initial_q(loaded),
-                         np.zeros(len(loaded.coordinates)), activation[0], tendon_state[0],
-                         models, tuple(states))
+                         default_speeds(loaded), activation[0], tendon_state[0], models,
+                         tuple(states))
 
 
 def start_time(value) -> float:
@@ -163,12 +183,13 @@ def start_state(loaded, msm, excitation, q0, initial,
     """The state a run of `msm` starts from (`forward.forward`'s docstring): `initial`'s
     (`read_initial_states`; `q0`, name -> value, replacing some coordinates), with its tendon
     states or, with `equilibrium`, OpenSim's equilibrium there; or without `initial` the
-    default pose (and `q0`) at rest, activations = `excitation` (n_muscles,), tendons in
-    equilibrium. Also returns the muscles whose equilibrium OpenSim's method did not find
-    (their tendon state left as the file's)."""
+    default pose (and `q0`) at the default speeds (`default_speeds`), activations =
+    `excitation` (n_muscles,), tendons in equilibrium. Also returns the muscles whose
+    equilibrium OpenSim's method did not find (their tendon state left as the file's)."""
     if initial is None:
         q = jnp.asarray(initial_q(loaded, q0))
-        return equilibrium_state(msm, q, jnp.zeros_like(q), jnp.asarray(excitation)), []
+        qd = jnp.asarray(default_speeds(loaded))
+        return equilibrium_state(msm, q, qd, jnp.asarray(excitation)), []
     q = jnp.asarray(initial_q(loaded, q0, dict(zip(loaded.coordinates, initial.q.tolist()))))
     state = equilibrium_state(msm, q, jnp.asarray(initial.qd), jnp.asarray(initial.activation))
     if msm.muscles.tendon is TendonModel.RIGID:

@@ -74,6 +74,9 @@ class OsimModel:
     coordinate_ranges: name -> (lo, hi) rad or m; coordinate_clamped: name -> the file's
       `clamped` flag; both recorded, not enforced (the engine's joints are unlimited).
     coordinate_default_values: name -> OpenSim's default value (rad or m), an initial pose.
+    coordinate_default_speeds: name -> the file's default_speed_value (rad/s or m/s) of every
+      coordinate in `all_coordinates` (the dependent and locked ones too: where a run starts
+      from the default state, `forward_start.default_speeds` checks them).
     coordinate_joints: name -> the joint it belongs to (for OpenSim's state names,
       `/jointset/<joint>/<coordinate>/value`).
     coordinate_motion: name -> OpenSim's motion type: "rotational" when it turns a rotation
@@ -137,6 +140,8 @@ class OsimModel:
         default_factory=lambda: types.MappingProxyType({}))
     force_names: tuple[str, ...] = ()
     force_set_files: tuple[str, ...] = ()
+    coordinate_default_speeds: Mapping[str, float] = dataclasses.field(
+        default_factory=lambda: types.MappingProxyType({}))
 
 
 def _frozen(mapping=(), **items) -> types.MappingProxyType:
@@ -298,4 +303,5 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
         merged_bodies=_frozen(to_builders.merge_welded(doc)[1]),
         all_coordinates=all_coordinates, engine_joint_coordinates=driver,
         locked_coordinates=_frozen(locked), force_names=doc.force_names,
-        force_set_files=extra)
+        force_set_files=extra, coordinate_default_speeds=_frozen(
+            {n: by_name[n].default_speed_value for n in all_coordinates}))

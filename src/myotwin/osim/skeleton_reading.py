@@ -172,7 +172,8 @@ def _coordinate(node: Node) -> Coordinate:
         raise node.error(f"<range> must be min max with min <= max, got "
                          f"{node.text('range')!r}")
     return Coordinate(node.name, (low, high), node.flag("clamped", False),
-                      node.number("default_value", 0.0), node.flag("locked", False))
+                      node.number("default_value", 0.0), node.flag("locked", False),
+                      node.number("default_speed_value", 0.0))
 
 
 def read_joint(node: Node) -> Joint:
