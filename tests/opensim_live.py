@@ -102,12 +102,13 @@ _ANALYZE_TOOL = """<?xml version="1.0" encoding="UTF-8" ?>
 def _run_analyze_tool(name: str, analysis: str, out_dir: Path, model: Path, coordinates: Path,
                       cutoff_hz: float, start_s: float, end_s: float,
                       external_loads: Path | None = None, states: bool = False,
-                      equilibrium: bool = False, force_set_files=()) -> None:
+                      equilibrium: bool = False, force_set_files=(),
+                      replace_force_set: bool = False) -> None:
     """OpenSim's AnalyzeTool `name` with the one analysis `analysis` (its XML, over
     start_s-end_s) on a coordinates file (or, if `states`, on `coordinates` as a states
     file, unfiltered), from a setup file written into `out_dir`; `equilibrium`: its
     solve_for_equilibrium_for_auxiliary_states; force_set_files: its force_set_files,
-    added to the model's forces (replace_force_set false)."""
+    added to the model's forces (or replacing them: replace_force_set)."""
     osim = opensim_package()
     setup = Path(out_dir) / f"opensim_{name}_setup.xml"
     text = _ANALYZE_TOOL.format(
@@ -115,8 +116,9 @@ def _run_analyze_tool(name: str, analysis: str, out_dir: Path, model: Path, coor
         coordinates=coordinates, cutoff=cutoff_hz,
         loads="" if external_loads is None
         else f"<external_loads_file>{external_loads}</external_loads_file>",
-        force_sets="" if not force_set_files else
-        "<replace_force_set>false</replace_force_set><force_set_files>"
+        force_sets="" if not (force_set_files or replace_force_set) else
+        f"<replace_force_set>{str(replace_force_set).lower()}</replace_force_set>"
+        "<force_set_files>"
         + " ".join(str(f) for f in force_set_files) + "</force_set_files>")
     if states:
         text = text.replace(f"<coordinates_file>{coordinates}</coordinates_file>",
@@ -131,10 +133,12 @@ def _run_analyze_tool(name: str, analysis: str, out_dir: Path, model: Path, coor
 def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutoff_hz: float,
                             start_s: float, end_s: float, exponent: float = 2.0,
                             use_muscle_physiology: bool = True, convergence: float = 1e-10,
-                            external_loads: Path | None = None, force_set_files=()):
+                            external_loads: Path | None = None, force_set_files=(),
+                            replace_force_set: bool = False):
     """OpenSim's StaticOptimization analysis run by its AnalyzeTool (a setup file written
     into `out_dir`) on `coordinates` (with the ExternalLoads file `external_loads`, if
-    given; and with the ForceSet files `force_set_files` added to the model's forces); returns
+    given; and with the ForceSet files `force_set_files` added to the model's forces, or
+    replacing them with replace_force_set); returns
     its (activation, force) tables (`myotwin.osim.storage.Storage`)."""
     from myotwin.osim.storage import read_storage
 
@@ -147,7 +151,8 @@ def run_static_optimization(out_dir: Path, model: Path, coordinates: Path, cutof
         f"<optimizer_convergence_criterion>{convergence}</optimizer_convergence_criterion>"
         "<optimizer_max_iterations>1000</optimizer_max_iterations></StaticOptimization>")
     _run_analyze_tool("so", analysis, out_dir, model, coordinates, cutoff_hz, start_s, end_s,
-                      external_loads, force_set_files=force_set_files)
+                      external_loads, force_set_files=force_set_files,
+                      replace_force_set=replace_force_set)
     return tuple(read_storage(Path(out_dir) / f"so_StaticOptimization_{kind}.sto")
                  for kind in ("activation", "force"))
 
@@ -237,10 +242,11 @@ def set_pose(model, state, q, qd) -> None:
 
 def run_forward_tool(out_dir: Path, model: Path, controls: Path | None, states: Path | None,
                      initial_s: float, final_s: float, accuracy: float,
-                     external_loads: Path | None = None, force_set_files=()):
+                     external_loads: Path | None = None, force_set_files=(),
+                     replace_force_set: bool = False):
     """OpenSim's ForwardTool on these files (controls None: none; states None: the model's
     default state; external_loads None: none; force_set_files added to the model's forces,
-    replace_force_set false), its integrator at `accuracy`, output printed
+    or replacing them with replace_force_set), its integrator at `accuracy`, output printed
     to 16 digits; returns the path of its states file. The tool is built from a setup file it
     wrote itself, as `opensim-cmd run-tool` builds it: given a Model object from Python
     (setModel), OpenSim 4.6 crashed in run()."""
@@ -256,12 +262,12 @@ def run_forward_tool(out_dir: Path, model: Path, controls: Path | None, states: 
         tool.setExternalLoadsFileName(str(external_loads))
     if states is not None:
         tool.setStatesFileName(str(states))
-    if force_set_files:
+    if force_set_files or replace_force_set:
         files = osim.ArrayStr()
         for path in force_set_files:
             files.append(str(path))
         tool.setForceSetFiles(files)
-        tool.setReplaceForceSet(False)
+        tool.setReplaceForceSet(replace_force_set)
     tool.setInitialTime(initial_s)
     tool.setFinalTime(final_s)
     tool.setErrorTolerance(accuracy)

@@ -285,6 +285,20 @@ GAIT_RESERVES = {"pelvis_tilt": 100.0, "pelvis_tx": 1000.0, "pelvis_ty": 1000.0,
                  "lumbar_extension": 100.0}
 
 
+def write_reserves(path: Path, coordinates, optimal_force: float = 10.0) -> Path:
+    """Write a ForceSet document of one CoordinateActuator `<coordinate>_reserve` per
+    coordinate (`optimal_force` N m or N, controls unbounded) to `path`, as CMC's reserve
+    actuators file is written."""
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40600">'
+        '<ForceSet name="reserves"><objects>' + "".join(
+            f'<CoordinateActuator name="{c}_reserve"><coordinate>{c}</coordinate>'
+            f"<optimal_force>{optimal_force!r}</optimal_force></CoordinateActuator>"
+            for c in coordinates)
+        + "</objects><groups /></ForceSet></OpenSimDocument>")
+    return path
+
+
 def with_coordinate_actuators(text: str, optimal_force_by_coordinate) -> str:
     """An .osim file's text with a CoordinateActuator `res_<coordinate>` of the given
     optimal force on each coordinate, first in its ForceSet (residual or reserve actuators,

@@ -467,6 +467,25 @@ def test_bad_force_set_files_name_their_file(tmp_path, objects, message):
     assert message in str(info.value), str(info.value)
 
 
+def test_force_set_files_replace_the_models_forces(tmp_path):
+    """replace_force_set (OpenSim's AbstractTool empties the model's ForceSet first): the
+    muscle m is gone and the file's actuator is the only force; a muscle of the file may use
+    the model's name m then (driven against the ForwardTool and the AnalyzeTool in
+    test_osim_run_tool.py and test_osim_static_optimization.py)."""
+    extra = tmp_path / "extra.xml"
+    extra.write_text(_FORCE_SET.format(_MOTOR.format("m")))
+    loaded = osim.load(write_osim(tmp_path, TINY), force_set_files=[extra],
+                       replace_force_set=True)
+    assert loaded.muscle_names == () and loaded.force_names == ("m",)
+    assert loaded.actuator_names == ("m",) and loaded.force_set_replaced
+    bare = osim.load(write_osim(tmp_path, TINY), replace_force_set=True)
+    assert bare.force_names == () and bare.model.n_u == 0
+    with pytest.raises(ValueError, match="cannot be given with forces=False"):
+        osim.load(write_osim(tmp_path, TINY), forces=False, replace_force_set=True)
+    with pytest.raises(TypeError, match="replace_force_set must be True or False, got 'yes'"):
+        osim.load(write_osim(tmp_path, TINY), replace_force_set="yes")
+
+
 def test_force_set_files_must_be_a_collection(tmp_path):
     with pytest.raises(TypeError, match=r"force_set_files must be a collection of paths"):
         osim.load(write_osim(tmp_path, TINY), force_set_files=str(tmp_path / "extra.xml"))

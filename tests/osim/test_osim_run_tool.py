@@ -13,6 +13,10 @@ run as `opensim-cmd run-tool` runs it, against OpenSim 4.6's ForwardTool on the 
   1e-8 rad and 1e-7 rad/s of the ForwardTool at the end (without the speeds the rods end
   more than 0.1 rad away); a nonzero default speed on a coupled coordinate is refused (OpenSim
   projects it onto the constraint).
+* replace_force_set true: arm26's muscles give way to two reserve actuators of a ForceSet
+  file driven by a .sto, 0.3 s at 1e-9 from the default state: run-tool on the ForwardTool's
+  setup and `osim forward --force-set F --replace-force-set` each within 1e-8 rad of the
+  ForwardTool at the end.
 * Bad setups are one line naming the file, the property and the value (exit status 2).
 """
 
@@ -26,13 +30,14 @@ import pytest
 from myotwin.cli.main import main
 from myotwin.osim.storage import read_storage
 from opensim_live import run_forward_tool
-from osim_synthetic import TINY, coupled_pair, set_text, write_osim
+from osim_synthetic import TINY, coupled_pair, set_text, write_osim, write_reserves
 from shared_reference import SHARED
 from storage_files import write_mot
 
 MODELS = SHARED / "reference" / "opensim" / "models"
 MILLARD = MODELS / "Tug_of_War_Millard.osim"
 PENDULUM = MODELS / "double_pendulum.osim"
+ARM26 = MODELS / "arm26.osim"
 MUSCLES = ("RightMuscle", "LeftMuscle")
 
 
@@ -109,15 +114,44 @@ def test_a_default_speed_on_a_coupled_coordinate_is_refused(tmp_path, capsys):
             "CoordinateCouplerConstraint 'couple'") in err, err
 
 
+def test_force_set_files_replace_the_models_forces_as_in_the_forward_tool(tmp_path, capsys):
+    if not ARM26.exists():
+        pytest.skip(f"{ARM26} is absent (shared/reference not mounted)")
+    import numpy as np
+
+    reserves = write_reserves(tmp_path / "reserves.xml", ("r_shoulder_elev", "r_elbow_flex"))
+    controls = write_mot(tmp_path / "u.sto", np.array([0.0, 0.2, 0.3]),
+                         {"r_shoulder_elev_reserve": np.array([0.5, 1.5, 1.0]),
+                          "r_elbow_flex_reserve": np.array([0.2, -0.4, 0.1])}, name="controls")
+    theirs = read_storage(run_forward_tool(tmp_path / "opensim", ARM26, controls, None, 0.0,
+                                           0.3, 1e-9, force_set_files=[reserves],
+                                           replace_force_set=True))
+    runs = {"run-tool": ["osim", "run-tool", str(tmp_path / "opensim" / "setup.xml")],
+            "forward": ["osim", "forward", str(ARM26), "--force-set", str(reserves),
+                        "--replace-force-set", "--controls", str(controls), "--duration-s",
+                        "0.3", "--accuracy", "1e-9"]}
+    for name, command in runs.items():
+        out = tmp_path / name
+        assert main(command + ["--out", str(out), "--record-every-s", "0.01"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["force_set_replaced"] is True and summary["final_activation"] == {}
+        ours = read_storage(out / "states.sto")
+        assert ours.labels == theirs.labels      # the muscles' states are gone in both
+        error = max(abs(ours.column(label)[-1] - theirs.column(label)[-1])
+                    for label in ours.labels[1:] if label.endswith("/value"))
+        moved = abs(ours.column("/jointset/r_elbow/r_elbow_flex/value")[-1])
+        with capsys.disabled():
+            print(f"arm26, its forces replaced by reserves ({name}): within {error:.1e} rad "
+                  f"of the ForwardTool (the elbow moved {moved:.2f} rad)")
+        assert error <= 1e-8
+
+
 _SETUP = """<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40600">
 <ForwardTool name="run"><model_file>{model}</model_file>{extra}
 <initial_time>0</initial_time><final_time>0.1</final_time></ForwardTool></OpenSimDocument>"""
 
 
 @pytest.mark.parametrize("extra, message", [
-    ("<replace_force_set>true</replace_force_set>",
-     "<replace_force_set> true (the force set files replacing the model's forces) is not "
-     "offered"),
     ('<AnalysisSet name="a"><objects><Kinematics name="k"/></objects></AnalysisSet>',
      "AnalysisSet 'a' (ForwardTool run): analyses are not run"),
     ('<ControllerSet name="c"><objects><PrescribedController name="p"/></objects>'

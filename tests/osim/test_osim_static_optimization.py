@@ -40,7 +40,7 @@ from myotwin.osim.storage import read_storage
 from opensim_live import opensim_package, run_static_optimization
 from osim_synthetic import (ARM26_ELLIPSOIDS, GAIT_RESERVES, TINY, coupled_pair, deactivate,
                             locked_copy, to_degroote, with_coordinate_actuators,
-                            write_leg_swing, write_osim)
+                            write_leg_swing, write_osim, write_reserves)
 from shared_reference import SHARED, needs
 
 opensim_package()
@@ -63,7 +63,8 @@ def _compare(tmp_path, model, start_s, end_s, tol_activation=TOL_ACTIVATION, **o
     physiology = options.get("use_muscle_physiology", True)
     theirs_a, theirs_f = run_static_optimization(
         tmp_path, model, needs(IK), CUTOFF_HZ, start_s, end_s, exponent, physiology,
-        force_set_files=options.get("force_set_files", ()))
+        force_set_files=options.get("force_set_files", ()),
+        replace_force_set=options.get("replace_force_set", False))
     ours_a = read_storage(ours_dir / "static_optimization_activation.sto")
     ours_f = read_storage(ours_dir / "static_optimization_force.sto")
     assert ours_a.labels == theirs_a.labels and ours_f.labels == theirs_f.labels
@@ -100,14 +101,7 @@ def test_reserve_actuators_from_a_force_set_file_match_opensim(tmp_path):
     optimizer stopped ("Restoration failed") at t = 0.1 s on that file, leaving controls that
     may move between machines (test_leg6dof9musc_coupler_and_residual_actuators_match_opensim);
     with 10 N m it converges at every time."""
-    reserves = tmp_path / "reserves.xml"
-    reserves.write_text(
-        '<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40600">'
-        '<ForceSet name="reserves"><objects>' + "".join(
-            f'<CoordinateActuator name="{c}_reserve"><coordinate>{c}</coordinate>'
-            "<optimal_force>10</optimal_force></CoordinateActuator>"
-            for c in ("r_shoulder_elev", "r_elbow_flex"))
-        + "</objects><groups /></ForceSet></OpenSimDocument>")
+    reserves = write_reserves(tmp_path / "reserves.xml", ("r_shoulder_elev", "r_elbow_flex"))
     # arm26's ellipsoids inactive in the file both read: compiling them is not what this is
     # about (osim_synthetic.ARM26_ELLIPSOIDS)
     model = write_osim(tmp_path, needs(ARM).read_text(),
@@ -116,6 +110,18 @@ def test_reserve_actuators_from_a_force_set_file_match_opensim(tmp_path):
     assert ours.labels[-2:] == ("r_shoulder_elev_reserve", "r_elbow_flex_reserve")
     assert summary["force_set_files"] == [str(reserves)]
     assert np.abs(ours.data[:, -2:]).max() > 1e-2
+
+
+def test_reserves_replacing_the_models_forces_match_opensim(tmp_path):
+    """replace_force_set (`--replace-force-set`): arm26's muscles give way to the reserves of
+    a ForceSet file, in both; with one unbounded actuator per coordinate the optimum is each
+    generalized force over the reserve's optimal force."""
+    reserves = write_reserves(tmp_path / "reserves.xml", ("r_shoulder_elev", "r_elbow_flex"))
+    summary, ours = _compare(tmp_path, needs(ARM), 0.0, 0.3, force_set_files=[reserves],
+                             replace_force_set=True)
+    assert ours.labels[1:] == ("r_shoulder_elev_reserve", "r_elbow_flex_reserve")
+    assert summary["force_set_replaced"] is True
+    assert np.abs(ours.data[:, 1:]).max() > 1e-1
 
 
 def test_flags_static_optimization_does_not_use_are_read_past(tmp_path):

@@ -173,6 +173,9 @@ def _add_forward_parser(cmds) -> None:
     p.add_argument("--force-set", nargs="+", default=[], metavar="FORCES.xml",
                    help="OpenSim ForceSet files whose forces join the model's (e.g. CMC's "
                    "reserve actuators), as the forward tool's force_set_files")
+    p.add_argument("--replace-force-set", action="store_true",
+                   help="the --force-set files' forces replace the model's own (its muscles "
+                   "too), as the forward tool's replace_force_set true")
     p.add_argument("--external-loads", metavar="LOADS.xml",
                    help="an OpenSim ExternalLoads file (e.g. ground reaction forces) whose "
                    "forces act during the run, as the forward tool's external_loads_file")

@@ -63,7 +63,8 @@ def cmd_forward(args: argparse.Namespace) -> int:
     excitation = excitation_argument(args.excitation)
     initial = name_value_pairs(args.initial_q, "--initial-q")
     controls = read_controls(args.controls) if args.controls else None
-    loaded = osim.load(args.file, omit=tuple(args.omit), force_set_files=args.force_set)
+    loaded = osim.load(args.file, omit=tuple(args.omit), force_set_files=args.force_set,
+                       replace_force_set=args.replace_force_set)
     inputs = Inputs(loaded, excitation, controls)
     external_loads = (None if args.external_loads is None
                       else read_external_loads(args.external_loads))

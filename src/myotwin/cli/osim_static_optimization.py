@@ -28,7 +28,7 @@ def cmd_static_optimization(args: argparse.Namespace) -> int:
         activation_exponent=args.activation_exponent,
         use_muscle_physiology=not args.no_muscle_physiology,
         accuracy=DEFAULT_ACCURACY if args.accuracy is None else args.accuracy,
-        force_set_files=args.force_set))
+        force_set_files=args.force_set, replace_force_set=args.replace_force_set))
 
 
 def add_parser(cmds) -> None:
@@ -45,6 +45,9 @@ def add_parser(cmds) -> None:
     p.add_argument("--force-set", nargs="+", default=[], metavar="FORCES.xml",
                    help="OpenSim ForceSet files whose actuators join the model's (e.g. reserve "
                    "actuators), as the analyze tool's force_set_files")
+    p.add_argument("--replace-force-set", action="store_true",
+                   help="the --force-set files' forces replace the model's own (its muscles "
+                   "too), as the analyze tool's replace_force_set true")
     p.add_argument("--activation-exponent", type=number, default=2.0, help="p in sum x^p "
                    "(OpenSim's activation_exponent, default 2)")
     p.add_argument("--no-muscle-physiology", action="store_true", help="a muscle's force per "

@@ -325,6 +325,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                                   solve_for_equilibrium)
     summary = {"model": loaded.source, "omitted": list(loaded.omitted),
                "force_set_files": [Path(f).name for f in loaded.force_set_files],
+               "force_set_replaced": loaded.force_set_replaced,
                "tendon": msm.muscles.tendon.value, "coupling": msm.coupling,
                "muscles_starting_at_min_fiber_length": _at_minimum(msm, state),
                "integrator": integrator, "dt_s": dt_s, "start_s": t0,

@@ -4,8 +4,8 @@
 What the setup's properties become (OpenSim 4.6's ForwardTool; paths relative to the setup
 file's folder, as OpenSim resolves them):
 
-* `model_file`; `force_set_files` (space-separated) added to its forces (`osim.load`'s
-  force_set_files); `replace_force_set` true is refused (not offered).
+* `model_file`; `force_set_files` (space-separated) added to its forces, or replacing them
+  with `replace_force_set` true (`osim.load`'s force_set_files and replace_force_set).
 * `initial_time`, `final_time`; `states_file`: the run starts from its last row at or before
   the initial time, at that row's time (`forward_start.read_initial_states`); without one, from
   the model's default state at the initial time (`forward_start.default_initial_states`: the
@@ -57,6 +57,7 @@ class ForwardSetup:
     name: str
     model_file: Path
     force_set_files: tuple[Path, ...]
+    replace_force_set: bool
     results_directory: Path
     initial_time_s: float
     final_time_s: float
@@ -122,9 +123,6 @@ def read_forward_setup(path) -> ForwardSetup:
     model = _path(tool, "model_file", folder)
     if model is None:
         raise tool.error("<model_file> is empty")
-    if tool.flag("replace_force_set", False):
-        raise tool.error("<replace_force_set> true (the force set files replacing the model's "
-                         "forces) is not offered")
     force_sets = tuple(p if p.is_absolute() else folder / p
                        for p in map(Path, tool.text("force_set_files", "").split()))
     analyses = tool.find("AnalysisSet")
@@ -148,7 +146,8 @@ def read_forward_setup(path) -> ForwardSetup:
                 "output_precision"):
         tool.number(tag, 0.0)                  # read past, but numbers (module docstring)
     results = _path(tool, "results_directory", folder) or folder
-    return ForwardSetup(tool.name or path.stem, model, force_sets, results, initial, final,
+    return ForwardSetup(tool.name or path.stem, model, force_sets,
+                        tool.flag("replace_force_set", False), results, initial, final,
                         tool.flag("solve_for_equilibrium_for_auxiliary_states", False),
                         int(steps), accuracy, _controls_file(tool, folder),
                         _path(tool, "external_loads_file", folder),
@@ -172,7 +171,8 @@ def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVA
     if interval is None or not (math.isfinite(interval) and interval > 0):
         raise ValueError(f"record_every_s must be a positive number of seconds, got "
                          f"{record_every_s!r}")
-    loaded = load(setup.model_file, force_set_files=setup.force_set_files)
+    loaded = load(setup.model_file, force_set_files=setup.force_set_files,
+                  replace_force_set=setup.replace_force_set)
     controls = None if setup.controls_file is None else read_controls(setup.controls_file)
     given = () if controls is None else controls.names
     inputs = Inputs(loaded, {m: 0.0 for m in loaded.muscle_names if m not in given}, controls)

@@ -89,7 +89,8 @@ class OsimModel:
     force_names: the muscles and CoordinateActuators together in ForceSet order (OpenSim's
       column order for its tools' per-actuator output).
     force_set_files: the ForceSet files whose forces joined the model's (`load`'s
-      force_set_files), as given.
+      force_set_files), as given; force_set_replaced: True when they replaced the model's own
+      forces (`load`'s replace_force_set).
     actuator_names: the CoordinateActuators in ForceSet order (= the model's actuators);
       actuators: name -> {"coordinate", "gear", "control_range" (min_control, max_control),
       recorded, not enforced: OpenSim applies control * optimal_force unclamped}.
@@ -142,6 +143,7 @@ class OsimModel:
     force_set_files: tuple[str, ...] = ()
     coordinate_default_speeds: Mapping[str, float] = dataclasses.field(
         default_factory=lambda: types.MappingProxyType({}))
+    force_set_replaced: bool = False
 
 
 def _frozen(mapping=(), **items) -> types.MappingProxyType:
@@ -243,7 +245,8 @@ def _coupling(doc, engine_joints: tuple[str, ...], coupled: Mapping[str, Coupled
 
 
 def load(path, *, omit: Iterable[str] = (), forces: bool = True,
-         locks: bool = True, force_set_files: Iterable = ()) -> OsimModel:
+         locks: bool = True, force_set_files: Iterable = (),
+         replace_force_set: bool = False) -> OsimModel:
     """Load an OpenSim 4 .osim file of the supported subset (docs/osim.md).
 
     omit: names of wrap objects, constraints, forces or components to leave out (paths then
@@ -254,14 +257,18 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
     by default a locked coordinate is held at its default_value (`locked_coordinates`).
     force_set_files: OpenSim ForceSet .xml files (e.g. CMC's reserve actuators) whose forces
     are added after the model's, as OpenSim's ForwardTool adds its `force_set_files` when
-    `replace_force_set` is false; their forces must be of the types the model's may be. Raises
+    `replace_force_set` is false; their forces must be of the types the model's may be.
+    replace_force_set=True: the model's own forces (muscles included) are dropped and those of
+    force_set_files are the model's forces, as OpenSim's tools' `replace_force_set` true
+    empties the model's ForceSet before adding the files' (none given: no forces). Raises
     `osim.OsimError` (a ValueError naming the file, the element and the value) for anything
     outside the subset. Needs float64 (`myotwin.configure_jax()` first)."""
     names = () if isinstance(omit, str) else tuple(omit)
     if isinstance(omit, str) or not all(isinstance(n, str) for n in names):
         raise TypeError(f"omit must be a collection of element names, e.g. omit=('TRIlonghh',),"
                         f" got {omit!r}")
-    for flag, value in (("forces", forces), ("locks", locks)):
+    for flag, value in (("forces", forces), ("locks", locks),
+                        ("replace_force_set", replace_force_set)):
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{flag} must be True or False, got {value!r}")
     if not jax.config.jax_enable_x64:
@@ -271,9 +278,11 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
         raise TypeError(f"force_set_files must be a collection of paths, e.g. "
                         f"force_set_files=({str(force_set_files)!r},), got {force_set_files!r}")
     extra = tuple(str(f) for f in force_set_files)
-    if extra and not forces:
-        raise ValueError("force_set_files add forces: they cannot be read with forces=False")
-    doc = read_document(path, names, forces=forces, force_set_files=extra)
+    if (extra or replace_force_set) and not forces:
+        raise ValueError("force_set_files and replace_force_set concern forces: they cannot be "
+                         "given with forces=False")
+    doc = read_document(path, names, forces=forces, force_set_files=extra,
+                        replace_force_set=bool(replace_force_set))
     pb = to_builders.path_builder(doc, to_builders.skeleton(doc))
     model, engine_joints = to_builders.build_model(doc, pb)
     coupled, locked = _coupled(doc), _locked(doc, locks)
@@ -303,5 +312,6 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
         merged_bodies=_frozen(to_builders.merge_welded(doc)[1]),
         all_coordinates=all_coordinates, engine_joint_coordinates=driver,
         locked_coordinates=_frozen(locked), force_names=doc.force_names,
-        force_set_files=extra, coordinate_default_speeds=_frozen(
+        force_set_files=extra, force_set_replaced=bool(replace_force_set),
+        coordinate_default_speeds=_frozen(
             {n: by_name[n].default_speed_value for n in all_coordinates}))

@@ -244,11 +244,12 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
         cutoff_hz: float | None = None, start_time_s: float = -np.inf,
         end_time_s: float = np.inf, activation_exponent: float = 2.0,
         use_muscle_physiology: bool = True, accuracy: float = DEFAULT_ACCURACY,
-        force_set_files=()) -> dict:
+        force_set_files=(), replace_force_set: bool = False) -> dict:
     """`myotwin osim static-optimization`: writes DIR/static_optimization_activation.sto,
     DIR/static_optimization_force.sto and DIR/summary.json (module docstring); returns the
     summary. force_set_files: ForceSet files whose actuators join the model's (OpenSim's
-    AnalyzeTool force_set_files, e.g. reserve actuators; `osim.load`). Bad input raises
+    AnalyzeTool force_set_files, e.g. reserve actuators; `osim.load`); replace_force_set:
+    they replace the model's forces (the AnalyzeTool's property of that name). Bad input raises
     ValueError naming the file, field and value."""
     check_cutoff(cutoff_hz)
     start_time_s, end_time_s = time_window(str(coordinates_path), start_time_s, end_time_s)
@@ -262,7 +263,8 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
         raise ValueError(f"use_muscle_physiology must be True or False, got "
                          f"{use_muscle_physiology!r}")
     started = time.perf_counter()
-    loaded = load(model_path, force_set_files=force_set_files)
+    loaded = load(model_path, force_set_files=force_set_files,
+                  replace_force_set=replace_force_set)
     acts = actuators(loaded)
     if not acts.names:
         raise ValueError(f"{model_path}: the model has no muscles or CoordinateActuators to "
@@ -303,6 +305,7 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
         "coordinates_file": str(coordinates_path),
         "external_loads_file": None if external_loads_path is None else str(external_loads_path),
         "force_set_files": [str(f) for f in loaded.force_set_files],
+        "force_set_replaced": loaded.force_set_replaced,
         "lowpass_cutoff_hz": cutoff_hz,
         "activation_exponent": activation_exponent,
         "use_muscle_physiology": use_muscle_physiology,

@@ -130,12 +130,14 @@ def _read_joints(model: Node, bodies) -> tuple[tuple[Joint, ...], dict[str, str]
     return joints, coordinates
 
 
-def _force_nodes(model: Node, force_set_files) -> list[Node]:
-    """The forces of the model's ForceSet, then those of each ForceSet file (OpenSim's
-    ForwardTool `force_set_files`, appended as its `replace_force_set` false appends them),
-    each a Node naming its own file; OsimError for a file that is not a ForceSet document or
-    a force whose name another force has."""
-    nodes = [Node.of(elem, model.where, "") for elem in model.objects("ForceSet")]
+def _force_nodes(model: Node, force_set_files, replace: bool = False) -> list[Node]:
+    """The forces of the model's ForceSet (none when `replace`), then those of each ForceSet
+    file (OpenSim's tools' `force_set_files`, appended as AbstractTool::updateModelForces
+    appends them after emptying the model's ForceSet when `replace_force_set` is true), each a
+    Node naming its own file; OsimError for a file that is not a ForceSet document or a force
+    whose name another force has."""
+    nodes = [] if replace else [Node.of(elem, model.where, "")
+                                for elem in model.objects("ForceSet")]
     for path in force_set_files:
         path = Path(path)
         force_set = document_element(parse_xml(path), path.name, "ForceSet", 1, "")
@@ -170,12 +172,14 @@ def _read_forces(nodes: list[Node], omissions: Omissions, bodies, coordinates, w
     return tuple(muscles), tuple(actuators)
 
 
-def read_document(path, omit=(), *, forces: bool = True, force_set_files=()) -> Document:
+def read_document(path, omit=(), *, forces: bool = True, force_set_files=(),
+                  replace_force_set: bool = False) -> Document:
     """Read and check the .osim file at `path`; the names in `omit` (wrap objects,
     constraints, forces, components) are left out and recorded in `Document.omitted`.
     forces=False reads the skeleton only: the ForceSet is not read (no muscles, no
     actuators), as OpenSim's tools do with every force excluded. force_set_files: ForceSet
-    .xml files whose forces join the model's, after them (`_force_nodes`)."""
+    .xml files whose forces join the model's, after them, or replace them with
+    replace_force_set (`_force_nodes`)."""
     path = Path(path)
     omissions = Omissions(frozenset(omit))
     model = _model_node(parse_xml(path), path.name)
@@ -188,7 +192,7 @@ def read_document(path, omit=(), *, forces: bool = True, force_set_files=()) -> 
     joints, coordinates = _read_joints(model, bodies)
     couplers, unenforced = read_constraints(model, omissions, joints)
     wraps = {w.name for w in (*cylinders, *obstacles, *ellipsoids, *spheres)}
-    nodes = _force_nodes(model, force_set_files) if forces else []
+    nodes = _force_nodes(model, force_set_files, replace_force_set) if forces else []
     muscles, actuators = _read_forces(nodes, omissions, bodies, coordinates, wraps,
                                       omitted_wraps, {w.name for w in ellipsoids})
     order = [node.name for node in nodes]
