@@ -179,7 +179,8 @@ SETUP = """<?xml version="1.0" encoding="UTF-8" ?>
 def test_setup_file_runs_as_opensims_tool_runs_it(tmp_path, capsys):
     """An InverseKinematicsTool setup file (its marker_file relative to its folder, a time
     range, the task set inside it), given to the command with --setup and to OpenSim's
-    InverseKinematicsTool(setup): the same frames and q within TOL_Q_RAD."""
+    InverseKinematicsTool(setup): the same frames and q within TOL_Q_RAD; and run as
+    `myotwin osim run-tool SETUP` (into its results_directory, at our default accuracy)."""
     from myotwin.cli.main import main
 
     _arm_markers_in_ground(tmp_path)
@@ -203,7 +204,17 @@ def test_setup_file_runs_as_opensims_tool_runs_it(tmp_path, capsys):
     np.testing.assert_allclose(ours.time_s, theirs.time_s, rtol=0, atol=1e-12)
     assert ours.time_s[0] >= 0.1 - 1e-9 and ours.time_s[-1] <= 0.6 + 1e-9
     dq = np.abs(ours.data[:, 1:] - np.radians(theirs.data[:, 1:])).max()
-    print(f"arm26 from a setup file: {ours.time_s.size} frames, q within {dq:.1e} rad")
+    with capsys.disabled():
+        print(f"arm26 from a setup file: {ours.time_s.size} frames, q within {dq:.1e} rad")
+    assert dq <= TOL_Q_RAD
+    # the same setup run as opensim-cmd run-tool runs it, into its results_directory
+    assert main(["osim", "run-tool", str(setup)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["tool_type"] == "InverseKinematicsTool" and summary["accuracy"] == 1e-12
+    tool_run = read_storage(tmp_path / "inverse_kinematics.mot")
+    np.testing.assert_allclose(tool_run.time_s, theirs.time_s, rtol=0, atol=1e-12)
+    dq = np.abs(tool_run.data[:, 1:] - np.radians(theirs.data[:, 1:])).max()
+    print(f"the same by run-tool: q within {dq:.1e} rad")
     assert dq <= TOL_Q_RAD
 
 

@@ -186,3 +186,28 @@ def test_a_setup_whose_times_are_reversed_or_model_missing_is_refused(tmp_path, 
     setup.write_text(_SETUP.format(model="missing.osim", extra=""))
     assert main(["osim", "run-tool", str(setup)]) == 2
     assert "missing.osim: cannot read the file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, args, message", [
+    ('<OpenSimDocument Version="40600"><CMCTool name="cmc"/></OpenSimDocument>', [],
+     "setup.xml: CMCTool setups are not run (these are: ForwardTool, InverseKinematicsTool"),
+    ('<OpenSimDocument Version="40600"><ForwardTool/><ForwardTool/></OpenSimDocument>', [],
+     "setup.xml: an OpenSimDocument holding one tool is expected, got ['ForwardTool', "
+     "'ForwardTool']"),
+    ('<ForwardTool name="run"/>', [],
+     "setup.xml: the root element must be OpenSimDocument, got <ForwardTool>"),
+    ('<OpenSimDocument Version="40600"><InverseKinematicsTool name="ik"/></OpenSimDocument>',
+     ["--record-every-s", "0.01"], "--record-every-s is for ForwardTool setups; "),
+    ('<OpenSimDocument Version="40600"><InverseKinematicsTool name="ik"><IKTaskSet>'
+     "<objects/></IKTaskSet></InverseKinematicsTool></OpenSimDocument>", [],
+     "setup.xml: InverseKinematicsTool: <model_file> is empty"),
+])
+def test_a_setup_of_a_tool_that_does_not_run_is_one_line(tmp_path, capsys, text, args,
+                                                         message):
+    setup = tmp_path / "setup.xml"
+    setup.write_text(text)
+    status = main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "out"), *args])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert message in err, err
+    assert not (tmp_path / "out").exists()

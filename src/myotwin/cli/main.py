@@ -19,7 +19,7 @@
     myotwin osim muscle-analysis FILE (--coordinates IK.mot | --states STATES.sto) --out DIR
                                               OpenSim's tools of the same names
     myotwin osim run-tool SETUP.xml [--out DIR]
-                                              run an OpenSim ForwardTool setup file
+                                              run an OpenSim tool setup file
     myotwin mjcf forward FILE --out DIR --excitation X|NAME=X [--muscle-mass-kg KG] [...]
                                               an MJCF model with MuJoCo muscles (MyoSuite's)
 

@@ -1,11 +1,15 @@
-"""`myotwin osim run-tool SETUP.xml [--out DIR]`: run an OpenSim ForwardTool setup file as
-`opensim-cmd run-tool` runs it (`myotwin.osim.forward_setup`, docs/osim.md "Forward
-simulation").
+"""`myotwin osim run-tool SETUP.xml [--out DIR]`: run an OpenSim tool setup file as
+`opensim-cmd run-tool` runs it (`myotwin.osim.tool_setups`: the setup's tool picks the
+runner; docs/osim.md).
 
-Writes states.sto, muscle_forces.sto and summary.json into DIR (default: the setup's
-results_directory), rows as they are produced; prints the summary. Bad input: one line naming
-the file, property and value (exit status 2); a simulation that diverges stops with the rows
-before the divergence written (exit status 3).
+* ForwardTool (`osim.forward_setup`): writes states.sto, muscle_forces.sto and summary.json,
+  rows as they are produced; a simulation that diverges stops with the rows before the
+  divergence written (exit status 3).
+* InverseKinematicsTool (`osim.ik_setup.run_ik_setup`): inverse_kinematics.mot,
+  marker_errors.sto and summary.json.
+
+Into DIR (default: the setup's results_directory); prints the summary. Bad input: one line
+naming the file, property and value (exit status 2).
 """
 
 from __future__ import annotations
@@ -20,20 +24,27 @@ def cmd_run_tool(args: argparse.Namespace) -> int:
 
     configure_jax()   # entry point: float64
     from myotwin.cli.main import print_summary_of
-    from myotwin.osim.forward_setup import run_forward_setup
+    from myotwin.osim.tool_setups import run_tool_setup, tool_of
 
-    interval = {} if args.record_every_s is None else {"record_every_s": args.record_every_s}
-    return print_summary_of(lambda: run_forward_setup(args.setup, args.out, **interval))
+    options = {}
+    if args.record_every_s is not None:
+        tool = tool_of(args.setup)
+        if tool != "ForwardTool":
+            raise ValueError(f"--record-every-s is for ForwardTool setups; {args.setup} holds "
+                             f"an {tool}")
+        options["record_every_s"] = args.record_every_s
+    return print_summary_of(lambda: run_tool_setup(args.setup, args.out, **options))
 
 
 def add_parser(cmds) -> None:
     # (no myotwin.osim import here: building the command line must not import JAX before
     # configure_jax runs)
-    p = cmds.add_parser("run-tool", help="run an OpenSim ForwardTool setup file (model, "
-                        "controls, states, force set and external loads files, times, "
-                        "tolerance) as opensim-cmd run-tool does; writes states.sto, "
-                        "muscle_forces.sto and summary.json")
-    p.add_argument("setup", help="an OpenSim ForwardTool setup file (.xml)")
+    p = cmds.add_parser("run-tool", help="run an OpenSim tool setup file as opensim-cmd "
+                        "run-tool does: a ForwardTool (states.sto, muscle_forces.sto) or an "
+                        "InverseKinematicsTool (inverse_kinematics.mot, marker_errors.sto); "
+                        "also summary.json")
+    p.add_argument("setup", help="an OpenSim tool setup file (.xml): ForwardTool or "
+                   "InverseKinematicsTool")
     p.add_argument("--out", default=None, type=output_directory,
                    help="output directory (default: the setup's results_directory)")
     p.add_argument("--record-every-s", type=positive_seconds, default=None,

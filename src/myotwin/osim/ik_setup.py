@@ -1,4 +1,5 @@
-"""OpenSim's InverseKinematicsTool setup file, for `myotwin osim inverse-kinematics --setup`.
+"""OpenSim's InverseKinematicsTool setup file, for `myotwin osim inverse-kinematics --setup`
+and `myotwin osim run-tool` (`run_ik_setup`).
 
     <OpenSimDocument Version="40000"><InverseKinematicsTool name="subject01">
       <model_file>subject01.osim</model_file>
@@ -10,12 +11,12 @@
       <output_motion_file>ik.mot</output_motion_file> ...
     </InverseKinematicsTool></OpenSimDocument>
 
-Read here: model_file and marker_file (relative paths resolved against the setup file's
-folder, as OpenSim does; empty or "Unassigned" is none), time_range (two numbers, first <=
-last), constraint_weight (Inf or absent: our CoordinateCouplerConstraints are exact; a finite
-weight, OpenSim's penalty on constraint errors, is refused), accuracy (recorded:
-it is the tolerance of OpenSim's assembler; ours stays the command's --accuracy) and the task
-set. The tool's output and reporting properties (results_directory, output_motion_file,
+Read here: model_file, marker_file and results_directory (relative paths resolved against
+the setup file's folder, as OpenSim does; empty or "Unassigned" is none), time_range (two
+numbers, first <= last), constraint_weight (Inf or absent: our CoordinateCouplerConstraints
+are exact; a finite weight, OpenSim's penalty on constraint errors, is refused), accuracy
+(recorded: it is the tolerance of OpenSim's assembler; ours stays the command's --accuracy)
+and the task set. The tool's other output and reporting properties (output_motion_file,
 report_errors, report_marker_locations, coordinate_file used only by from_file tasks, which
 the task reader refuses) are read past. Errors name the file, the property and the value
 (`ik_tasks.IKTaskError`, a ValueError).
@@ -38,13 +39,15 @@ _UNSET = ("", "Unassigned")
 @dataclasses.dataclass(frozen=True)
 class IKSetup:
     """model_file, marker_file: paths (None when unset); time_range_s: (first, last) or None;
-    accuracy: OpenSim's assembler tolerance as written (None when absent); tasks."""
+    accuracy: OpenSim's assembler tolerance as written (None when absent); tasks;
+    results_directory: where `myotwin osim run-tool` writes (the setup's folder when unset)."""
 
     model_file: Path | None
     marker_file: Path | None
     time_range_s: tuple[float, float] | None
     accuracy: float | None
     tasks: IKTasks
+    results_directory: Path | None = None
 
 
 def _text(tool: ET.Element, tag: str) -> str | None:
@@ -104,4 +107,26 @@ def read_ik_setup(path) -> IKSetup:
                           f"{text('accuracy')!r}")
     return IKSetup(file("model_file"), file("marker_file"),
                    None if window is None else (window[0], window[1]),
-                   None if accuracy is None else accuracy[0], read_ik_tasks(path))
+                   None if accuracy is None else accuracy[0], read_ik_tasks(path),
+                   file("results_directory") or path.parent)
+
+
+def run_ik_setup(path, out_dir=None) -> dict:
+    """Run the InverseKinematicsTool setup file `path` as `opensim-cmd run-tool` runs it
+    (`myotwin osim run-tool`): its model_file, marker_file, task set and time_range (absent:
+    every frame), writing `inverse_kinematics.run`'s files (inverse_kinematics.mot,
+    marker_errors.sto, summary.json; not the setup's output_motion_file name) into `out_dir`
+    (default: its results_directory). The setup's accuracy is recorded, not used (module
+    docstring): the solution is converged to `inverse_kinematics.DEFAULT_ACCURACY`.
+    IKTaskError naming the file for a setup without a model_file or marker_file."""
+    from myotwin.osim.inverse_kinematics import DEFAULT_ACCURACY, run
+
+    setup = read_ik_setup(path)
+    for tag, value in (("model_file", setup.model_file), ("marker_file", setup.marker_file)):
+        if value is None:
+            raise IKTaskError(f"{Path(path).name}: {_TOOL}: <{tag}> is empty")
+    start, end = setup.time_range_s or (-math.inf, math.inf)
+    summary = run(setup.model_file, setup.marker_file,
+                  setup.results_directory if out_dir is None else out_dir, tasks_path=path,
+                  start_time_s=start, end_time_s=end, accuracy=DEFAULT_ACCURACY, setup=setup)
+    return {"setup": Path(path).name, **summary}

@@ -1,0 +1,53 @@
+"""OpenSim tool setup files, run as `opensim-cmd run-tool SETUP.xml` runs them
+(`myotwin osim run-tool SETUP.xml`): the setup's tool element picks the runner.
+
+Each runner is `run(path, out_dir=None) -> summary` in its own module, reading the setup's
+properties as that OpenSim tool does (paths relative to the setup file's folder) and writing
+into `out_dir`, by default the setup's results_directory:
+
+* ForwardTool: `forward_setup.run_forward_setup` (a forward simulation).
+* InverseKinematicsTool: `ik_setup.run_ik_setup` (inverse kinematics).
+
+Other tools are refused naming the tool and the ones that run.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from myotwin.osim.errors import OsimError
+from myotwin.osim.xml_values import parse_xml
+
+#: tool element -> "module:function" of its runner (imported when used: they import JAX).
+RUNNERS = {
+    "ForwardTool": "myotwin.osim.forward_setup:run_forward_setup",
+    "InverseKinematicsTool": "myotwin.osim.ik_setup:run_ik_setup",
+}
+
+
+def tool_of(path) -> str:
+    """The tool element's tag of the setup file `path`: the one element inside its
+    OpenSimDocument; OsimError naming the file otherwise, or for a tool that does not run."""
+    name = Path(path).name
+    root = parse_xml(path)
+    if root.tag != "OpenSimDocument":
+        raise OsimError(f"{name}: the root element must be OpenSimDocument, got <{root.tag}>")
+    tools = [child.tag for child in root]
+    if len(tools) != 1:
+        raise OsimError(f"{name}: an OpenSimDocument holding one tool is expected, got "
+                        f"{tools or 'nothing'}")
+    if tools[0] not in RUNNERS:
+        raise OsimError(f"{name}: {tools[0]} setups are not run (these are: "
+                        f"{', '.join(RUNNERS)})")
+    return tools[0]
+
+
+def run_tool_setup(path, out_dir=None, **options) -> dict:
+    """Run the setup file `path` with its tool's runner (`RUNNERS`), writing into `out_dir`
+    (default: the setup's results_directory); `options` go to the runner (the ForwardTool's
+    record_every_s). Returns the runner's summary, with "tool_type" the tool element."""
+    tool = tool_of(path)
+    module, function = RUNNERS[tool].split(":")
+    runner = getattr(importlib.import_module(module), function)
+    return {"tool_type": tool, **runner(path, out_dir, **options)}
