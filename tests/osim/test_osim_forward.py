@@ -236,6 +236,8 @@ def test_error_controlled_run_out_of_steps_stops_with_the_rows_before_it(tmp_pat
     (["--excitation", "0.5", "--duration-s", "0.00015"], "whole number of steps"),
     (["--excitation", "0.5", "--record-every-s", "0.00025"], "record_every_s 0.00025"),
     (["--excitation", "a=b"], "--excitation: 'b' (for a) is not a number"),
+    (["--excitation", "0.5", "--replace-force-set"], "Tug_of_War.osim: an excitation is "
+     "given, but the model has no muscles (force set files replaced its forces)"),
     (["--excitation", "0.5", "--integrator", "rk45", "--accuracy", "2"],
      "accuracy must be a number in (0, 1), got 2.0"),
 ])

@@ -177,6 +177,10 @@ class Inputs:
                                  f"muscles are {list(self.muscles)}")
             constant = dict(excitation)
         elif excitation is not None:
+            if not self.muscles:
+                replaced = " (force set files replaced its forces)" * loaded.force_set_replaced
+                raise ValueError(f"{loaded.source}: an excitation is given, but the model has "
+                                 f"no muscles{replaced}")
             constant = {m: excitation for m in self.muscles}
         self._muscle_source = []
         for m in self.muscles:
