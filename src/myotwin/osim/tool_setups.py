@@ -7,6 +7,8 @@ into `out_dir`, by default the setup's results_directory:
 
 * ForwardTool: `forward_setup.run_forward_setup` (a forward simulation).
 * InverseKinematicsTool: `ik_setup.run_ik_setup` (inverse kinematics).
+* InverseDynamicsTool: `id_setup.run_id_setup` (inverse dynamics on the skeleton: a setup
+  whose forces_to_exclude leaves a force of the model acting is refused).
 
 Other tools are refused naming the tool and the ones that run.
 """
@@ -23,6 +25,7 @@ from myotwin.osim.xml_values import parse_xml
 RUNNERS = {
     "ForwardTool": "myotwin.osim.forward_setup:run_forward_setup",
     "InverseKinematicsTool": "myotwin.osim.ik_setup:run_ik_setup",
+    "InverseDynamicsTool": "myotwin.osim.id_setup:run_id_setup",
 }
 
 
