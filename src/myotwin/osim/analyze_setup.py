@@ -1,0 +1,376 @@
+"""An OpenSim AnalyzeTool setup file whose AnalysisSet holds a StaticOptimization and/or a
+MuscleAnalysis, run as OpenSim's `opensim-cmd run-tool SETUP.xml` runs it (`myotwin osim
+run-tool SETUP.xml`), by `osim.static_optimization.run` and `osim.muscle_analysis.run`.
+
+What the setup's properties become (OpenSim 4.6's AnalyzeTool, StaticOptimization and
+MuscleAnalysis, whose property lists are these; paths relative to the setup file's folder, as
+OpenSim resolves them; an empty path or "Unassigned" is none). "Checked" means run through
+OpenSim 4.6's AnalyzeTool (arm26, 0-0.3 s, scratch runs and tests/osim/
+test_osim_analyze_setup.py):
+
+* `model_file`; `force_set_files` (space-separated) added to the model's forces, or replacing
+  them with `replace_force_set` true: static optimization's force_set_files and
+  replace_force_set. A MuscleAnalysis reports muscles only: force set files that add none
+  (reserve actuators) are read past for it (checked: OpenSim's MuscleAnalysis files are the
+  same with arm26's reserves), files that add muscles are refused, as is replace_force_set
+  true (the model's muscles would be dropped).
+* `initial_time`, `final_time`: the window of every analysis, rows from the last at or before
+  the initial time to the last at or before the final time (Storage::findIndex, as the tool
+  picks them; checked: 0.055-0.245 s gives OpenSim's 24 rows from 0.05 s). The analyses' own
+  `start_time` and `end_time` are read past: the tool does not use them (checked: a
+  StaticOptimization with 0.1-0.2 s and a MuscleAnalysis with 0.05-0.15 s in a 0-0.3 s tool
+  each report all 37 rows).
+* `coordinates_file` with `lowpass_cutoff_frequency_for_coordinates` (negative: no filter;
+  0 is refused: OpenSim would filter at 0 Hz), prepared as OpenSim's tools prepare it. With
+  the filter on, a window reaching before the file's first time or after its last is refused:
+  OpenSim analyses its padding's rows there (checked: initial_time -0.1 s on a file from 0 s
+  gives 12 rows from -0.1 s), which static optimization does not reproduce.
+* `states_file`: the MuscleAnalysis reads the coordinates, speeds and muscle states from it
+  (`muscle_analysis.run`'s states_path); OpenSim then ignores coordinates_file (recorded) and
+  the filter (checked: the same files at 6 Hz and -1). A StaticOptimization with a states file
+  is refused (ours prepares coordinates only). `speeds_file` is refused.
+* `external_loads_file`: static optimization's external loads. The MuscleAnalysis reads past
+  it (checked: its files are the same with a 20 N load on arm26's hand, which changes the
+  activations by 0.18).
+* `solve_for_equilibrium_for_auxiliary_states`: the MuscleAnalysis' muscle_states
+  "equilibrium" (true) or "default" (false). Static optimization does not use the muscles'
+  states (checked: its files are the same either way).
+* A non-empty `ControllerSet` is refused. `output_precision` and the integrator settings
+  (`maximum_number_of_integrator_steps`, `maximum_integrator_step_size`,
+  `minimum_integrator_step_size`, `integrator_error_tolerance`) are read past (no integration;
+  our files hold every digit).
+* StaticOptimization: `on`; `activation_exponent` (>= 1), `use_muscle_physiology`;
+  `use_model_force_set` must be true (false asks OpenSim for inverse dynamics instead);
+  `optimizer_convergence_criterion` and `optimizer_max_iterations` are recorded, not used
+  (`setup_values_not_used` in its summary): they bound OpenSim's own optimizer, whose stopping
+  point ours does not imitate; ours solves to `static_optimization.DEFAULT_ACCURACY`, which
+  is where OpenSim's activations go as its criterion shrinks (docs/osim.md "Static
+  optimization").
+* MuscleAnalysis: `on`; `muscle_list` and `moment_arm_coordinate_list` must be `all`, and
+  `compute_moments` true (ours writes every muscle, every coordinate's moment arms and
+  moments).
+* Both: `step_interval` must be 1; `in_degrees` is read past (checked: OpenSim writes the
+  same radians, inDegrees=no, either way).
+* Analyses that are off are read past whatever their type (a StaticOptimization or
+  MuscleAnalysis is still checked); another analysis that is on is refused, as is a setup
+  where none is on. Any property the tool or analysis does not have is refused.
+
+Output: each analysis that is on, in the set's order, writes into its own folder
+`<out>/<analysis name>` (the type's name for an unnamed one; `<out>` is `out_dir`, else the
+setup's results_directory), the files of `myotwin osim static-optimization` /
+`myotwin osim muscle-analysis` (static_optimization_activation.sto, muscle_analysis_Length.sto,
+..., summary.json), not OpenSim's `<tool>_<analysis>_activation.sto` names.
+`run_analyze_setup` returns {"setup": file name, "tool": the tool's name, "out_dir",
+"analyses": {folder: {"type", "out_dir", "setup_values_not_used", **the command's summary}},
+"analyses_off": [names]}. Errors are one line naming the file, the element and the value
+(`OsimError`, a ValueError).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+
+from myotwin.osim.errors import OsimError
+from myotwin.osim.xml_values import Node, document_element, parse_xml
+
+_TOOL = "AnalyzeTool"
+_PROPERTIES = ("model_file", "replace_force_set", "force_set_files", "results_directory",
+               "output_precision", "initial_time", "final_time",
+               "solve_for_equilibrium_for_auxiliary_states",
+               "maximum_number_of_integrator_steps", "maximum_integrator_step_size",
+               "minimum_integrator_step_size", "integrator_error_tolerance", "AnalysisSet",
+               "ControllerSet", "external_loads_file", "states_file", "coordinates_file",
+               "speeds_file", "lowpass_cutoff_frequency_for_coordinates")
+_READ_PAST = ("output_precision", "maximum_number_of_integrator_steps",
+              "maximum_integrator_step_size", "minimum_integrator_step_size",
+              "integrator_error_tolerance")
+_COMMON = ("on", "start_time", "end_time", "step_interval", "in_degrees")
+SO = "StaticOptimization"
+MA = "MuscleAnalysis"
+_ANALYSIS_PROPERTIES = {
+    SO: _COMMON + ("use_model_force_set", "activation_exponent", "use_muscle_physiology",
+                   "optimizer_convergence_criterion", "optimizer_max_iterations"),
+    MA: _COMMON + ("muscle_list", "moment_arm_coordinate_list", "compute_moments"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class StaticOptimizationSettings:
+    """A StaticOptimization that is on: its folder name, activation exponent, whether the
+    muscles' force-length-velocity is used, and OpenSim's optimizer settings (recorded)."""
+
+    name: str
+    activation_exponent: float
+    use_muscle_physiology: bool
+    optimizer_convergence_criterion: float
+    optimizer_max_iterations: int
+
+
+@dataclasses.dataclass(frozen=True)
+class MuscleAnalysisSettings:
+    """A MuscleAnalysis that is on: its folder name (every muscle, coordinate and moment)."""
+
+    name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class AnalyzeSetup:
+    """An AnalyzeTool setup file's settings (module docstring), paths resolved; `analyses`:
+    those that are on, in the set's order; `analyses_off`: the names of the others;
+    cutoff_hz None: no filter."""
+
+    name: str
+    model_file: Path
+    force_set_files: tuple[Path, ...]
+    replace_force_set: bool
+    results_directory: Path
+    initial_time_s: float
+    final_time_s: float
+    solve_for_equilibrium: bool
+    coordinates_file: Path | None
+    states_file: Path | None
+    cutoff_hz: float | None
+    external_loads_file: Path | None
+    analyses: tuple[StaticOptimizationSettings | MuscleAnalysisSettings, ...]
+    analyses_off: tuple[str, ...]
+
+
+def _path(node: Node, tag: str, folder: Path) -> Path | None:
+    """Property `tag` as a path relative to `folder`; None when absent, empty or
+    "Unassigned"."""
+    text = node.text(tag, "")
+    if not text or text == "Unassigned":
+        return None
+    path = Path(text)
+    return path if path.is_absolute() else folder / path
+
+
+def _only(node: Node, tag: str, wanted: bool, why: str) -> None:
+    """Refuse the flag `tag` of `node` unless it is absent or `wanted`."""
+    if node.flag(tag, wanted) != wanted:
+        raise node.error(f"<{tag}> must be {str(wanted).lower()}: {why}, got "
+                         f"{node.text(tag)!r}")
+
+
+def _all(node: Node, tag: str, what: str) -> None:
+    """Refuse a list property `tag` other than `all` (its default)."""
+    words = node.text(tag, "all").split()
+    if words != ["all"]:
+        raise node.error(f"<{tag}> must be all (every {what} is analysed), got "
+                         f"{node.text(tag)!r}")
+
+
+def _analysis(node: Node) -> StaticOptimizationSettings | MuscleAnalysisSettings | None:
+    """A StaticOptimization or MuscleAnalysis element read and checked; None if it is off."""
+    node.check_children(_ANALYSIS_PROPERTIES[node.tag])
+    on = node.flag("on", True)
+    node.number("start_time", -math.inf, finite=False)   # read past (module docstring)
+    node.number("end_time", math.inf, finite=False)
+    node.flag("in_degrees", True)
+    if node.number("step_interval", 1.0) != 1:
+        raise node.error(f"<step_interval> must be 1 (every row is analysed), got "
+                         f"{node.text('step_interval')!r}")
+    name = node.name or node.tag
+    if node.tag == SO:
+        _only(node, "use_model_force_set", True, "the model's actuators are optimised "
+              "(false: OpenSim's inverse dynamics instead)")
+        exponent = node.number("activation_exponent", 2.0)
+        if exponent < 1.0:
+            raise node.error(f"<activation_exponent> must be >= 1, got "
+                             f"{node.text('activation_exponent')!r}")
+        criterion = node.number("optimizer_convergence_criterion", 1e-4)
+        if not criterion > 0:
+            raise node.error(f"<optimizer_convergence_criterion> must be positive, got "
+                             f"{node.text('optimizer_convergence_criterion')!r}")
+        iterations = node.number("optimizer_max_iterations", 100.0)
+        if not (iterations >= 1 and iterations.is_integer()):
+            raise node.error(f"<optimizer_max_iterations> must be a positive integer, got "
+                             f"{node.text('optimizer_max_iterations')!r}")
+        settings = StaticOptimizationSettings(name, exponent,
+                                              node.flag("use_muscle_physiology", True),
+                                              criterion, int(iterations))
+    else:
+        _all(node, "muscle_list", "muscle")
+        _all(node, "moment_arm_coordinate_list", "coordinate")
+        _only(node, "compute_moments", True, "moment arms and moments are always "
+              "written")
+        settings = MuscleAnalysisSettings(name)
+    return settings if on else None
+
+
+def _analyses(tool: Node) -> tuple[tuple, tuple[str, ...]]:
+    """(the analyses that are on, the names of those that are off) of the AnalysisSet."""
+    found = tool.find("AnalysisSet")
+    if found is None:
+        raise tool.error("<AnalysisSet> is missing: nothing to run")
+    where = Node(found, tool.where.inside("AnalysisSet", found.get("name", "")))
+    on, off = [], []
+    for elem in tool.objects("AnalysisSet"):
+        node = Node.of(elem, where.where)
+        if node.tag in _ANALYSIS_PROPERTIES:
+            settings = _analysis(node)
+        elif node.flag("on", True):
+            raise node.error(f"only {SO} and {MA} are run (this analysis is on)")
+        else:
+            settings = None
+        if settings is None:
+            off.append(node.name or node.tag)
+            continue
+        if settings.name in (".", "..") or "/" in settings.name or "\\" in settings.name:
+            raise node.error(f"the analysis' name is its output folder's: a plain name is "
+                             f"needed, got {settings.name!r}")
+        if any(s.name == settings.name for s in on):
+            raise node.error(f"two analyses that are on are named {settings.name!r}; each "
+                             "writes into a folder of its name")
+        on.append(settings)
+    if not on:
+        raise where.error(f"no {SO} or {MA} is on: nothing to run")
+    return tuple(on), tuple(off)
+
+
+def _cutoff(tool: Node) -> float | None:
+    """lowpass_cutoff_frequency_for_coordinates: None for a negative value (no filter)."""
+    tag = "lowpass_cutoff_frequency_for_coordinates"
+    cutoff = tool.number(tag, -1.0)
+    if cutoff == 0:
+        raise tool.error(f"<{tag}> 0 would filter at 0 Hz (OpenSim filters at any value >= "
+                         "0); give a negative value for no filter or a positive cutoff, got "
+                         f"{tool.text(tag)!r}")
+    return None if cutoff < 0 else cutoff
+
+
+def read_analyze_setup(path) -> AnalyzeSetup:
+    """The AnalyzeTool setup file `path`; OsimError naming the file, element and value for
+    what is malformed or not offered (module docstring)."""
+    path = Path(path)
+    folder = path.parent
+    tool = document_element(parse_xml(path), path.name, _TOOL, 1, "")
+    tool.check_children(_PROPERTIES)
+    model = _path(tool, "model_file", folder)
+    if model is None:
+        raise tool.error("<model_file> is empty")
+    force_sets = tuple(p if p.is_absolute() else folder / p
+                       for p in map(Path, tool.text("force_set_files", "").split()))
+    replace = tool.flag("replace_force_set", False)
+    initial = tool.number("initial_time", 0.0)
+    final = tool.number("final_time", 1.0)
+    if not final > initial:
+        raise tool.error(f"<final_time> {final!r} must be after <initial_time> {initial!r}")
+    for tag in _READ_PAST:
+        tool.number(tag, 0.0)                  # read past, but numbers (module docstring)
+    if tool.objects("ControllerSet"):
+        raise tool.error("<ControllerSet> must be empty: controllers are not run")
+    if _path(tool, "speeds_file", folder) is not None:
+        raise tool.error(f"<speeds_file> is not offered (speeds are the coordinates' "
+                         f"derivatives), got {tool.text('speeds_file')!r}")
+    analyses, off = _analyses(tool)
+    states = _path(tool, "states_file", folder)
+    coordinates = _path(tool, "coordinates_file", folder)
+    if states is None and coordinates is None:
+        raise tool.error("<coordinates_file> and <states_file> are empty: one gives the motion")
+    kinds = {type(a) for a in analyses}
+    if states is not None and StaticOptimizationSettings in kinds:
+        raise tool.error(f"<states_file> with a {SO} is not offered (ours prepares a "
+                         f"coordinates_file), got {tool.text('states_file')!r}")
+    if replace and MuscleAnalysisSettings in kinds:
+        raise tool.error(f"<replace_force_set> true with a {MA} is not offered (the model's "
+                         "muscles would be dropped)")
+    return AnalyzeSetup(tool.name, model, force_sets, replace,
+                        _path(tool, "results_directory", folder) or folder, initial, final,
+                        tool.flag("solve_for_equilibrium_for_auxiliary_states", False),
+                        coordinates, states, _cutoff(tool),
+                        _path(tool, "external_loads_file", folder), analyses, off)
+
+
+def _first_row_time(times_s: np.ndarray, t: float) -> float:
+    """The time of Storage::findIndex(t): the last row at or before t, or the first row."""
+    return float(times_s[max(int(np.searchsorted(times_s, t, side="right")) - 1, 0)])
+
+
+def _window(setup: AnalyzeSetup, where: str) -> tuple[float, float]:
+    """(start, end) for the analyses' run functions, as the tool picks its rows (module
+    docstring); OsimError naming `where` for a filtered window beyond the coordinates."""
+    from myotwin.osim.storage import read_storage
+
+    if setup.states_file is not None:
+        # the states are used as written: the first row is the one at or before initial_time
+        times = read_storage(setup.states_file).time_s
+        return _first_row_time(times, setup.initial_time_s), setup.final_time_s
+    if setup.cutoff_hz is not None:
+        times = read_storage(setup.coordinates_file).time_s
+        first, last = float(times[0]), float(times[-1])
+        if setup.initial_time_s < first or setup.final_time_s > last:
+            raise OsimError(f"{where}: <initial_time> {setup.initial_time_s!r} to "
+                            f"<final_time> {setup.final_time_s!r} reaches beyond "
+                            f"{setup.coordinates_file.name}'s times ({first!r} to {last!r} "
+                            "s): with the lowpass filter on, OpenSim would analyse its "
+                            "padding there (not reproduced)")
+    return setup.initial_time_s, setup.final_time_s
+
+
+def _refuse_added_muscles(setup: AnalyzeSetup, where: str) -> None:
+    """OsimError if the force set files add muscles (a MuscleAnalysis would report them)."""
+    from myotwin.osim.xml_reading import read_document
+
+    if not setup.force_set_files:
+        return
+    own = {m.name for m in read_document(setup.model_file).muscles}
+    added = [m.name for m in read_document(setup.model_file,
+                                           force_set_files=tuple(map(str, setup.force_set_files))
+                                           ).muscles if m.name not in own]
+    if added:
+        raise OsimError(f"{where}: <force_set_files> add muscles {added} with a {MA}, which "
+                        "is not offered (reserve actuators are)")
+
+
+def run_analyze_setup(path, out_dir=None) -> dict:
+    """Run the AnalyzeTool setup file `path` (module docstring): each analysis that is on, in
+    order, into `out_dir` (default: its results_directory)/<analysis name>; returns the
+    summary the module docstring describes."""
+    from myotwin.osim import muscle_analysis, static_optimization
+
+    path = Path(path)
+    setup = read_analyze_setup(path)
+    where = f"{path.name}: {_TOOL}" + (f" '{setup.name}'" if setup.name else "")
+    if any(isinstance(a, MuscleAnalysisSettings) for a in setup.analyses):
+        _refuse_added_muscles(setup, where)
+    start, end = _window(setup, where)
+    out = Path(setup.results_directory if out_dir is None else out_dir)
+    results = {}
+    for analysis in setup.analyses:
+        folder = out / analysis.name
+        if isinstance(analysis, StaticOptimizationSettings):
+            summary = static_optimization.run(
+                setup.model_file, setup.coordinates_file, folder,
+                external_loads_path=setup.external_loads_file, cutoff_hz=setup.cutoff_hz,
+                start_time_s=start, end_time_s=end,
+                activation_exponent=analysis.activation_exponent,
+                use_muscle_physiology=analysis.use_muscle_physiology,
+                force_set_files=setup.force_set_files,
+                replace_force_set=setup.replace_force_set)
+            unused = {"optimizer_convergence_criterion": analysis.optimizer_convergence_criterion,
+                      "optimizer_max_iterations": analysis.optimizer_max_iterations}
+        else:
+            states = setup.states_file
+            summary = muscle_analysis.run(
+                setup.model_file, None if states is not None else setup.coordinates_file,
+                folder, cutoff_hz=None if states is not None else setup.cutoff_hz,
+                start_time_s=start, end_time_s=end,
+                muscle_states="equilibrium" if setup.solve_for_equilibrium else "default",
+                states_path=states)
+            ignored = {"force_set_files": [str(f) for f in setup.force_set_files] or None,
+                       "external_loads_file": setup.external_loads_file}
+            if states is not None:      # OpenSim ignores these beside a states file
+                ignored.update({"coordinates_file": setup.coordinates_file,
+                                "lowpass_cutoff_frequency_for_coordinates": setup.cutoff_hz})
+            unused = {k: v if isinstance(v, (list, float)) else str(v)
+                      for k, v in ignored.items() if v is not None}
+        results[analysis.name] = {"type": SO if isinstance(analysis, StaticOptimizationSettings)
+                                  else MA, "out_dir": str(folder),
+                                  "setup_values_not_used": unused, **summary}
+    return {"setup": path.name, "tool": setup.name, "out_dir": str(out), "analyses": results,
+            "analyses_off": list(setup.analyses_off)}
