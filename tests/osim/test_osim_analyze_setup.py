@@ -1,0 +1,361 @@
+"""`myotwin osim run-tool SETUP.xml` on AnalyzeTool setups (`osim.analyze_setup`), against
+OpenSim 4.6's AnalyzeTool run on the same setup file (`osim.AnalyzeTool(setup).run()`).
+
+arm26.osim with its two wrap ellipsoids inactive in the file both read
+(`osim_synthetic.ARM26_ELLIPSOIDS`: compiling them would cost ~60 s and is tested elsewhere)
+along the tutorial's IK result, 0-0.3 s (37 rows), lowpass 6 Hz. The setups ask OpenSim for
+16 digits (`<output_precision>`, which ours reads past), so its printing is not the limit.
+Tolerances are those of the commands' own tests, for the same reasons:
+* static optimization (test_osim_static_optimization.py): activations within 1e-6 (OpenSim's
+  optimizer stops at its convergence criterion 1e-10 with a constraint violation ~5e-6
+  rad/s^2, ours at 1e-12), forces within that times 1000 N (arm26's largest max isometric
+  force is 987 N). Observed 2.3e-7 and 1.2e-4 N; with the reserves and the hand load
+  1.7e-7 and 9.1e-5 N.
+* muscle analysis (test_osim_muscle_analysis.py): lengths and moment arms within 1e-8 m
+  (observed 1.1e-15 here, 16 digits printed); the muscle-state outputs at the default states
+  within 1e-8 + 1e-12 |value| (arm26's Thelen muscles: no damped fiber solve; observed at
+  0.02 of it); with the muscles equilibrated (solve_for_equilibrium_for_auxiliary_states)
+  fiber lengths within 1e-8 m, tendon forces within OpenSim's equilibrium tolerance 1e-8
+  F_iso, moments within 1e-8 + that times the moment arm (observed 1.3e-11 m, 1.1e-9 F_iso
+  with F_iso 436-987 N, moments at 0.10 of their tolerance).
+What each test adds: the setup with both analyses (their own start and end times, in_degrees,
+integrator settings, an analysis that is off: read past, as OpenSim does); a reserves force
+set file, a load on the hand and equilibrated muscles (static optimization takes the
+reserves and the load, the muscle analysis reads both past, as OpenSim's files show); a
+states file with an initial time between rows (OpenSim starts at the row before; its filter
+and coordinates_file do not apply). Bad setups are one line naming the file, element and
+value (exit status 2).
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from myotwin.cli.main import main
+from myotwin.osim.loader import load
+from myotwin.osim.muscle_states import OUTPUTS
+from myotwin.osim.storage import StorageWriter, read_storage
+from opensim_live import opensim_package, run_printing_16_digits
+from osim_synthetic import ARM26_ELLIPSOIDS, deactivate, write_osim, write_reserves
+from shared_reference import SHARED, needs
+from storage_files import write_mot
+
+osim = opensim_package()
+
+REF = SHARED / "reference" / "opensim"
+ARM = REF / "models" / "arm26.osim"
+IK = REF / "data" / "arm26" / "arm26_InverseKinematics.mot"
+COORDINATES = ("r_shoulder_elev", "r_elbow_flex")
+#: test_osim_static_optimization.py's tolerances (module docstring)
+TOL_ACTIVATION = 1e-6
+FORCE_PER_ACTIVATION_N = 1e3
+#: test_osim_muscle_analysis.py's (module docstring)
+TOL_M = 1e-8
+REL_TOL = 1e-12
+EQUILIBRIUM_TOL = 1e-8
+
+_SETUP = """<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40600"><AnalyzeTool name="arm">
+  <model_file>arm26.osim</model_file>
+  <results_directory>opensim</results_directory>
+  <output_precision>16</output_precision>
+  <initial_time>{initial}</initial_time><final_time>0.3</final_time>
+  <maximum_number_of_integrator_steps>20000</maximum_number_of_integrator_steps>
+  <maximum_integrator_step_size>1</maximum_integrator_step_size>
+  <minimum_integrator_step_size>1e-08</minimum_integrator_step_size>
+  <integrator_error_tolerance>1e-05</integrator_error_tolerance>
+  <AnalysisSet name="Analyses"><objects>{analyses}</objects><groups /></AnalysisSet>
+  <ControllerSet name="Controllers"><objects /><groups /></ControllerSet>
+  <coordinates_file>{coordinates}</coordinates_file>
+  <lowpass_cutoff_frequency_for_coordinates>6</lowpass_cutoff_frequency_for_coordinates>
+  {extra}
+</AnalyzeTool></OpenSimDocument>
+"""
+#: OpenSim's defaults but the convergence criterion (the SO tests'); its own window 0.1-0.2 s
+SO = """<StaticOptimization name="StaticOptimization"><on>true</on>
+  <start_time>0.1</start_time><end_time>0.2</end_time><step_interval>1</step_interval>
+  <in_degrees>true</in_degrees><use_model_force_set>true</use_model_force_set>
+  <activation_exponent>2</activation_exponent><use_muscle_physiology>true</use_muscle_physiology>
+  <optimizer_convergence_criterion>1e-10</optimizer_convergence_criterion>
+  <optimizer_max_iterations>1000</optimizer_max_iterations></StaticOptimization>"""
+MA = """<MuscleAnalysis name="MuscleAnalysis"><on>true</on>
+  <start_time>0.05</start_time><end_time>0.15</end_time><step_interval>1</step_interval>
+  <in_degrees>false</in_degrees><muscle_list> all</muscle_list>
+  <moment_arm_coordinate_list> all</moment_arm_coordinate_list>
+  <compute_moments>true</compute_moments></MuscleAnalysis>"""
+
+
+def _arm(directory):
+    """arm26.osim with its ellipsoids inactive, written into `directory`."""
+    return write_osim(directory, needs(ARM).read_text(),
+                      lambda root: deactivate(root, ARM26_ELLIPSOIDS), name="arm26.osim")
+
+
+def _setup(directory, analyses, extra="", initial=0.0, coordinates=None):
+    """setup.xml (module docstring) in `directory`, beside arm26.osim."""
+    _arm(directory)
+    path = directory / "setup.xml"
+    path.write_text(_SETUP.format(analyses=analyses, extra=extra, initial=initial,
+                                  coordinates=coordinates or needs(IK)))
+    return path
+
+
+def _run_both(tmp_path, capsys, setup, out_args=True):
+    """OpenSim's AnalyzeTool on `setup` (into its results_directory, tmp_path/opensim), then
+    ours (into tmp_path/ours, or with out_args False into the setup's results_directory);
+    returns our summary."""
+    run_printing_16_digits(osim, osim.AnalyzeTool(str(setup)))
+    out = ["--out", str(tmp_path / "ours")] if out_args else []
+    assert main(["osim", "run-tool", str(setup), *out]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _pair(theirs_name, ours_path):
+    """(OpenSim's table, ours): same rows; OpenSim's columns cut to ours (its force file adds
+    the external forces' columns after the actuators')."""
+    theirs = read_storage(ours_path.parents[2] / "opensim" / theirs_name)
+    ours = read_storage(ours_path)
+    assert theirs.labels[:len(ours.labels)] == ours.labels, (theirs.labels, ours.labels)
+    np.testing.assert_allclose(ours.time_s, theirs.time_s, rtol=0, atol=1e-9)
+    return theirs.data[:, 1:len(ours.labels)], ours.data[:, 1:]
+
+
+def _check_static_optimization(folder, what):
+    """Our activations and forces in `folder` against OpenSim's (module docstring)."""
+    theirs, ours = _pair("arm_StaticOptimization_activation.sto",
+                         folder / "static_optimization_activation.sto")
+    da = np.abs(ours - theirs).max()
+    theirs, ours = _pair("arm_StaticOptimization_force.sto",
+                         folder / "static_optimization_force.sto")
+    df = np.abs(ours - theirs).max()
+    print(f"{what}: static optimization {ours.shape[0]} rows, activations within {da:.1e}, "
+          f"forces within {df:.1e} N of OpenSim's")
+    assert da <= TOL_ACTIVATION and df <= TOL_ACTIVATION * FORCE_PER_ACTIVATION_N
+    return ours.shape[0]
+
+
+def _geometry(folder, what):
+    """Our lengths and moment arms in `folder` against OpenSim's, within TOL_M."""
+    names = ["Length", *(f"MomentArm_{c}" for c in COORDINATES)]
+    worst = {}
+    for name in names:
+        theirs, ours = _pair(f"arm_MuscleAnalysis_{name}.sto",
+                             folder / f"muscle_analysis_{name}.sto")
+        worst[name] = np.abs(ours - theirs).max()
+    print(f"{what}: muscle analysis {ours.shape[0]} rows, "
+          + ", ".join(f"{k} {v:.1e} m" for k, v in worst.items()))
+    assert max(worst.values()) <= TOL_M
+    return ours.shape[0]
+
+
+def test_a_setup_with_both_analyses_matches_opensims_tool(tmp_path, capsys):
+    """Both analyses at the muscles' default states: every file of each within the
+    commands' tolerances; the analyses' own start and end times are read past (OpenSim
+    reports all 37 rows of the tool's window), as is an analysis that is off (OpenSim writes
+    nothing for it)."""
+    setup = _setup(tmp_path, SO + MA + '<Kinematics name="kin"><on>false</on></Kinematics>')
+    summary = _run_both(tmp_path, capsys, setup)
+    assert summary["analyses_off"] == ["kin"]
+    assert not list((tmp_path / "opensim").glob("*kin*"))
+    assert summary["tool_type"] == "AnalyzeTool" and summary["tool"] == "arm"
+    assert list(summary["analyses"]) == ["StaticOptimization", "MuscleAnalysis"]
+    so, ma = summary["analyses"].values()
+    assert so["setup_values_not_used"] == {"optimizer_convergence_criterion": 1e-10,
+                                           "optimizer_max_iterations": 1000}
+    assert so["lowpass_cutoff_hz"] == 6.0 and ma["muscle_states"] == "default"
+    assert so["constraint_violated_at_s"] == {}
+    ours = tmp_path / "ours"
+    assert _check_static_optimization(ours / "StaticOptimization", "both") == 37
+    assert _geometry(ours / "MuscleAnalysis", "both") == 37
+    worst = 0.0
+    for name in (*OUTPUTS, *(f"Moment_{c}" for c in COORDINATES)):
+        theirs, mine = _pair(f"arm_MuscleAnalysis_{name}.sto",
+                             ours / "MuscleAnalysis" / f"muscle_analysis_{name}.sto")
+        worst = max(worst, (np.abs(mine - theirs) / (TOL_M + REL_TOL * np.abs(theirs))).max())
+    print(f"muscle-state outputs: worst error / tolerance {worst:.2f}")
+    assert worst <= 1.0
+
+
+def _hand_load(directory):
+    """hand.xml: a downward force of 20-25 N on arm26's hand, 0.2 m down its forearm."""
+    t = np.linspace(0.0, 1.0, 11)
+    zero = 0.0 * t
+    write_mot(directory / "hand.mot", t, {"h_vx": zero, "h_vy": -20.0 - 5.0 * t, "h_vz": zero,
+                                          "h_px": zero, "h_py": zero - 0.2, "h_pz": zero + 0.05})
+    path = directory / "hand.xml"
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40000">'
+        '<ExternalLoads name="hand"><objects><ExternalForce name="weight">'
+        "<appliesForce>true</appliesForce><applied_to_body>r_ulna_radius_hand</applied_to_body>"
+        "<force_expressed_in_body>ground</force_expressed_in_body>"
+        "<point_expressed_in_body>r_ulna_radius_hand</point_expressed_in_body>"
+        "<force_identifier>h_v</force_identifier><point_identifier>h_p</point_identifier>"
+        "<torque_identifier></torque_identifier><data_source_name>Unassigned</data_source_name>"
+        "</ExternalForce></objects><groups /><datafile>hand.mot</datafile></ExternalLoads>"
+        "</OpenSimDocument>")
+    return path
+
+
+def test_reserves_a_hand_load_and_equilibrium_as_opensims_tool(tmp_path, capsys):
+    """Reserve actuators (force_set_files) and a load on the hand (external_loads_file):
+    static optimization takes both; the muscle analysis reads both past, as OpenSim's files
+    show; solve_for_equilibrium_for_auxiliary_states equilibrates the muscles. Written into
+    the setup's results_directory."""
+    write_reserves(tmp_path / "reserves.xml", COORDINATES, 5.0)
+    _hand_load(tmp_path)
+    setup = _setup(tmp_path, SO + MA, "<force_set_files>reserves.xml</force_set_files>"
+                   "<external_loads_file>hand.xml</external_loads_file>"
+                   "<solve_for_equilibrium_for_auxiliary_states>true"
+                   "</solve_for_equilibrium_for_auxiliary_states>")
+    # ours into the setup's results_directory too: its folders beside OpenSim's files
+    summary = _run_both(tmp_path, capsys, setup, out_args=False)
+    assert summary["out_dir"] == str(tmp_path / "opensim")
+    so, ma = summary["analyses"].values()
+    assert so["force_set_files"] == [str(tmp_path / "reserves.xml")]
+    assert so["external_loads_file"] == str(tmp_path / "hand.xml")
+    assert ma["setup_values_not_used"] == {"force_set_files": [str(tmp_path / "reserves.xml")],
+                                           "external_loads_file": str(tmp_path / "hand.xml")}
+    assert ma["muscle_states"] == "equilibrium" and ma["muscle_equilibrium_failed"] == {}
+    ours = tmp_path / "opensim"
+    _check_static_optimization(ours / "StaticOptimization", "reserves and hand load")
+    activation = read_storage(ours / "StaticOptimization" / "static_optimization_activation.sto")
+    assert activation.labels[-2:] == tuple(f"{c}_reserve" for c in COORDINATES)
+    _geometry(ours / "MuscleAnalysis", "reserves and hand load")
+    loaded = load(tmp_path / "arm26.osim")
+    f_iso = np.array([loaded.muscles[n]["max_isometric_force_N"] for n in loaded.muscle_names])
+    folder = ours / "MuscleAnalysis"
+    theirs_l, ours_l = _pair("arm_MuscleAnalysis_FiberLength.sto",
+                             folder / "muscle_analysis_FiberLength.sto")
+    theirs_f, ours_f = _pair("arm_MuscleAnalysis_TendonForce.sto",
+                             folder / "muscle_analysis_TendonForce.sto")
+    dl, df = np.abs(ours_l - theirs_l).max(), (np.abs(ours_f - theirs_f) / f_iso).max()
+    moments = []
+    for c in COORDINATES:
+        theirs_m, ours_m = _pair(f"arm_MuscleAnalysis_Moment_{c}.sto",
+                                 folder / f"muscle_analysis_Moment_{c}.sto")
+        arm = read_storage(folder / f"muscle_analysis_MomentArm_{c}.sto").data[:, 1:]
+        moments.append((np.abs(ours_m - theirs_m)
+                        / (TOL_M + EQUILIBRIUM_TOL * f_iso * np.abs(arm))).max())
+    print(f"equilibrated: fiber lengths within {dl:.1e} m, tendon forces within {df:.1e} F_iso,"
+          f" moments within {max(moments):.2f} of their tolerance")
+    assert dl <= TOL_M and df <= EQUILIBRIUM_TOL and max(moments) <= 1.0
+
+
+def test_a_states_file_starts_at_the_row_before_the_initial_time(tmp_path, capsys):
+    """A MuscleAnalysis on a states file (the IK's coordinates in rad, their differences as
+    speeds), initial_time 0.055 s between rows: OpenSim starts at the row before (0.05 s),
+    and ignores the lowpass filter and the coordinates_file beside it."""
+    ik = read_storage(needs(IK))
+    rows = ik.time_s <= 0.35
+    t = ik.time_s[rows]
+    labels, columns = ["time"], [t]
+    for c, joint in zip(COORDINATES, ("r_shoulder", "r_elbow")):
+        q = np.radians(ik.column(c)[rows])
+        labels += [f"/jointset/{joint}/{c}/value", f"/jointset/{joint}/{c}/speed"]
+        columns += [q, np.gradient(q, t)]
+    with StorageWriter(tmp_path / "states.sto", "states", labels) as writer:
+        writer.write_rows(np.column_stack(columns))
+    setup = _setup(tmp_path, MA, "<states_file>states.sto</states_file>", initial=0.055)
+    summary = _run_both(tmp_path, capsys, setup)
+    ma = summary["analyses"]["MuscleAnalysis"]
+    assert ma["states_file"] == str(tmp_path / "states.sto") and ma["coordinates_file"] is None
+    assert ma["setup_values_not_used"] == {"coordinates_file": str(needs(IK)),
+                                           "lowpass_cutoff_frequency_for_coordinates": 6.0}
+    assert _geometry(tmp_path / "ours" / "MuscleAnalysis", "states file") == 31
+    assert ma["first_time_s"] == pytest.approx(0.05, abs=1e-8)
+
+
+def _muscle_force_set(path):
+    """A ForceSet file holding a copy of arm26's BRA named BRA2 (a muscle)."""
+    root = ET.fromstring(needs(ARM).read_text())
+    muscle = root.find(".//Thelen2003Muscle[@name='BRA']")
+    muscle.set("name", "BRA2")
+    path.write_text('<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40600">'
+                    '<ForceSet name="more"><objects>' + ET.tostring(muscle, encoding="unicode")
+                    + "</objects><groups /></ForceSet></OpenSimDocument>")
+
+
+@pytest.mark.parametrize("analyses, extra, message", [
+    (SO, "<use_specified_dt>true</use_specified_dt>", "AnalyzeTool 'arm': <use_specified_dt> "
+     "is not part of the supported subset"),
+    (SO, "<speeds_file>u.sto</speeds_file>", "<speeds_file> is not offered"),
+    (SO, "<states_file>x.sto</states_file>", "<states_file> with a StaticOptimization is not "
+     "offered"),
+    (SO, ('<ControllerSet name="Controllers"><objects />', '<ControllerSet name="Controllers">'
+          '<objects><PrescribedController name="p"/></objects>'),
+     "<ControllerSet> must be empty"),
+    (MA, "<replace_force_set>true</replace_force_set>", "<replace_force_set> true with a "
+     "MuscleAnalysis is not offered"),
+    (SO, ("<lowpass_cutoff_frequency_for_coordinates>6<",
+          "<lowpass_cutoff_frequency_for_coordinates>0<"),
+     "<lowpass_cutoff_frequency_for_coordinates> 0 would filter at 0 Hz"),
+    (SO.replace("<step_interval>1<", "<step_interval>2<"), "", "StaticOptimization "
+     "'StaticOptimization' (AnalysisSet Analyses): <step_interval> must be 1 (every row is "
+     "analysed), got '2'"),
+    (SO.replace("<use_model_force_set>true<", "<use_model_force_set>false<"), "",
+     "<use_model_force_set> must be true"),
+    (SO.replace("<activation_exponent>2<", "<activation_exponent>0.5<"), "",
+     "<activation_exponent> must be >= 1, got '0.5'"),
+    (SO.replace("<optimizer_max_iterations>1000<", "<optimizer_max_iterations>1.5<"), "",
+     "<optimizer_max_iterations> must be a positive integer, got '1.5'"),
+    (SO.replace("</StaticOptimization>", "<tolerance>1</tolerance></StaticOptimization>"), "",
+     "<tolerance> is not part of the supported subset"),
+    (MA.replace("<muscle_list> all<", "<muscle_list>BIClong<"), "",
+     "MuscleAnalysis 'MuscleAnalysis' (AnalysisSet Analyses): <muscle_list> must be all "
+     "(every muscle is analysed), got 'BIClong'"),
+    (MA.replace("<moment_arm_coordinate_list> all<",
+                "<moment_arm_coordinate_list>r_elbow_flex<"), "",
+     "<moment_arm_coordinate_list> must be all"),
+    (MA.replace("<compute_moments>true<", "<compute_moments>false<"), "",
+     "<compute_moments> must be true"),
+    (SO + '<Kinematics name="k"><on>true</on></Kinematics>', "",
+     "Kinematics 'k' (AnalysisSet Analyses): only StaticOptimization and MuscleAnalysis are "
+     "run"),
+    (SO.replace("<on>true<", "<on>false<"), "", "AnalysisSet 'Analyses' (AnalyzeTool arm): no "
+     "StaticOptimization or MuscleAnalysis is on: nothing to run"),
+    (SO + SO, "", "two analyses that are on are named 'StaticOptimization'"),
+    (SO, "<final_time>0</final_time>", "AnalyzeTool 'arm': <final_time> is given 2 times"),
+])
+def test_bad_setups_are_one_line(tmp_path, capsys, analyses, extra, message):
+    """`extra`: properties added to _SETUP's, or (old, new): a change of its text."""
+    setup = tmp_path / "setup.xml"
+    text = _SETUP.format(analyses=analyses, extra="" if isinstance(extra, tuple) else extra,
+                         initial=0.0, coordinates="ik.mot")
+    setup.write_text(text.replace(*extra) if isinstance(extra, tuple) else text)
+    status = main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert "setup.xml: " in err and message in err, err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("case, message", [
+    ("muscles", "setup.xml: AnalyzeTool 'arm': <force_set_files> add muscles ['BRA2'] with a "
+     "MuscleAnalysis, which is not offered"),
+    ("reversed", "setup.xml: AnalyzeTool 'arm': <final_time> 0.3 must be after <initial_time> "
+     "0.5"),
+    ("window", "setup.xml: AnalyzeTool 'arm': <initial_time> -0.1 to <final_time> 0.3 reaches "
+     "beyond arm26_InverseKinematics.mot's times (0.0 to 1.0 s): with the lowpass filter on, "
+     "OpenSim would analyse its padding there"),
+])
+def test_setups_refused_by_their_files_are_one_line(tmp_path, capsys, case, message):
+    """Refusals of setups written beside the model and coordinates: force set files that add
+    a muscle to a MuscleAnalysis' model; a window that ends before it starts; a filtered
+    window reaching before the coordinates (OpenSim analyses the padding there: 12 rows
+    from -0.1 s before the file's first at 0 s, in a scratch run)."""
+    if case == "muscles":
+        _muscle_force_set(tmp_path / "more.xml")
+        setup = _setup(tmp_path, SO + MA, "<force_set_files>more.xml</force_set_files>")
+    elif case == "reversed":
+        setup = _setup(tmp_path, SO, initial=0.5)
+    else:
+        setup = _setup(tmp_path, MA, initial=-0.1)
+    status = main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert message in err, err
+    assert not (tmp_path / "out").exists()
