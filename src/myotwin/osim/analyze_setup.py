@@ -75,19 +75,12 @@ from pathlib import Path
 import numpy as np
 
 from myotwin.osim.errors import OsimError
+from myotwin.osim.tool_setups import ABSTRACT_TOOL_PROPERTIES, INTEGRATION_PROPERTIES
 from myotwin.osim.xml_values import Node, document_element, parse_xml
 
 _TOOL = "AnalyzeTool"
-_PROPERTIES = ("model_file", "replace_force_set", "force_set_files", "results_directory",
-               "output_precision", "initial_time", "final_time",
-               "solve_for_equilibrium_for_auxiliary_states",
-               "maximum_number_of_integrator_steps", "maximum_integrator_step_size",
-               "minimum_integrator_step_size", "integrator_error_tolerance", "AnalysisSet",
-               "ControllerSet", "external_loads_file", "states_file", "coordinates_file",
-               "speeds_file", "lowpass_cutoff_frequency_for_coordinates")
-_READ_PAST = ("output_precision", "maximum_number_of_integrator_steps",
-              "maximum_integrator_step_size", "minimum_integrator_step_size",
-              "integrator_error_tolerance")
+_PROPERTIES = ABSTRACT_TOOL_PROPERTIES + ("states_file", "coordinates_file", "speeds_file",
+                                          "lowpass_cutoff_frequency_for_coordinates")
 _COMMON = ("on", "start_time", "end_time", "step_interval", "in_degrees")
 SO = "StaticOptimization"
 MA = "MuscleAnalysis"
@@ -138,15 +131,6 @@ class AnalyzeSetup:
     analyses: tuple[StaticOptimizationSettings | MuscleAnalysisSettings, ...]
     analyses_off: tuple[str, ...]
 
-
-def _path(node: Node, tag: str, folder: Path) -> Path | None:
-    """Property `tag` as a path relative to `folder`; None when absent, empty or
-    "Unassigned"."""
-    text = node.text(tag, "")
-    if not text or text == "Unassigned":
-        return None
-    path = Path(text)
-    return path if path.is_absolute() else folder / path
 
 
 def _only(node: Node, tag: str, wanted: bool, why: str) -> None:
@@ -250,26 +234,25 @@ def read_analyze_setup(path) -> AnalyzeSetup:
     folder = path.parent
     tool = document_element(parse_xml(path), path.name, _TOOL, 1, "")
     tool.check_children(_PROPERTIES)
-    model = _path(tool, "model_file", folder)
+    model = tool.path("model_file", folder)
     if model is None:
         raise tool.error("<model_file> is empty")
-    force_sets = tuple(p if p.is_absolute() else folder / p
-                       for p in map(Path, tool.text("force_set_files", "").split()))
+    force_sets = tool.paths("force_set_files", folder)
     replace = tool.flag("replace_force_set", False)
     initial = tool.number("initial_time", 0.0)
     final = tool.number("final_time", 1.0)
     if not final > initial:
         raise tool.error(f"<final_time> {final!r} must be after <initial_time> {initial!r}")
-    for tag in _READ_PAST:
+    for tag in INTEGRATION_PROPERTIES:
         tool.number(tag, 0.0)                  # read past, but numbers (module docstring)
     if tool.objects("ControllerSet"):
         raise tool.error("<ControllerSet> must be empty: controllers are not run")
-    if _path(tool, "speeds_file", folder) is not None:
+    if tool.path("speeds_file", folder) is not None:
         raise tool.error(f"<speeds_file> is not offered (speeds are the coordinates' "
                          f"derivatives), got {tool.text('speeds_file')!r}")
     analyses, off = _analyses(tool)
-    states = _path(tool, "states_file", folder)
-    coordinates = _path(tool, "coordinates_file", folder)
+    states = tool.path("states_file", folder)
+    coordinates = tool.path("coordinates_file", folder)
     if states is None and coordinates is None:
         raise tool.error("<coordinates_file> and <states_file> are empty: one gives the motion")
     kinds = {type(a) for a in analyses}
@@ -280,10 +263,10 @@ def read_analyze_setup(path) -> AnalyzeSetup:
         raise tool.error(f"<replace_force_set> true with a {MA} is not offered (the model's "
                          "muscles would be dropped)")
     return AnalyzeSetup(tool.name, model, force_sets, replace,
-                        _path(tool, "results_directory", folder) or folder, initial, final,
+                        tool.path("results_directory", folder) or folder, initial, final,
                         tool.flag("solve_for_equilibrium_for_auxiliary_states", False),
                         coordinates, states, _cutoff(tool),
-                        _path(tool, "external_loads_file", folder), analyses, off)
+                        tool.path("external_loads_file", folder), analyses, off)
 
 
 def _first_row_time(times_s: np.ndarray, t: float) -> float:

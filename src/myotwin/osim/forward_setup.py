@@ -37,15 +37,11 @@ import dataclasses
 import math
 from pathlib import Path
 
+from myotwin.osim.tool_setups import ABSTRACT_TOOL_PROPERTIES
 from myotwin.osim.xml_values import Node, document_element, parse_xml
 from myotwin.scalars import as_real
 
-_PROPERTIES = ("model_file", "replace_force_set", "force_set_files", "results_directory",
-               "output_precision", "initial_time", "final_time",
-               "solve_for_equilibrium_for_auxiliary_states",
-               "maximum_number_of_integrator_steps", "maximum_integrator_step_size",
-               "minimum_integrator_step_size", "integrator_error_tolerance", "AnalysisSet",
-               "ControllerSet", "external_loads_file", "states_file", "controls_file")
+_PROPERTIES = ABSTRACT_TOOL_PROPERTIES + ("states_file", "controls_file")
 #: Rows written about this often (s), unless the caller says otherwise.
 ROW_INTERVAL_S = 1e-3
 
@@ -69,13 +65,6 @@ class ForwardSetup:
     states_file: Path | None
 
 
-def _path(node: Node, tag: str, folder: Path) -> Path | None:
-    text = node.text(tag, "")
-    if not text or text == "Unassigned":
-        return None
-    path = Path(text)
-    return path if path.is_absolute() else folder / path
-
 
 def _members(node: Node, tag: str) -> list:
     """The child elements of `node`'s property `tag` (none if it is absent)."""
@@ -85,7 +74,7 @@ def _members(node: Node, tag: str) -> list:
 
 def _controls_file(tool: Node, folder: Path) -> Path | None:
     """The controls file: OpenSim 3's property of the tool, or OpenSim 4's ControlSetController."""
-    own = _path(tool, "controls_file", folder)
+    own = tool.path("controls_file", folder)
     files = [] if own is None else [own]
     found = tool.find("ControllerSet")
     if found is not None:
@@ -104,7 +93,7 @@ def _controls_file(tool: Node, folder: Path) -> Path | None:
                                            "every actuator its controls file names")
             if not controller.flag("enabled", True):
                 continue
-            path = _path(controller, "controls_file", folder)
+            path = controller.path("controls_file", folder)
             if path is None:
                 raise controller.error("<controls_file> is empty")
             files.append(path)
@@ -120,11 +109,10 @@ def read_forward_setup(path) -> ForwardSetup:
     folder = path.parent
     tool = document_element(parse_xml(path), path.name, "ForwardTool", 1, "")
     tool.check_children(_PROPERTIES)
-    model = _path(tool, "model_file", folder)
+    model = tool.path("model_file", folder)
     if model is None:
         raise tool.error("<model_file> is empty")
-    force_sets = tuple(p if p.is_absolute() else folder / p
-                       for p in map(Path, tool.text("force_set_files", "").split()))
+    force_sets = tool.paths("force_set_files", folder)
     analyses = tool.find("AnalysisSet")
     if analyses is not None:
         node = Node(analyses, tool.where.inside("AnalysisSet", analyses.get("name", "")))
@@ -145,13 +133,13 @@ def read_forward_setup(path) -> ForwardSetup:
     for tag in ("maximum_integrator_step_size", "minimum_integrator_step_size",
                 "output_precision"):
         tool.number(tag, 0.0)                  # read past, but numbers (module docstring)
-    results = _path(tool, "results_directory", folder) or folder
+    results = tool.path("results_directory", folder) or folder
     return ForwardSetup(tool.name or path.stem, model, force_sets,
                         tool.flag("replace_force_set", False), results, initial, final,
                         tool.flag("solve_for_equilibrium_for_auxiliary_states", False),
                         int(steps), accuracy, _controls_file(tool, folder),
-                        _path(tool, "external_loads_file", folder),
-                        _path(tool, "states_file", folder))
+                        tool.path("external_loads_file", folder),
+                        tool.path("states_file", folder))
 
 
 def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVAL_S) -> dict:

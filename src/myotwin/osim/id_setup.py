@@ -96,13 +96,6 @@ class ModelForce:
     applies: bool
 
 
-def _path(node: Node, tag: str, folder: Path) -> Path | None:
-    text = node.text(tag, "")
-    if not text or text == "Unassigned":
-        return None
-    path = Path(text)
-    return path if path.is_absolute() else folder / path
-
 
 def _cutoff(tool: Node) -> float | None:
     """lowpass_cutoff_frequency_for_coordinates: positive Hz, or None (negative, absent)."""
@@ -122,7 +115,7 @@ def read_id_setup(path) -> IDSetup:
     folder = path.parent
     tool = document_element(parse_xml(path), path.name, _TOOL, 1, "")
     tool.check_children(_PROPERTIES)
-    files = {tag: _path(tool, tag, folder) for tag in ("model_file", "coordinates_file")}
+    files = {tag: tool.path(tag, folder) for tag in ("model_file", "coordinates_file")}
     for tag, value in files.items():
         if value is None:
             raise tool.error(f"<{tag}> is empty")
@@ -137,8 +130,8 @@ def read_id_setup(path) -> IDSetup:
     for tag in ("output_gen_force_file", "output_body_forces_file"):
         tool.text(tag, "")                     # read past (module docstring)
     return IDSetup(path.name, tool.name or path.stem, tool.where, files["model_file"],
-                   files["coordinates_file"], _path(tool, "external_loads_file", folder),
-                   _path(tool, "results_directory", folder) or folder,
+                   files["coordinates_file"], tool.path("external_loads_file", folder),
+                   tool.path("results_directory", folder) or folder,
                    (window[0], window[1]), _cutoff(tool),
                    tuple(tool.text("forces_to_exclude", "").split()))
 

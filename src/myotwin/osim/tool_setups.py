@@ -23,6 +23,18 @@ from pathlib import Path
 from myotwin.osim.errors import OsimError
 from myotwin.osim.xml_values import parse_xml
 
+#: The properties of OpenSim's AbstractTool, which ForwardTool and AnalyzeTool extend.
+ABSTRACT_TOOL_PROPERTIES = (
+    "model_file", "replace_force_set", "force_set_files", "results_directory",
+    "output_precision", "initial_time", "final_time", "solve_for_equilibrium_for_auxiliary_states",
+    "maximum_number_of_integrator_steps", "maximum_integrator_step_size",
+    "minimum_integrator_step_size", "integrator_error_tolerance", "AnalysisSet", "ControllerSet",
+    "external_loads_file")
+#: Those that change nothing without an integration (read past, but numbers).
+INTEGRATION_PROPERTIES = ("output_precision", "maximum_number_of_integrator_steps",
+                          "maximum_integrator_step_size", "minimum_integrator_step_size",
+                          "integrator_error_tolerance")
+
 #: tool element -> "module:function" of its runner (imported when used: they import JAX).
 RUNNERS = {
     "ForwardTool": "myotwin.osim.forward_setup:run_forward_setup",

@@ -84,6 +84,22 @@ class Node:
             return default
         return (found.text or "").strip()
 
+    def path(self, tag: str, folder: Path) -> Path | None:
+        """Property `tag` of a tool setup as a file path, a relative one taken from `folder`
+        (the setup's, as OpenSim's tools resolve them); None when absent, empty or
+        "Unassigned" (OpenSim's unset path)."""
+        text = self.text(tag, "")
+        if not text or text == "Unassigned":
+            return None
+        path = Path(text)
+        return path if path.is_absolute() else folder / path
+
+    def paths(self, tag: str, folder: Path) -> tuple[Path, ...]:
+        """Property `tag` as space-separated file paths (a tool's force_set_files), each
+        relative one taken from `folder`."""
+        return tuple(p if p.is_absolute() else folder / p
+                     for p in map(Path, self.text(tag, "").split()))
+
     def has_value(self, tag: str) -> bool:
         """True if property `tag` is present with a non-empty value (OpenSim writes unset
         optional properties as empty elements)."""
