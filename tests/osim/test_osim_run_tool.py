@@ -190,7 +190,8 @@ def test_a_setup_whose_times_are_reversed_or_model_missing_is_refused(tmp_path, 
 
 @pytest.mark.parametrize("text, args, message", [
     ('<OpenSimDocument Version="40600"><CMCTool name="cmc"/></OpenSimDocument>', [],
-     "setup.xml: CMCTool setups are not run (these are: ForwardTool, InverseKinematicsTool"),
+     "setup.xml: CMCTool setups are not run (these are: ForwardTool, InverseKinematicsTool, "
+     "InverseDynamicsTool, AnalyzeTool)"),
     ('<OpenSimDocument Version="40600"><ForwardTool/><ForwardTool/></OpenSimDocument>', [],
      "setup.xml: an OpenSimDocument holding one tool is expected, got ['ForwardTool', "
      "'ForwardTool']"),

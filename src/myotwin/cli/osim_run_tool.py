@@ -7,6 +7,10 @@ runner; docs/osim.md).
   divergence written (exit status 3).
 * InverseKinematicsTool (`osim.ik_setup.run_ik_setup`): inverse_kinematics.mot,
   marker_errors.sto and summary.json.
+* InverseDynamicsTool (`osim.id_setup.run_id_setup`): inverse_dynamics.sto and summary.json.
+* AnalyzeTool with a StaticOptimization and/or a MuscleAnalysis
+  (`osim.analyze_setup.run_analyze_setup`): each analysis into DIR/<its name>, the files of
+  `osim static-optimization` / `osim muscle-analysis`.
 
 Into DIR (default: the setup's results_directory); prints the summary. Bad input: one line
 naming the file, property and value (exit status 2).
@@ -40,11 +44,13 @@ def add_parser(cmds) -> None:
     # (no myotwin.osim import here: building the command line must not import JAX before
     # configure_jax runs)
     p = cmds.add_parser("run-tool", help="run an OpenSim tool setup file as opensim-cmd "
-                        "run-tool does: a ForwardTool (states.sto, muscle_forces.sto) or an "
-                        "InverseKinematicsTool (inverse_kinematics.mot, marker_errors.sto); "
-                        "also summary.json")
-    p.add_argument("setup", help="an OpenSim tool setup file (.xml): ForwardTool or "
-                   "InverseKinematicsTool")
+                        "run-tool does: a ForwardTool (states.sto, muscle_forces.sto), an "
+                        "InverseKinematicsTool (inverse_kinematics.mot, marker_errors.sto), an "
+                        "InverseDynamicsTool (inverse_dynamics.sto) or an AnalyzeTool with "
+                        "StaticOptimization / MuscleAnalysis (a folder per analysis); also "
+                        "summary.json")
+    p.add_argument("setup", help="an OpenSim tool setup file (.xml): ForwardTool, "
+                   "InverseKinematicsTool, InverseDynamicsTool or AnalyzeTool")
     p.add_argument("--out", default=None, type=output_directory,
                    help="output directory (default: the setup's results_directory)")
     p.add_argument("--record-every-s", type=positive_seconds, default=None,
