@@ -243,10 +243,11 @@ def set_pose(model, state, q, qd) -> None:
 def run_forward_tool(out_dir: Path, model: Path, controls: Path | None, states: Path | None,
                      initial_s: float, final_s: float, accuracy: float,
                      external_loads: Path | None = None, force_set_files=(),
-                     replace_force_set: bool = False):
+                     replace_force_set: bool = False, solve_for_equilibrium: bool = False):
     """OpenSim's ForwardTool on these files (controls None: none; states None: the model's
     default state; external_loads None: none; force_set_files added to the model's forces,
-    or replacing them with replace_force_set), its integrator at `accuracy`, output printed
+    or replacing them with replace_force_set; solve_for_equilibrium: its
+    solve_for_equilibrium_for_auxiliary_states), its integrator at `accuracy`, output printed
     to 16 digits; returns the path of its states file. The tool is built from a setup file it
     wrote itself, as `opensim-cmd run-tool` builds it: given a Model object from Python
     (setModel), OpenSim 4.6 crashed in run()."""
@@ -270,6 +271,7 @@ def run_forward_tool(out_dir: Path, model: Path, controls: Path | None, states: 
         tool.setReplaceForceSet(replace_force_set)
     tool.setInitialTime(initial_s)
     tool.setFinalTime(final_s)
+    tool.setSolveForEquilibrium(solve_for_equilibrium)
     tool.setErrorTolerance(accuracy)
     tool.setOutputPrecision(16)
     tool.setResultsDir(str(out_dir))

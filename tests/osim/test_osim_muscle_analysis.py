@@ -376,7 +376,9 @@ def test_default_states_out_of_range_are_taken_as_opensim_takes_them(tmp_path):
         run(model, motion, thelen / "refused", muscle_states="default")
     assert str(refused.value) == (
         f"{model}: Thelen2003Muscle 'muscle2': default_fiber_length -0.1 m is not positive; "
-        "the default muscle states need a fiber length (or use --muscle-states equilibrium)")
+        "the default muscle states need a fiber length (or put the fibers in equilibrium: "
+        "--muscle-states equilibrium, or a setup's solve_for_equilibrium_for_auxiliary_states "
+        "true)")
     assert not (thelen / "refused" / "muscle_analysis_Length.sto").exists()
     run(model, motion, thelen / "equilibrium", muscle_states="equilibrium")
 

@@ -13,6 +13,12 @@ run as `opensim-cmd run-tool` runs it, against OpenSim 4.6's ForwardTool on the 
   1e-8 rad and 1e-7 rad/s of the ForwardTool at the end (without the speeds the rods end
   more than 0.1 rad away); a nonzero default speed on a coupled coordinate is refused (OpenSim
   projects it onto the constraint).
+* solve_for_equilibrium_for_auxiliary_states from the default state: Tug_of_War.osim with
+  muscle2's default_fiber_length -0.1 m (refused without equilibrium: no state to start
+  from) starts in OpenSim's equilibrium, as the ForwardTool starts it (OpenSim's Thelen
+  equilibrium does not start from the fiber's length): fiber lengths within 1e-8 m at the
+  start (observed 3e-17), the block within 1e-8 m after 0.1 s at 1e-11 (observed 1.9e-9; at
+  1e-9 the two integrators' errors left 2.9e-8).
 * replace_force_set true: arm26's muscles give way to two reserve actuators of a ForceSet
   file driven by a .sto, 0.3 s at 1e-9 from the default state: run-tool on the ForwardTool's
   setup and `osim forward --force-set F --replace-force-set` each within 1e-8 rad of the
@@ -112,6 +118,39 @@ def test_a_default_speed_on_a_coupled_coordinate_is_refused(tmp_path, capsys):
     assert status == 2 and err.count("\n") == 1, err
     assert ("tiny.osim: coordinate 'theta' has default_speed_value 0.5 and is coupled by "
             "CoordinateCouplerConstraint 'couple'") in err, err
+
+
+def test_a_fiber_of_no_length_starts_in_equilibrium_as_in_the_forward_tool(tmp_path, capsys):
+    tug = MODELS / "Tug_of_War.osim"
+    if not tug.exists():
+        pytest.skip(f"{tug} is absent (shared/reference not mounted)")
+
+    def shrink(root):
+        set_text(root, ".//Thelen2003Muscle[@name='muscle2']/default_fiber_length", "-0.1")
+
+    model = write_osim(tmp_path, tug.read_text(), shrink, "tug.osim")
+    theirs = read_storage(run_forward_tool(tmp_path / "opensim", model, None, None, 0.0, 0.1,
+                                           1e-11, solve_for_equilibrium=True))
+    setup = tmp_path / "opensim" / "setup.xml"
+    assert main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "ours"),
+                 "--record-every-s", "0.01"]) == 0
+    capsys.readouterr()
+    ours = read_storage(tmp_path / "ours" / "states.sto")
+    fibers = [f"/forceset/{m}/fiber_length" for m in ("muscle1", "muscle2")]
+    start = max(abs(ours.column(f)[0] - theirs.column(f)[0]) for f in fibers)
+    block = "/jointset/ground_block/block_tz/value"
+    end = abs(ours.column(block)[-1] - theirs.column(block)[-1])
+    with capsys.disabled():
+        print(f"Tug_of_War, muscle2's fiber from -0.1 m into equilibrium: fibers within "
+              f"{start:.1e} m at the start ({theirs.column(fibers[1])[0]:.4f} m), the block "
+              f"within {end:.1e} m after 0.1 s")
+    assert start <= 1e-8 and end <= 1e-8
+    # without the equilibrium there is no state to start from
+    setup.write_text(setup.read_text().replace(
+        "<solve_for_equilibrium_for_auxiliary_states>true<",
+        "<solve_for_equilibrium_for_auxiliary_states>false<"))
+    assert main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "refused")]) == 2
+    assert "default_fiber_length -0.1 m is not positive" in capsys.readouterr().err
 
 
 def test_force_set_files_replace_the_models_forces_as_in_the_forward_tool(tmp_path, capsys):

@@ -165,7 +165,8 @@ def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVA
     given = () if controls is None else controls.names
     inputs = Inputs(loaded, {m: 0.0 for m in loaded.muscle_names if m not in given}, controls)
     if setup.states_file is None:
-        initial = default_initial_states(loaded, setup.initial_time_s)
+        initial = default_initial_states(loaded, setup.initial_time_s,
+                                         setup.solve_for_equilibrium)
     else:
         initial = read_initial_states(loaded, read_storage(setup.states_file),
                                       str(setup.states_file), setup.initial_time_s)

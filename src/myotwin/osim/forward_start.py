@@ -145,16 +145,20 @@ def _tendon_models(loaded: OsimModel, groups) -> tuple[TendonModel, ...]:
     return tuple(models)
 
 
-def default_initial_states(loaded: OsimModel, time_s: float) -> InitialStates:
+def default_initial_states(loaded: OsimModel, time_s: float,
+                           equilibrium: bool = False) -> InitialStates:
     """The model's default state at time_s, where OpenSim's ForwardTool without a states file
     starts (no equilibrium unless asked): every coordinate at its default_value and
     default_speed_value (`default_speeds`), each muscle at its default_activation and default
     fiber length (or De Groote's default normalized tendon force), as
     `muscle_states.MuscleGroup` gives them. ValueError naming the model for a compliant
-    Thelen muscle whose default fiber length is not positive (`refuse_fibers_of_no_length`),
-    and as `default_speeds`."""
+    Thelen muscle whose default fiber length is not positive (`refuse_fibers_of_no_length`)
+    unless the run puts the fibers in `equilibrium` (OpenSim's equilibrium of a Thelen muscle
+    does not start from the fiber's length: the ForwardTool runs such a file then), and as
+    `default_speeds`."""
     groups = muscle_groups(loaded) if loaded.muscle_names else ()
-    refuse_fibers_of_no_length(loaded, groups, loaded.source)
+    if not equilibrium:
+        refuse_fibers_of_no_length(loaded, groups, loaded.source)
     activation, tendon_state = default_state_rows(groups, (1, len(loaded.muscle_names)))
     models = _tendon_models(loaded, groups)
     states = []                           # every muscle state, labelled as a states file's
@@ -206,6 +210,11 @@ def start_state(loaded, msm, excitation, q0, initial,
         muscle_groups(loaded), np.asarray(length)[None], np.asarray(speed)[None],
         np.asarray(initial.activation)[None], np.asarray(initial.tendon_state)[None])
     names = [m for m, bad in zip(loaded.muscle_names, failed[0].tolist()) if bad]
+    for k, m in enumerate(loaded.muscle_names):
+        if m in names and initial.tendon_models[k] in _FIBER_STATES and not solved[0][k] > 0:
+            raise ValueError(f"{initial.source}: OpenSim's equilibrium of {m!r} was not found "
+                             f"and its fiber length {float(solved[0][k])!r} m is not "
+                             "positive: there is no state to start from")
     return state._replace(tendon_state=jnp.asarray(solved[0])), names
 
 

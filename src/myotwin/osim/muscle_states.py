@@ -169,7 +169,9 @@ def refuse_fibers_of_no_length(loaded, groups, source) -> None:
                 raise ValueError(
                     f"{source}: Thelen2003Muscle '{loaded.muscle_names[column]}': "
                     f"default_fiber_length {float(length)} m is not positive; the default "
-                    "muscle states need a fiber length (or use --muscle-states equilibrium)")
+                    "muscle states need a fiber length (or put the fibers in equilibrium: "
+                    "--muscle-states equilibrium, or a setup's "
+                    "solve_for_equilibrium_for_auxiliary_states true)")
 
 
 class StateRows(NamedTuple):
