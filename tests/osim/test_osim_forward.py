@@ -140,16 +140,21 @@ def test_coordinate_actuator_control_enters_as_control_times_optimal_force(tmp_p
     (0.5, {"theta": True}, "initial value of 'theta' must be a finite number, got True"),
     (0.5, {"theta": "x"}, "initial value of 'theta' must be a finite number, got 'x'"),
     (0.5, {"theta": float("nan")}, "initial value of 'theta' must be a finite number, got nan"),
+    (0.5, {"speed": {"theta": "x"}}, "initial speed of 'theta' must be a finite number, got "
+     "'x'"),
 ])
 def test_excitations_and_initial_values_must_be_numbers(tmp_path, excitation, q0, message):
     """(True was taken as 1.0 and '0.5' as 0.5; a list, None or 'x' was an error of float().)"""
     from myotwin import osim
     from myotwin.osim.forward import Inputs
-    from myotwin.osim.forward_start import initial_q
+    from myotwin.osim.forward_start import initial_q, initial_qd
 
     loaded = osim.load(write_osim(tmp_path, TINY))
     with pytest.raises(ValueError) as err:
-        initial_q(loaded, q0) if q0 else Inputs(loaded, excitation)
+        if q0 and "speed" in q0:
+            initial_qd(loaded, q0["speed"])
+        else:
+            initial_q(loaded, q0) if q0 else Inputs(loaded, excitation)
     assert message in str(err.value)
 
 
@@ -233,6 +238,9 @@ def test_error_controlled_run_out_of_steps_stops_with_the_rows_before_it(tmp_pat
     (["--excitation", "1.5"], "excitation of muscle1 must be in [0, 1], got 1.5"),
     (["--excitation", "muscle1=0.5"], "muscle 'muscle2' has no excitation"),
     (["--excitation", "0.5", "--initial-q", "knee=1"], "no coordinate named 'knee'"),
+    (["--excitation", "0.5", "--initial-qd", "knee=1"], "no coordinate named 'knee'"),
+    (["--excitation", "0.5", "--initial-qd", "block_tz=x"],
+     "--initial-qd: 'x' (for block_tz) is not a number"),
     (["--excitation", "0.5", "--duration-s", "0.00015"], "whole number of steps"),
     (["--excitation", "0.5", "--record-every-s", "0.00025"], "record_every_s 0.00025"),
     (["--excitation", "a=b"], "--excitation: 'b' (for a) is not a number"),

@@ -60,8 +60,8 @@ def _textbook(tau):
     return rhs
 
 
-def _reference(tau, times):
-    sol = solve_ivp(_textbook(tau), (0.0, times[-1]), [*Q0, 0.0, 0.0], method="DOP853",
+def _reference(tau, times, y0=(*Q0, 0.0, 0.0)):
+    sol = solve_ivp(_textbook(tau), (0.0, times[-1]), list(y0), method="DOP853",
                     rtol=1e-12, atol=1e-12, t_eval=times)
     return sol.y.T    # (n_rows, 4): q1, q2, qd1, qd2
 
@@ -104,6 +104,33 @@ def test_passive_swing_is_the_textbook_double_pendulum(tmp_path, capsys, integra
     assert error_q <= TOL_RAD and error_qd <= TOL_RAD_PER_S
     forces = read_storage(tmp_path / "run" / "muscle_forces.sto")
     assert forces.labels == ("time",) and forces.data.shape == (101, 1)
+
+
+def test_initial_speeds_and_pose_from_the_command_line(tmp_path, capsys):
+    """--initial-qd (and --initial-q) start the swing from the given speeds and angle: the
+    textbook pendulum from (q1, q2, qd1, qd2) = (Q0[0], 0.4, 1.5, -2.0), at the tolerances
+    above (rk45 at 1e-10); and over a states file's row (its q2 speed replaced by 0)."""
+    _, states, ours = _run(tmp_path, capsys, "--integrator", "rk45", "--accuracy", "1e-10",
+                           "--initial-q", "q2=0.4", "--initial-qd", "q1=1.5", "q2=-2")
+    reference = _reference(lambda t: np.zeros(2), states.time_s, (Q0[0], 0.4, 1.5, -2.0))
+    error_q, error_qd = _errors(ours, reference)
+    with capsys.disabled():
+        print(f"from given speeds: max error {error_q:.2e} rad, {error_qd:.2e} rad/s")
+    np.testing.assert_array_equal(ours[0], (Q0[0], 0.4, 1.5, -2.0))
+    assert error_q <= TOL_RAD and error_qd <= TOL_RAD_PER_S
+    # from that run's states file at 0.5 s with q2's speed replaced: --initial-qd over a row
+    row = ours[np.flatnonzero(np.isclose(states.time_s, 0.5))[0]]
+    _, later, restarted = _run(tmp_path, capsys, "--integrator", "rk45", "--accuracy",
+                               "1e-10", "--initial-states", str(tmp_path / "run" / "states.sto"),
+                               "--start-s", "0.5", "--initial-qd", "q2=0", out="restart",
+                               duration_s=0.5)
+    start = (row[0], row[1], row[2], 0.0)
+    reference = _reference(lambda t: np.zeros(2), later.time_s - 0.5, start)
+    np.testing.assert_array_equal(restarted[0], start)
+    error_q, error_qd = _errors(restarted, reference)
+    print(f"from a states row with q2's speed 0: max error {error_q:.2e} rad, "
+          f"{error_qd:.2e} rad/s")
+    assert error_q <= TOL_RAD and error_qd <= TOL_RAD_PER_S
 
 
 def test_actuator_controls_drive_it_as_torques(tmp_path, capsys):

@@ -181,7 +181,10 @@ def _add_forward_parser(cmds) -> None:
                    "forces act during the run, as the forward tool's external_loads_file")
     p.add_argument("--initial-q", nargs="+", default=[], metavar="NAME=VALUE",
                    help="initial coordinate values (rad or m; default: the file's "
-                   "default_value)")
+                   "default_value, or the --initial-states row's)")
+    p.add_argument("--initial-qd", nargs="+", default=[], metavar="NAME=VALUE",
+                   help="initial coordinate speeds (rad/s or m/s; default: the file's "
+                   "default_speed_value, or the --initial-states row's)")
     p.add_argument("--initial-states", metavar="STATES.sto",
                    help="start from a row of an OpenSim states file (OpenSim 4 or 3 names, "
                    "e.g. CMC's states), as OpenSim's forward tool does: the last row at or "

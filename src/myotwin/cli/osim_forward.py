@@ -62,6 +62,7 @@ def cmd_forward(args: argparse.Namespace) -> int:
 
     excitation = excitation_argument(args.excitation)
     initial = name_value_pairs(args.initial_q, "--initial-q")
+    speeds = name_value_pairs(args.initial_qd, "--initial-qd")
     controls = read_controls(args.controls) if args.controls else None
     loaded = osim.load(args.file, omit=tuple(args.omit), force_set_files=args.force_set,
                        replace_force_set=args.replace_force_set)
@@ -77,4 +78,5 @@ def cmd_forward(args: argparse.Namespace) -> int:
         record_every_s=args.record_every_s, q0=initial, integrator=args.integrator,
         accuracy=args.accuracy, max_steps=args.max_steps, initial=initial_states,
         start_s=None if initial_states is not None else args.start_s,
-        solve_for_equilibrium=args.solve_for_equilibrium, external_loads=external_loads))
+        solve_for_equilibrium=args.solve_for_equilibrium, external_loads=external_loads,
+        qd0=speeds))

@@ -83,8 +83,8 @@ from myotwin.musculoskeletal.energy import muscle_outputs_at
 from myotwin.musculoskeletal.model import MusculoskeletalModel
 from myotwin.musculoskeletal.simulate import first_diverged_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState
-from myotwin.osim.forward_start import (InitialStates, check_tendon_states, start_state,
-                                        start_time)
+from myotwin.osim.forward_start import (InitialStates, check_tendon_states, initial_q,
+                                        initial_qd, start_state, start_time)
 from myotwin.osim.controls import (Control, Controls, controls_from_storage,
                                    extrapolated_range)
 from myotwin.osim.external_loads import ExternalLoads
@@ -262,15 +262,17 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
             chunk_steps: int = CHUNK_STEPS, accuracy: float = DEFAULT_ACCURACY,
             max_steps: int = 1_000_000, initial: InitialStates | None = None,
             start_s: float | None = None, solve_for_equilibrium: bool = False,
-            external_loads: ExternalLoads | None = None) -> dict:
+            external_loads: ExternalLoads | None = None,
+            qd0: Mapping[str, float] | None = None) -> dict:
     """Simulate `msm` (built from `loaded`, e.g. `osim.build_muscles`) for `duration_s` and
     write states.sto, muscle_forces.sto and summary.json into `out_dir` (module docstring).
     record_every_s: interval of the written rows (default: every dt_s), a whole number of
     steps of dt_s. integrator "rk45": error-controlled at `accuracy` (its own steps; dt_s
     then only sets the default row interval), at most `max_steps` attempted steps for each
     chunk of `chunk_steps` rows. initial: the state to start from (`read_initial_states`; q0
-    then replaces some of its coordinates), at its time; otherwise the default pose and
-    speeds (`forward_start.default_speeds`) at start_s (default 0), with activations equal
+    and qd0, name -> rad or m and rad/s or m/s, then replace some of its coordinates and
+    speeds), at its time; otherwise the default pose and speeds (`forward_start.
+    default_speeds`; q0 and qd0 replacing some) at start_s (default 0), with activations equal
     to the excitations there. Compliant tendons start in equilibrium unless `initial` gives
     their state, which must then be the one msm integrates (or msm's tendons rigid);
     solve_for_equilibrium True (OpenSim's ForwardTool property of that name) puts them in
@@ -322,11 +324,13 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
         raise TypeError(f"external_loads must be read by osim.external_loads."
                         f"read_external_loads, got {type(external_loads).__name__}")
     loads = None if external_loads is None else forward_loads(loaded, external_loads)
+    zeros = dict.fromkeys(loaded.coordinates, 0.0)   # bad names or values: before any file
+    initial_q(loaded, q0, zeros), initial_qd(loaded, qd0, zeros)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     state, unsolved = start_state(loaded, msm, inputs.excitation(t0)[0], q0, initial,
-                                  solve_for_equilibrium)
+                                  solve_for_equilibrium, qd0)
     summary = {"model": loaded.source, "omitted": list(loaded.omitted),
                "force_set_files": [Path(f).name for f in loaded.force_set_files],
                "force_set_replaced": loaded.force_set_replaced,

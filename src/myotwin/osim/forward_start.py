@@ -38,6 +38,23 @@ def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None,
     """The coordinates' default values (or `defaults`, name -> value, e.g. a states file's
     row) in q order, with `given` (name -> rad or m) replacing some; ValueError naming an
     unknown coordinate, a coupled or locked one, or a non-finite value."""
+    defaults = loaded.coordinate_default_values if defaults is None else defaults
+    return _by_coordinate(loaded, given, defaults, "value")
+
+
+def initial_qd(loaded: OsimModel, given: Mapping[str, float] | None = None,
+               defaults: Mapping[str, float] | None = None) -> np.ndarray:
+    """The coordinates' speeds in q order: `defaults` (name -> value, e.g. a states file's
+    row; else `default_speeds`) with `given` (name -> rad/s or m/s) replacing some;
+    ValueError as `initial_q`'s."""
+    if defaults is None:
+        defaults = dict(zip(loaded.coordinates, default_speeds(loaded).tolist()))
+    return _by_coordinate(loaded, given, defaults, "speed")
+
+
+def _by_coordinate(loaded: OsimModel, given, defaults: Mapping[str, float],
+                   what: str) -> np.ndarray:
+    """`defaults` in q order with `given` replacing some (`initial_q`)."""
     given = dict(given or {})
     unknown = sorted(set(given) - set(loaded.coordinates))
     coupled = [n for n in unknown if n in loaded.coupled_coordinates]
@@ -49,17 +66,16 @@ def initial_q(loaded: OsimModel, given: Mapping[str, float] | None = None,
     if locked:
         raise ValueError(f"{loaded.source}: {locked[0]!r} is locked at "
                          f"{loaded.locked_coordinates[locked[0]].value!r} (its default_value); "
-                         "unlock it in the model (<locked>false</locked>) to give it a value")
+                         f"unlock it in the model (<locked>false</locked>) to give it a {what}")
     if unknown:
         raise ValueError(f"{loaded.source}: no coordinate named {unknown[0]!r}; the "
                          f"coordinates are {list(loaded.coordinates)}")
-    defaults = loaded.coordinate_default_values if defaults is None else defaults
     q = []
     for name in loaded.coordinates:
         value = given.get(name, defaults[name])
         number = as_real(value)
         if number is None or not math.isfinite(number):
-            raise ValueError(f"{loaded.source}: initial value of {name!r} must be a finite "
+            raise ValueError(f"{loaded.source}: initial {what} of {name!r} must be a finite "
                              f"number, got {value!r}")
         q.append(number)
     return np.asarray(q, dtype=np.float64)
@@ -182,20 +198,22 @@ def start_time(value) -> float:
 _FIBER_STATES = (TendonModel.FIBER_LENGTH, TendonModel.DAMPED_FIBER_LENGTH)
 
 
-def start_state(loaded, msm, excitation, q0, initial,
-                equilibrium) -> tuple[MusculoskeletalState, list[str]]:
+def start_state(loaded, msm, excitation, q0, initial, equilibrium,
+                qd0=None) -> tuple[MusculoskeletalState, list[str]]:
     """The state a run of `msm` starts from (`forward.forward`'s docstring): `initial`'s
-    (`read_initial_states`; `q0`, name -> value, replacing some coordinates), with its tendon
-    states or, with `equilibrium`, OpenSim's equilibrium there; or without `initial` the
-    default pose (and `q0`) at the default speeds (`default_speeds`), activations =
-    `excitation` (n_muscles,), tendons in equilibrium. Also returns the muscles whose
-    equilibrium OpenSim's method did not find (their tendon state left as the file's)."""
+    (`read_initial_states`; `q0` and `qd0`, name -> value, replacing some coordinates and
+    speeds), with its tendon states or, with `equilibrium`, OpenSim's equilibrium there; or
+    without `initial` the default pose and speeds (`default_speeds`; q0, qd0 replacing some),
+    activations = `excitation` (n_muscles,), tendons in equilibrium. Also returns the muscles
+    whose equilibrium OpenSim's method did not find (their tendon state left as the file's)."""
     if initial is None:
         q = jnp.asarray(initial_q(loaded, q0))
-        qd = jnp.asarray(default_speeds(loaded))
+        qd = jnp.asarray(initial_qd(loaded, qd0))
         return equilibrium_state(msm, q, qd, jnp.asarray(excitation)), []
     q = jnp.asarray(initial_q(loaded, q0, dict(zip(loaded.coordinates, initial.q.tolist()))))
-    state = equilibrium_state(msm, q, jnp.asarray(initial.qd), jnp.asarray(initial.activation))
+    qd = jnp.asarray(initial_qd(loaded, qd0, dict(zip(loaded.coordinates,
+                                                       initial.qd.tolist()))))
+    state = equilibrium_state(msm, q, qd, jnp.asarray(initial.activation))
     if msm.muscles.tendon is TendonModel.RIGID:
         return state, []
     as_opensim = not _other_tendon_states(loaded, msm, initial)
