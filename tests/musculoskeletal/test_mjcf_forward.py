@@ -127,6 +127,45 @@ def test_states_and_forces_match_mujoco(tmp_path, integrator):
     assert np.allclose(states[:, 0], np.arange(151) * 2e-3, atol=1e-12)
 
 
+_KEY = ('<keyframe><key name="bent" time="0.25" qpos="1.1 0.4" qvel="-2 1.5" '
+        'act="0.3 0.1 0.6 0.2 0.5 0.05" ctrl="0.9 0.1 0.7 0.2 0.3 1"/></keyframe>')
+
+
+def test_a_keyframe_starts_the_run_as_mj_resetdatakeyframe(tmp_path):
+    """--keyframe: the elbow from a <key> (qpos, qvel, act, time 0.25 s, ctrl), its ctrl the
+    muscles' excitations but TRIlat's (given 0.8), and q2's speed replaced (--initial-qd),
+    against mj_step after mj_resetDataKeyframe (RK4, 1 ms): the tolerances of the run above
+    (q 1e-9 rad, act 1e-10) and the key's time in the time column."""
+    _need(ELBOW2)
+    model = tmp_path / "elbow_key.xml"
+    model.write_text(ELBOW2.read_text().replace("</mujoco>", _KEY + "</mujoco>"))
+    m = mujoco.MjModel.from_xml_path(str(model))
+    joints = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(m.njnt)]
+    out = tmp_path / "run"
+    status, summary = _run(out, model, "--keyframe", "bent", "--excitation", "TRIlat=0.8",
+                           "--initial-qd", f"{joints[1]}=0.5", "--duration-s", 0.1,
+                           "--dt-s", 1e-3, "--integrator", "rk4", "--record-every-s", 1e-2)
+    assert status == 0 and summary["keyframe"] == "bent" and summary["start_time_s"] == 0.25
+    _, states = _table(out / "states.csv")
+    m.opt.integrator, m.opt.timestep = mujoco.mjtIntegrator.mjINT_RK4, 1e-3
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, 0)
+    d.qvel[m.jnt_dofadr[1]] = 0.5
+    d.ctrl[1] = 0.8
+    ref = [np.concatenate([[d.time], d.qpos, d.qvel, d.act])]
+    for _ in range(100):
+        mujoco.mj_step(m, d)
+        ref.append(np.concatenate([[d.time], d.qpos, d.qvel, d.act]))
+    ref = np.array(ref)[::10]
+    np.testing.assert_allclose(states[:, 0], ref[:, 0], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(states[0, 1:], ref[0, 1:])
+    err_q = np.abs(states[:, 1:1 + m.nq] - ref[:, 1:1 + m.nq]).max()
+    err_a = np.abs(states[:, 1 + m.nq + m.nv:] - ref[:, 1 + m.nq + m.nv:]).max()
+    travel = np.ptp(ref[:, 1:1 + m.nq], axis=0).max()
+    print(f"from keyframe 'bent': q {err_q:.1e} rad, act {err_a:.1e} (travel {travel:.2f} rad)")
+    assert travel > 0.05 and err_q <= 1e-9 and err_a <= 1e-10
+
+
 def test_muscle_mass_reaches_the_model_and_slows_the_arm(tmp_path):
     _need(ELBOW1)
     args = (ELBOW1, "--excitation", "BIClong=1", "BRA=1", "--duration-s", 0.1, "--dt-s", 1e-3)
@@ -197,6 +236,8 @@ def test_a_run_past_mujocos_bound_of_an_unstable_simulation_stops(tmp_path):
     (["--excitation", "BICEPS=1"], "excitation: no such name 'BICEPS'"),
     (["--excitation", "1.5"], "excitation of 'TRIlong' must be in [0, 1], got 1.5"),
     (["--excitation", "1", "--initial-q", "knee=0.1"], "initial q: no joint named 'knee'"),
+    (["--excitation", "1", "--initial-qd", "knee=0.1"], "initial qd: no joint named 'knee'"),
+    (["--keyframe", "home"], "no keyframe 'home'; the keyframes are []"),
     (["--excitation", "1", "--duration-s", "0.0105", "--dt-s", "0.002"],
      "duration_s 0.0105 must be a whole number of steps"),
     (["--excitation", "1", "--muscle-mass-kg", "BRA=-1"],
@@ -283,7 +324,8 @@ def test_bad_python_arguments_are_refused_by_name(tmp_path, keywords, message):
     ("time_s,BRA,knee\n0,1,0\n", "c.csv: column 'knee' is not an actuator of"),
     ("time_s,BRA\n0,1\n0.1,1.5\n",
      "c.csv: column 'BRA', row 3 (t = 0.1 s): excitation 1.5 is outside [0, 1]"),
-    ("", "no excitation: give one (--excitation) or a controls file (--controls)"),
+    ("", "no excitation: give one (--excitation), a controls file (--controls) or a "
+     "keyframe (--keyframe)"),
 ])
 def test_bad_controls_files_are_named(tmp_path, capsys, content, message):
     """--controls: the file, row, column and value at fault, before anything is written."""

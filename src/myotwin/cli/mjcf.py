@@ -45,9 +45,18 @@ def add_parser(sub) -> None:
     p.add_argument("--mass-points", type=positive_integer, default=10,
                    help="mass points per muscle")
     p.add_argument("--initial-q", nargs="+", default=[], metavar="JOINT=VALUE",
-                   help="initial values of hinge and slide joints (rad or m; default qpos0)")
+                   help="initial values of hinge and slide joints (rad or m; default qpos0, "
+                   "or the --keyframe's qpos)")
+    p.add_argument("--initial-qd", nargs="+", default=[], metavar="JOINT=VALUE",
+                   help="initial speeds of hinge and slide joints (rad/s or m/s; default 0, "
+                   "or the --keyframe's qvel)")
+    p.add_argument("--keyframe", default=None, metavar="NAME|INDEX",
+                   help="start from this <key> of the file as mj_resetDataKeyframe does: its "
+                   "qpos, qvel, act, time, and its ctrl for every actuator given no other "
+                   "input")
     p.add_argument("--initial-activation", nargs="+", default=[], metavar="X|NAME=X",
-                   help="initial muscle activations in [0, 1] (default 0, MuJoCo's reset)")
+                   help="initial muscle activations in [0, 1] (default 0, MuJoCo's reset, "
+                   "or the --keyframe's act)")
     p.add_argument("--disable-contact", action="store_true",
                    help="run without any contact, as MuJoCo with <flag contact=\"disable\"/> "
                    "(the file is not changed)")
@@ -76,6 +85,7 @@ def cmd_forward(args: argparse.Namespace) -> int:
         args.file, args.out, excitation=excitation_argument(args.excitation),
         ctrl=name_value_pairs(args.ctrl, "--ctrl"), duration_s=args.duration_s, dt_s=args.dt_s,
         record_every_s=args.record_every_s, q0=name_value_pairs(args.initial_q, "--initial-q"),
+        qd0=name_value_pairs(args.initial_qd, "--initial-qd"), keyframe=args.keyframe,
         activation0=number_or_pairs(args.initial_activation, "--initial-activation"),
         integrator=args.integrator, muscle_mass_kg=0.0 if mass is None else mass,
         mass_points=args.mass_points, disable_contact=args.disable_contact,

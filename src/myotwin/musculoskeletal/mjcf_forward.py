@@ -3,8 +3,11 @@ or without mass on the muscles.
 
 What a MuJoCo user runs with mj_step, on the model `load_mjcf` makes of the file:
 
-* Initial state: MuJoCo's reset state (qpos0, qvel 0, act 0), hinge and slide joints set by
-  name where given (`q0`), every muscle activation set to `activation0` where given.
+* Initial state: MuJoCo's reset state (qpos0, qvel 0, act 0, time 0), or a keyframe's
+  (`keyframe`, a name or an index, as mj_resetDataKeyframe sets it: the key's qpos, qvel, act,
+  ctrl and time; the run starts at the key's time, and its ctrl is the input of every
+  actuator given no other); hinge and slide joints' values and speeds set by name where given
+  (`q0`, `qd0`), every muscle activation set to `activation0` where given.
 * Inputs: the excitation of each muscle (MuJoCo's ctrl of its actuator; one value for all, or
   by actuator name; in [0, 1], then clamped to the actuator's ctrlrange as MuJoCo does), and
   the ctrl of the model's other actuators by name (clamped to their ctrlrange by the engine
@@ -117,10 +120,11 @@ def _check_columns(table: ControlsTable, muscles, others, where: str) -> None:
 
 
 def _per_step_inputs(names, constant: dict, table: ControlsTable | None,
-                     starts: np.ndarray) -> np.ndarray:
+                     starts: np.ndarray, fallback: np.ndarray) -> np.ndarray:
     """(len(starts), len(names)) inputs at the steps' start times: a constant where given,
-    else the controls file's column, else 0 (MuJoCo's reset ctrl)."""
-    out = np.zeros((starts.size, len(names)))
+    else the controls file's column, else `fallback` (MuJoCo's reset ctrl: 0, or the
+    keyframe's)."""
+    out = np.tile(np.asarray(fallback, dtype=np.float64), (starts.size, 1))
     for i, name in enumerate(names):
         if name in constant:
             out[:, i] = constant[name]
@@ -159,23 +163,47 @@ def _joint_columns(m) -> tuple[list[str], list[str]]:
     return q, qd
 
 
-def _initial_q(m, q0: Mapping[str, float] | None, where: str) -> np.ndarray:
+def _by_joint(m, base, given: Mapping[str, float] | None, address, what: str,
+              where: str) -> np.ndarray:
+    """`base` (qpos or qvel) with the hinge and slide joints named in `given` set (joint name
+    -> value, at `address`[joint]: jnt_qposadr or jnt_dofadr)."""
     import mujoco
 
-    q = np.array(m.qpos0, dtype=np.float64)
-    if q0 is not None and not isinstance(q0, Mapping):
-        raise ValueError(f"{where}: initial q must be joint name -> value, got {q0!r}")
-    for name, value in (q0 or {}).items():
+    out = np.array(base, dtype=np.float64)
+    if given is not None and not isinstance(given, Mapping):
+        raise ValueError(f"{where}: {what} must be joint name -> value, got {given!r}")
+    for name, value in (given or {}).items():
         j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)
         if j < 0:
-            raise ValueError(f"{where}: initial q: no joint named {name!r}")
+            raise ValueError(f"{where}: {what}: no joint named {name!r}")
         if int(m.jnt_type[j]) not in (2, 3):
-            raise ValueError(f"{where}: initial q: joint {name!r} is a ball or free joint; only "
+            raise ValueError(f"{where}: {what}: joint {name!r} is a ball or free joint; only "
                              "hinge and slide joints take one value")
-        if not math.isfinite(_number(value, "initial q", where, name)):
-            raise ValueError(f"{where}: initial q of {name!r} must be finite, got {value!r}")
-        q[m.jnt_qposadr[j]] = float(value)
-    return q
+        if not math.isfinite(_number(value, what, where, name)):
+            raise ValueError(f"{where}: {what} of {name!r} must be finite, got {value!r}")
+        out[address[j]] = float(value)
+    return out
+
+
+def _keyframe(m, keyframe, where: str) -> int | None:
+    """The index of the keyframe `keyframe` (its name, or an index) of `m`; None for None."""
+    import mujoco
+
+    if keyframe is None:
+        return None
+    if isinstance(keyframe, str):
+        k = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, keyframe)
+        if k < 0 and keyframe.isdigit():
+            k = int(keyframe)
+        if not 0 <= k < m.nkey:
+            names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_KEY, i) or f"#{i}"
+                     for i in range(m.nkey)]
+            raise ValueError(f"{where}: no keyframe {keyframe!r}; the keyframes are {names}")
+        return k
+    if is_integer(keyframe) and 0 <= keyframe < m.nkey:
+        return int(keyframe)
+    raise ValueError(f"{where}: keyframe must be a keyframe's name or an index in [0, "
+                     f"{m.nkey}), got {keyframe!r}")
 
 
 def file_integrator(m, where: str) -> str:
@@ -232,12 +260,13 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
             record_every_s: float | None = None, q0: Mapping[str, float] | None = None,
             activation0=None, integrator: str | None = None, muscle_mass_kg=0.0,
             mass_points: int = 10, disable_contact: bool = False, controls=None,
-            chunk_steps: int = CHUNK_STEPS) -> dict:
+            chunk_steps: int = CHUNK_STEPS, qd0: Mapping[str, float] | None = None,
+            keyframe: str | int | None = None) -> dict:
     """Simulate the MJCF model `source` (a path or a compiled `mujoco.MjModel`) and write
     states.csv, muscle_forces.csv and summary.json into `out_dir` (module docstring).
     excitation: a number for every muscle, name -> number, or None (then `controls`, a CSV
-    file path, must be given). Returns the summary; raises FloatingPointError after writing
-    if the state stops being finite."""
+    file path, or a `keyframe` must give them). Returns the summary; raises
+    FloatingPointError after writing if the state stops being finite."""
     import mujoco
 
     if not is_integer(chunk_steps) or chunk_steps < 1:   # 0 looped without a step
@@ -258,23 +287,37 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
     if not names:
         _no_muscle_inputs(where, excitation=excitation, activation0=activation0,
                           muscle_mass_kg=muscle_mass_kg)
+    key = _keyframe(m, keyframe, where)
     table = None if controls is None else read_controls_csv(controls)
-    if excitation is None and table is None and names:
-        raise ValueError(f"{where}: no excitation: give one (--excitation) or a controls file "
-                         "(--controls)")
+    if excitation is None and table is None and key is None and names:
+        raise ValueError(f"{where}: no excitation: give one (--excitation), a controls file "
+                         "(--controls) or a keyframe (--keyframe)")
     constant_u = {} if excitation is None else _constants(excitation, names, "excitation",
                                                           where)
     _in_unit_interval(np.array(list(constant_u.values())), list(constant_u), "excitation",
                       where)
-    a0 = np.zeros(len(names)) if activation0 is None else _by_name(activation0, names,
-                                                                    "initial activation", where)
+    muscle_ids = list(muscle_actuators(m))
+    key_ctrl = np.zeros(m.nu) if key is None else np.array(m.key_ctrl[key], dtype=np.float64)
+    key_act = np.zeros(len(names)) if key is None else np.array(
+        [m.key_act[key][m.actuator_actadr[a]] if m.actuator_actadr[a] >= 0 else 0.0
+         for a in muscle_ids], dtype=np.float64)
+    if key is not None:
+        _in_unit_interval(key_ctrl[muscle_ids], names, f"keyframe {keyframe!r} ctrl "
+                          "(excitation)", where)
+    if activation0 is None:
+        a0 = key_act
+    elif isinstance(activation0, Mapping):
+        a0 = key_act.copy()
+        for k, value in enumerate(_by_name(activation0, names, "initial activation", where)):
+            a0[k] = value if names[k] in activation0 else a0[k]
+    else:
+        a0 = _by_name(activation0, names, "initial activation", where)
     _in_unit_interval(a0, names, "initial activation", where)
     masses = _by_name(muscle_mass_kg, names, "muscle mass", where)
     if not is_integer(mass_points) or mass_points < 1:
         raise ValueError(f"mass_points must be a positive integer, got {mass_points!r}")
     if np.any(masses != 0.0):   # checked here, before any file is written
         msm = with_muscle_masses(msm, masses, int(mass_points), where=where)
-    muscle_ids = set(muscle_actuators(m))
     others = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) or f"#{a}"
               for a in range(m.nu) if a not in muscle_ids]
     constant_c = _constants(ctrl or {}, others, "ctrl", where)
@@ -291,12 +334,16 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
     n = whole_steps("duration_s", duration_s, dt_s)
     stride = 1 if record_every_s is None else whole_steps(
         "record_every_s", positive_seconds("record_every_s", record_every_s), dt_s)
-    q = _initial_q(m, q0, where)
+    q = _by_joint(m, m.qpos0 if key is None else m.key_qpos[key], q0, m.jnt_qposadr,
+                  "initial q", where)
+    qd = _by_joint(m, np.zeros(m.nv) if key is None else m.key_qvel[key], qd0, m.jnt_dofadr,
+                   "initial qd", where)
+    t0 = 0.0 if key is None else float(m.key_time[key])
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    state = MusculoskeletalState(jnp.asarray(q), jnp.zeros(m.nv), jnp.asarray(a0),
+    state = MusculoskeletalState(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(a0),
                                  jnp.zeros(len(names)))
     q_labels, qd_labels = _joint_columns(m)
     states_file = _Csv(out / "states.csv", ["time_s", *q_labels, *qd_labels,
@@ -308,10 +355,11 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
     def inputs(first_step):
         """(excitations (chunk, n_muscles), ctrl (chunk, nu)) of the chunk's steps, each at
         its start time (made chunk by chunk: a long run does not hold them all)."""
-        starts = (first_step + np.arange(chunk)) * dt_s
+        starts = t0 + (first_step + np.arange(chunk)) * dt_s
         c = np.zeros((chunk, m.nu))
-        c[:, other_ids] = _per_step_inputs(others, constant_c, table, starts)
-        return _per_step_inputs(names, constant_u, table, starts), c
+        c[:, other_ids] = _per_step_inputs(others, constant_c, table, starts,
+                                           key_ctrl[other_ids])
+        return _per_step_inputs(names, constant_u, table, starts, key_ctrl[muscle_ids]), c
 
     @jax.jit
     def run(s, u_chunk, c_chunk):
@@ -321,7 +369,7 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
         return states, jax.vmap(_tendon_forces, in_axes=(None, 0))(msm, states)
 
     def write(states, forces, rows, steps):
-        t = np.round(steps * dt_s, 12)[:, None]
+        t = np.round(t0 + steps * dt_s, 12)[:, None]
         states_file.write(np.concatenate([t, *(np.asarray(x)[rows] for x in (
             states.q, states.qd, states.activation))], axis=1))
         forces_file.write(np.concatenate([t, np.asarray(forces)[rows]], axis=1))
@@ -349,11 +397,12 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
         forces_file.close()
     failure = None if bad_step < 0 else (
         f"the state is not finite or exceeds {DIVERGED_ABOVE:g} (MuJoCo's bound of an unstable "
-        f"simulation) at t = {bad_step * dt_s:.6g} s; the rows before it are written")
+        f"simulation) at t = {t0 + bad_step * dt_s:.6g} s; the rows before it are written")
     summary = {
         "model": where, "muscles": list(names), "integrator": integrator, "dt_s": dt_s,
         "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
-        "excitation": {x: constant_u.get(x, 0.0) for x in names
+        "excitation": {x: constant_u.get(x, float(key_ctrl[a]))
+                       for x, a in zip(names, muscle_ids)
                        if x in constant_u or table is None or x not in table.columns},
         "controls_file": None if table is None else table.name,
         "controls_columns": [] if table is None else [
@@ -361,7 +410,9 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
             and x not in constant_u and x not in constant_c],
         "muscle_mass_kg": dict(zip(names, masses.tolist())), "mass_points": int(mass_points),
         "contact": "disabled" if disable_contact else "as in the file",
-        "steps_done": done, "final_time_s": done * dt_s,
+        "keyframe": None if key is None else (
+            mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_KEY, key) or key),
+        "start_time_s": t0, "steps_done": done, "final_time_s": t0 + done * dt_s,
         "rows_written": states_file.rows, "diverged": failure is not None,
         "message": failure or "completed",
         "final_q": dict(zip(q_labels, np.asarray(state.q).tolist())),
