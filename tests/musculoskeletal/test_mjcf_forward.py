@@ -164,6 +164,16 @@ def test_a_keyframe_starts_the_run_as_mj_resetdatakeyframe(tmp_path):
     travel = np.ptp(ref[:, 1:1 + m.nq], axis=0).max()
     print(f"from keyframe 'bent': q {err_q:.1e} rad, act {err_a:.1e} (travel {travel:.2f} rad)")
     assert travel > 0.05 and err_q <= 1e-9 and err_a <= 1e-10
+    # a key ctrl outside [0, 1] is refused for a muscle that takes it, not for one given its
+    # excitation
+    model.write_text(ELBOW2.read_text().replace(
+        "</mujoco>", _KEY.replace('ctrl="0.9 0.1', 'ctrl="0.9 1.5') + "</mujoco>"))
+    assert main(["mjcf", "forward", str(model), "--keyframe", "bent", "--duration-s", "0.01",
+                 "--out", str(tmp_path / "refused")]) == 2
+    assert not (tmp_path / "refused").exists()
+    status, _ = _run(tmp_path / "given", model, "--keyframe", "0", "--excitation",
+                     "TRIlat=0.8", "--duration-s", 0.01)
+    assert status == 0
 
 
 def test_muscle_mass_reaches_the_model_and_slows_the_arm(tmp_path):

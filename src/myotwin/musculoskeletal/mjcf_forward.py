@@ -301,8 +301,11 @@ def forward(source, out_dir, *, excitation=None, ctrl: Mapping[str, float] | Non
     key_act = np.zeros(len(names)) if key is None else np.array(
         [m.key_act[key][m.actuator_actadr[a]] if m.actuator_actadr[a] >= 0 else 0.0
          for a in muscle_ids], dtype=np.float64)
-    if key is not None:
-        _in_unit_interval(key_ctrl[muscle_ids], names, f"keyframe {keyframe!r} ctrl "
+    if key is not None:      # the muscles that take the key's ctrl as their excitation
+        taking = [k for k, x in enumerate(names) if x not in constant_u
+                  and (table is None or x not in table.columns)]
+        _in_unit_interval(key_ctrl[[muscle_ids[k] for k in taking]],
+                          [names[k] for k in taking], f"keyframe {keyframe!r} ctrl "
                           "(excitation)", where)
     if activation0 is None:
         a0 = key_act
