@@ -291,8 +291,8 @@ EDITS = {
         ("SimmSpline", "MovingPathPoint m-P2, x_location, muscle m", "strictly increasing",
          "'0.5' then '0.2'")),
     "MovingPathPoint unknown function": (
-        _moving(_x_location("<StepFunction/>")),
-        ("StepFunction", "MovingPathPoint m-P2, x_location", "not a supported function type")),
+        _moving(_x_location("<Sine/>")),
+        ("Sine", "MovingPathPoint m-P2, x_location", "not a supported function type here")),
     "MovingPathPoint smoothing GCVSpline": (
         _moving(_x_location("<GCVSpline><half_order>2</half_order><error_variance>0.5"
                             "</error_variance><x>0 1 2 3</x><y>0 1 0 1</y></GCVSpline>")),
@@ -332,8 +332,8 @@ EDITS = {
         _coupler(lambda c: set_text(c, "independent_coordinate_names", "phi")),
         ("CoordinateCouplerConstraint 'couple'", "also the independent one", "'phi'")),
     "coupler unknown function": (
-        _coupler_function("<StepFunction/>"),
-        ("StepFunction", "CoordinateCouplerConstraint couple", "not a supported function type")),
+        _coupler_function("<Sine/>"),
+        ("Sine", "CoordinateCouplerConstraint couple", "not a supported function type here")),
     "coupler GCVSpline of too few points": (
         _coupler_function("<GCVSpline><half_order>2</half_order><x>0 1 2</x><y>0 1 0</y>"
                           "</GCVSpline>"),

@@ -186,6 +186,46 @@ def test_multipliers_and_the_natural_cubic_spline_alias_match_opensim(tmp_path, 
         assert function.getConcreteClassName() == "SimmSpline" and fn.kind is Kind.SIMM_SPLINE
 
 
+@pytest.mark.parametrize("text, knots", [
+    ("<StepFunction><transition_start_time>0.1</transition_start_time><transition_end_time>0.3"
+     "</transition_end_time><start_value>0.05</start_value><end_value>0.8</end_value>"
+     "</StepFunction>", [0.1, 0.3]),
+    ("<StepFunction><transition_start_time>0.5</transition_start_time><transition_end_time>0.3"
+     "</transition_end_time><start_value>0.2</start_value><end_value>-1</end_value>"
+     "</StepFunction>", [0.3, 0.5]),       # a transition written right to left
+    ("<StepFunction/>", [0.99, 1.01]),      # OpenSim's defaults
+    ("<Sine><amplitude>0.2</amplitude><omega>6</omega><phase>0.1</phase><offset>0.3</offset>"
+     "</Sine>", [-2.0, 2.0]),
+    ("<Sine/>", [-2.0, 2.0]),
+    ("<MultiplierFunction><function><Sine><omega>-3</omega></Sine></function><scale>0.5"
+     "</scale></MultiplierFunction>", [-1.0, 1.0]),
+], ids=["step", "step_reversed", "step_defaults", "sine", "sine_defaults", "scaled_sine"])
+def test_step_and_sine_match_opensim(tmp_path, text, knots):
+    # Functions of time (a PrescribedController's), read with sine=True; the step's value
+    # and both derivatives inside, outside and at its ends (C2 there: a wrong quintic or a
+    # swapped side shows at 1e-2).
+    owner, function = _opensim_from_xml(tmp_path, text)
+    fn = read_function(ET.fromstring(text), OWNER, sine=True)
+    _agree(fn, function, _samples(knots, np.random.default_rng(17)), text[:30])
+
+
+def test_a_sine_is_refused_where_a_polynomial_is_needed_and_a_step_needs_a_transition():
+    with pytest.raises(OsimError, match="Sine is not a supported function type here"):
+        read_function(ET.fromstring("<Sine/>"), OWNER)
+    with pytest.raises(OsimError, match="Sine is not a supported function type here"):
+        read_function(ET.fromstring("<MultiplierFunction><function><Sine/></function>"
+                                    "</MultiplierFunction>"), OWNER)
+    step = "<StepFunction><transition_start_time>0.3</transition_start_time>" \
+           "<transition_end_time>0.3</transition_end_time></StepFunction>"
+    with pytest.raises(OsimError, match="must differ .* both are 0.3"):
+        read_function(ET.fromstring(step), OWNER, sine=True)
+    with pytest.raises(ValueError, match="Sine is not a piecewise polynomial"):
+        piecewise_polynomial(read_function(ET.fromstring("<Sine/>"), OWNER, sine=True))
+    assert is_constant_zero(read_function(ET.fromstring("<Sine><amplitude>0</amplitude>"
+                                                        "</Sine>"), OWNER, sine=True))
+    assert not is_constant_zero(read_function(ET.fromstring("<Sine/>"), OWNER, sine=True))
+
+
 def test_gait_knee_and_moving_point_functions_match_opensim(tmp_path):
     # Every function of the knees' TransformAxes and of the MovingPathPoints, read from the
     # file by both, over the knee angle and beyond (the knots span -2.0944 .. 2.0944).
@@ -337,7 +377,7 @@ def test_constant_zero_and_identity():
      ["<degree> is not part of"]),
     ("<GCVSpline><half_order>1</half_order><x>0 1</x><y>0 1</y><weights>1 w</weights>"
      "</GCVSpline>", ["<weights> must be numbers", "'1 w'"]),
-    ("<StepFunction/>", ["StepFunction", "not a supported function type"]),
+    ("<ExpressionBasedFunction/>", ["ExpressionBasedFunction", "not a supported function type"]),
     ("<SimmSpline><x>0 2 1</x><y>0 1 2</y></SimmSpline>",
      ["strictly increasing", "'2' then '1'", "'0 2 1'"]),
     ("<PiecewiseLinearFunction><x>0 1 1</x><y>0 1 2</y></PiecewiseLinearFunction>",

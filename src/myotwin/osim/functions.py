@@ -6,8 +6,10 @@
 A TransformAxis function or a MovingPathPoint location is then a jittable, differentiable
 function of its coordinate. Types: Constant, LinearFunction, PolynomialFunction, SimmSpline
 (with OpenSim 4's aliases NaturalCubicSpline and natCubicSpline, which its type registry maps
-to SimmSpline), PiecewiseLinearFunction, PiecewiseConstantFunction, MultiplierFunction, and
-GCVSpline with error variance 0 (the interpolating spline; a smoothing fit is refused).
+to SimmSpline), PiecewiseLinearFunction, PiecewiseConstantFunction, MultiplierFunction,
+GCVSpline with error variance 0 (the interpolating spline; a smoothing fit is refused),
+StepFunction, and Sine where a function of time is read (`read_function(..., sine=True)`: a
+controller's; geometry takes piecewise polynomials only).
 
 Each type is stored as a piecewise polynomial: its coefficients are computed once, in NumPy,
 by the same double-precision operations in the same order as OpenSim (so they are the same
@@ -44,12 +46,19 @@ from autodiff and equal OpenSim's calcDerivative up to rounding. OpenSim's rules
   1e-11 of the scale, growing with the degree). Refused: a non-zero error_variance (a smoothing
   fit), fewer than 2m points (OpenSim fails too), a half_order other than 1..4 (degrees 1, 3,
   5, 7: the ones GCVSpline::setDegree allows; OpenSim fails on the default 0).
+* StepFunction (transition_start_time x0, transition_end_time x1, start_value y0, end_value
+  y1; SimTK::Function::Step): y0 on x0's side of the transition, y1 on x1's side, and
+  y0 + (y1 - y0) s(u), u = (x - x0) / (x1 - x0), in between, with the quintic s(u) = 10 u^3 -
+  15 u^4 + 6 u^5 (C2 at both ends). x1 may precede x0 (then y1 is on the left); x0 = x1 is
+  refused (Simbody refuses it). Stored as three polynomial pieces; no end-knot snapping.
+* Sine (amplitude A, omega w rad per unit of x, phase p, offset c): A sin(w x + p) + c.
 * LinearFunction: coefficients (slope, intercept), slope * x + intercept. PolynomialFunction:
   coefficients from the highest power down, Horner's rule. MultiplierFunction: the inner
   function times `scale`, derivatives likewise.
 * Absent properties take OpenSim's defaults: Constant value 0, LinearFunction (1, 0),
   PolynomialFunction (1,), MultiplierFunction scale 1, GCVSpline error_variance 0 (its
-  half_order defaults to 0, on which OpenSim fails: required here).
+  half_order defaults to 0, on which OpenSim fails: required here), StepFunction (0.99, 1.01,
+  0, 1), Sine (1, 1, 0, 0).
 """
 
 from __future__ import annotations
@@ -85,6 +94,8 @@ class Kind(enum.Enum):
     PIECEWISE_CONSTANT = "PiecewiseConstantFunction"
     MULTIPLIER = "MultiplierFunction"
     GCV_SPLINE = "GCVSpline"
+    STEP = "StepFunction"
+    SINE = "Sine"
 
 
 _TAGS = {**{k.value: k for k in Kind}, "NaturalCubicSpline": Kind.SIMM_SPLINE,
@@ -94,6 +105,9 @@ _XY = {Kind.SIMM_SPLINE: 2, Kind.PIECEWISE_LINEAR: 2, Kind.PIECEWISE_CONSTANT: 1
 #: are read past: the fit uses neither (createSimTKFunction refits from x, y and overwrites
 #: the coefficients).
 _GCV_PROPERTIES = ("half_order", "error_variance", "x", "y", "weights", "coefficients")
+_STEP_PROPERTIES = ("transition_start_time", "transition_end_time", "start_value",
+                    "end_value")
+_SINE_PROPERTIES = ("amplitude", "omega", "phase", "offset")
 _STATIC = {"static": True}
 
 
@@ -134,6 +148,9 @@ def evaluate(fn: OsimFunction, x) -> jax.Array:
     if fn.kind is Kind.MULTIPLIER:
         return evaluate(fn.inner, x) * fn.scale
     x = jnp.asarray(x)
+    if fn.kind is Kind.SINE:
+        amplitude, omega, phase, offset = (fn.coefficients[0, j] for j in range(4))
+        return amplitude * jnp.sin(omega * x + phase) + offset
     n = len(fn.tie_pieces)
     if n == 0:
         piece = jnp.zeros(x.shape, dtype=int)
@@ -145,7 +162,7 @@ def evaluate(fn: OsimFunction, x) -> jax.Array:
         tie = jnp.asarray(fn.tie_pieces)[nearest]
         piece = jnp.where(x == knots[nearest], tie, count)
         dx = x - jnp.asarray(fn.origins)[piece]
-        if fn.kind is not Kind.GCV_SPLINE:  # Simbody's spline does not snap to the ends
+        if fn.kind not in (Kind.GCV_SPLINE, Kind.STEP):  # Simbody's do not snap to the ends
             near_first = (x >= knots[0]) & (jnp.abs(x - knots[0]) <= ROUNDOFF_ERROR)
             near_last = (x <= knots[-1]) & (jnp.abs(x - knots[-1]) <= ROUNDOFF_ERROR)
             piece = jnp.where(near_first, 1, jnp.where(near_last, n + 1, piece))
@@ -163,6 +180,9 @@ def is_constant_zero(fn: OsimFunction) -> bool:
     """True if `fn` is exactly 0 everywhere (e.g. Constant 0, or a multiple of it)."""
     if fn.kind is Kind.MULTIPLIER:
         return fn.scale == 0.0 or is_constant_zero(fn.inner)
+    if fn.kind is Kind.SINE:
+        amplitude, omega, phase, offset = fn.coefficients[0]
+        return offset == 0.0 and (amplitude == 0.0 or (omega == 0.0 and phase == 0.0))
     return bool(np.all(fn.coefficients == 0.0))
 
 
@@ -188,7 +208,10 @@ def piecewise_polynomial(fn: OsimFunction) -> PiecewisePolynomial:
     scale folded into the coefficients, which changes the result by rounding only). That form
     picks pieces by x >= break alone, so it leaves out OpenSim's choice of interval at an
     interior knot hit exactly and its 2e-13 snapping to the end knots: it differs from
-    `evaluate` at exactly those points (a kink's slope, the curvature at the last knot)."""
+    `evaluate` at exactly those points (a kink's slope, the curvature at the last knot).
+    ValueError for a Sine (not a polynomial; `read_function` reads one only with sine=True)."""
+    if fn.kind is Kind.SINE:
+        raise ValueError("a Sine is not a piecewise polynomial")
     if fn.kind is Kind.MULTIPLIER:
         inner = piecewise_polynomial(fn.inner)
         return inner._replace(coefficients=inner.coefficients * fn.scale)
@@ -199,16 +222,19 @@ def piecewise_polynomial(fn: OsimFunction) -> PiecewisePolynomial:
 
 # ---------------------------------------------------------------- reading
 
-def read_function(elem: ET.Element, where: Where) -> OsimFunction:
+def read_function(elem: ET.Element, where: Where, *, sine: bool = False) -> OsimFunction:
     """The function element `elem` (e.g. <SimmSpline>) of the element at `where` (e.g. a
-    TransformAxis); anything malformed or unsupported is an OsimError naming both."""
+    TransformAxis); anything malformed or unsupported is an OsimError naming both. sine: a
+    Sine is accepted (a function of time, e.g. a PrescribedController's; geometry needs
+    piecewise polynomials, `piecewise_polynomial`), also inside a MultiplierFunction."""
     owner = " ".join(s for s in (where.tag, where.name) if s)
     node = Node(elem, where.inside(elem.tag, elem.get("name", ""),
                                    f"{owner}, {where.context}" if where.context else owner))
     kind = _TAGS.get(elem.tag)
-    if kind is None:
-        raise node.error(f"{elem.tag} is not a supported function type; supported: "
-                         f"{', '.join(_TAGS)}")
+    supported = [t for t, k in _TAGS.items() if sine or k is not Kind.SINE]
+    if elem.tag not in supported:
+        raise node.error(f"{elem.tag} is not a supported function type here; supported: "
+                         f"{', '.join(supported)}")
     if kind is Kind.MULTIPLIER:
         node.check_children(("function", "scale"))
         inner = list(node.require("function"))
@@ -217,12 +243,20 @@ def read_function(elem: ET.Element, where: Where) -> OsimFunction:
                              f"{[e.tag for e in inner]}")
         return OsimFunction(np.zeros(0), np.zeros(1), np.zeros((1, 1)),
                             scale=node.number("scale", 1.0),
-                            inner=read_function(inner[0], node.where),
+                            inner=read_function(inner[0], node.where, sine=sine),
                             kind=kind, tag=elem.tag)
     if kind in _XY:
         return _xy_function(node, kind)
     if kind is Kind.GCV_SPLINE:
         return _gcv_spline(node)
+    if kind is Kind.STEP:
+        return _step(node)
+    if kind is Kind.SINE:
+        node.check_children(_SINE_PROPERTIES)
+        values = [node.number(tag, default) for tag, default in zip(_SINE_PROPERTIES,
+                                                                     (1.0, 1.0, 0.0, 0.0))]
+        return OsimFunction(np.zeros(0), np.zeros(1), np.array([values]), kind=kind,
+                            tag=elem.tag)
     if kind is Kind.CONSTANT:
         node.check_children(("value",))
         ascending = [node.number("value", 0.0)]
@@ -333,6 +367,23 @@ def _gcv_spline(node: Node) -> OsimFunction:
     # the right tail.
     return OsimFunction(np.array(x), np.array(origins), np.array(rows, dtype=float),
                         kind=Kind.GCV_SPLINE, tag=node.tag, tie_pieces=tuple(range(1, n + 1)))
+
+
+def _step(node: Node) -> OsimFunction:
+    """A StepFunction (module docstring) in the layout of `_xy_function`: pieces left of the
+    transition, across it (quintic in x - its left end) and right of it."""
+    node.check_children(_STEP_PROPERTIES)
+    x0, x1, y0, y1 = (node.number(tag, default) for tag, default in zip(
+        _STEP_PROPERTIES, (0.99, 1.01, 0.0, 1.0)))
+    if x0 == x1:
+        raise node.error(f"<transition_start_time> and <transition_end_time> must differ (a "
+                         f"zero-length transition), both are {x0!r}")
+    (left, y_left), (right, y_right) = sorted([(x0, y0), (x1, y1)])
+    h, rise = right - left, y_right - y_left
+    across = [y_left, 0.0, 0.0, 10.0 * rise / h**3, -15.0 * rise / h**4, 6.0 * rise / h**5]
+    rows = [[y_left] + [0.0] * 5, across, [y_right] + [0.0] * 5, [y_right] + [0.0] * 5]
+    return OsimFunction(np.array([left, right]), np.array([left, left, right, right]),
+                        np.array(rows), kind=Kind.STEP, tag=node.tag, tie_pieces=(1, 2))
 
 
 def _bisection(n: int, m: int) -> int:
