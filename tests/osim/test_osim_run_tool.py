@@ -193,9 +193,9 @@ _SETUP = """<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="406
 @pytest.mark.parametrize("extra, message", [
     ('<AnalysisSet name="a"><objects><Kinematics name="k"/></objects></AnalysisSet>',
      "AnalysisSet 'a' (ForwardTool run): analyses are not run"),
-    ('<ControllerSet name="c"><objects><PrescribedController name="p"/></objects>'
-     "</ControllerSet>", "PrescribedController 'p' (ControllerSet c): only a "
-     "ControlSetController (a controls file) can drive the run"),
+    ('<ControllerSet name="c"><objects><ToyReflexController name="p"/></objects>'
+     "</ControllerSet>", "ToyReflexController 'p' (ControllerSet c): only a "
+     "ControlSetController (a controls file) and PrescribedControllers can drive the run"),
     ("<use_specified_dt>true</use_specified_dt>", "<use_specified_dt> is not part of the "
      "supported subset"),
     # OpenSim 3's controls_file property beside OpenSim 4's ControlSetController

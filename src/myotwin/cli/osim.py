@@ -4,7 +4,8 @@ becomes of it (`myotwin.osim.load`, docs/osim.md).
 Prints JSON: the coordinates in the engine's q order with their ranges and default values,
 the muscles (type, path kind: a MuJoCo tendon for fixed points only, an OpenSim path with
 conditional or moving points or wraps), the CoordinateActuators, the omitted elements, the
-inactive wrap objects (`<active>false</active>`), the markers (body and location, for
+enabled PrescribedControllers' controls (controller, actuator, function type), the inactive
+wrap objects (`<active>false</active>`), the markers (body and location, for
 `myotwin osim inverse-kinematics`), and `muscles_refused` (when there are any: the messages
 of the muscles `osim.build_muscles` refuses, which `forward` would refuse); with --lengths
 also each muscle's length (m) and moment arms (m, r = -dL/dq, per coordinate) at the
@@ -89,6 +90,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         "merged_bodies": dict(loaded.merged_bodies),
         "omitted": list(loaded.omitted),
         "inactive_wrap_objects": inactive_wrap_objects(paths),
+        "prescribed_controls": [{"controller": c.controller, "actuator": c.actuator,
+                                 "function": c.function.tag}
+                                for c in loaded.prescribed_controls],
     }
     refused = muscles_refused(loaded)
     if refused:   # muscles are built only by forward, static optimization, muscle analysis

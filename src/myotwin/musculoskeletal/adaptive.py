@@ -11,9 +11,10 @@ with `engine.adaptive.dormand_prince` (SciPy's RK45 controller) to given output 
 inputs are functions of time, not values per step: excitations u(t) (n_muscles) and the
 skeleton's own controls c(t) (n_u) interpolated linearly in a table (times (k,), values
 (k, n)) and held at the end values outside it, OpenSim's ControlLinear without steps (a
-single row is a constant). The table's times are the integrator's breakpoints: steps end on
-them, so a kink or a near-step in the inputs (two rows 1e-12 s apart) costs a short step,
-not accuracy.
+single row is a constant), plus, optionally, smooth functions of time evaluated where the
+right-hand side is (`InputTable.functions`, e.g. OpenSim's PrescribedControllers). The
+table's times are the integrator's breakpoints: steps end on them, so a kink or a near-step
+in the inputs (two rows 1e-12 s apart) costs a short step, not accuracy.
 
 Positions: with coupled coordinates (`msm.coordinates`) and hinge/slide skeletons q moves in a
 vector space (qdot = qd). Ball and free quaternions are integrated in their qpos coordinates
@@ -55,12 +56,15 @@ from myotwin.musculoskeletal.state import MusculoskeletalState
 class InputTable(NamedTuple):
     """Inputs as functions of time: times_s (k,) increasing; excitation (k, n_muscles) and
     ctrl (k, n_u) at those times, linear in between, held outside; loads: external loads on
-    bodies (`body_loads.BodyLoads`, their own functions of time) or None."""
+    bodies (`body_loads.BodyLoads`, their own functions of time) or None; functions: None, or
+    a pytree with a method at(t) -> (excitation (n_muscles,), ctrl (n_u,)) added to the
+    table's (e.g. `osim.controllers.PrescribedInputs`; put its kinks in times_s)."""
 
     times_s: jax.Array
     excitation: jax.Array
     ctrl: jax.Array
     loads: BodyLoads | None = None
+    functions: object = None
 
 
 def input_table(times_s, excitation, ctrl, loads: BodyLoads | None = None) -> InputTable:
@@ -108,10 +112,14 @@ def _at(times_s, values, t):
 
 
 def inputs_at(table: InputTable, t) -> tuple[jax.Array, jax.Array]:
-    """(excitation (n_muscles,), ctrl (n_u,)) at time t (s)."""
+    """(excitation (n_muscles,), ctrl (n_u,)) at time t (s), the functions' added."""
     if not holds_real_numbers(t) or np.ndim(t) != 0:     # "0.1" failed inside JAX
         raise ValueError(f"inputs_at: t must be one number (s), got {t!r}")
-    return _at(table.times_s, table.excitation, t), _at(table.times_s, table.ctrl, t)
+    u, c = _at(table.times_s, table.excitation, t), _at(table.times_s, table.ctrl, t)
+    if table.functions is None:
+        return u, c
+    du, dc = table.functions.at(t)
+    return u + du, c + dc
 
 
 def _normalized(msm: MusculoskeletalModel, q):

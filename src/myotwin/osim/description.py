@@ -249,7 +249,8 @@ class Document:
     left out because the caller listed them in `omit`, in file order; couplers: the enforced
     CoordinateCouplerConstraints (ConstraintSet order); unenforced_constraints: the names of
     those with isEnforced false (no effect in OpenSim: left out); force_names: the muscles and
-    CoordinateActuators together in ForceSet order."""
+    CoordinateActuators together in ForceSet order; controls: the enabled PrescribedControllers'
+    controls (`controllers.PrescribedControl`), ControllerSet order."""
 
     source: str
     file_name: str
@@ -267,3 +268,4 @@ class Document:
     unenforced_constraints: tuple[str, ...] = ()
     force_names: tuple[str, ...] = ()
     spheres: tuple[WrapSphere, ...] = ()
+    controls: tuple = ()

@@ -17,9 +17,12 @@ myotwin's engine and muscles:
 * Excitations: one constant for all muscles, constants by muscle name, or the controls of
   an OpenSim controls file, read as OpenSim's ForwardTool reads it (`osim.controls`): a .sto
   whose columns are linear controls continued linearly past its rows, or a ControlSet .xml
-  (CMC's: step functions for the muscles). A muscle's excitation must stay in [0, 1] over the
-  run, continuation included. CoordinateActuators take their control from the file (0
-  without one) and apply control x optimal_force, unclamped, as OpenSim does.
+  (CMC's: step functions for the muscles); plus the functions of time of the model's
+  PrescribedControllers (and of a ForwardTool setup's), added to the file's controls as
+  OpenSim adds every controller's (`osim.controllers`; a given constant replaces both for its
+  muscle). A muscle's excitation must stay in [0, 1] over the run, continuation included.
+  CoordinateActuators take their control from the file and the controllers (0 without
+  either) and apply control x optimal_force, unclamped, as OpenSim does.
   *Choice (fixed steps):* the excitation and control of a step are their values at the step's
   midpoint, held over the step (a fixed-step integrator needs one value per step; the
   midpoint makes the piecewise-constant input second-order accurate in dt).
@@ -85,6 +88,8 @@ from myotwin.musculoskeletal.simulate import first_diverged_step, rollout
 from myotwin.musculoskeletal.state import MusculoskeletalState
 from myotwin.osim.forward_start import (InitialStates, check_tendon_states, initial_q,
                                         initial_qd, start_state, start_time)
+from myotwin.osim.controllers import (PrescribedControl, function_knots,
+                                      prescribed_inputs)
 from myotwin.osim.controls import (Control, Controls, controls_from_storage,
                                    extrapolated_range)
 from myotwin.osim.external_loads import ExternalLoads
@@ -147,21 +152,30 @@ class Inputs:
     docstring). excitation: None, a number for every muscle, or name -> number; controls: the
     controls file as `osim.controls.read_controls` reads it (a .sto or a ControlSet .xml), a
     read `Storage` (its columns become OpenSim's linear controls), or None; `source` names a
-    Storage's file in messages (default: the table's name). A muscle needs a value from one
-    of them; ValueError naming the muscle, file, control or value otherwise. Controls that
-    drive no muscle or CoordinateActuator of the model are ignored and listed in
-    `ignored_columns` (OpenSim 4.6's ControlSetController refuses them). CMC's controls hold
-    its reserve actuators', which come from a ForceSet file: load the model with it
-    (`osim.load(..., force_set_files=)`, the ForwardTool's force_set_files) to drive them."""
+    Storage's file in messages (default: the table's name); controllers: PrescribedControls
+    of other controllers (a ForwardTool setup's, `osim.controllers.read_controller`), run
+    with the model's own (`loaded.prescribed_controls`). A muscle's or actuator's input is the
+    sum of its control in the file and its controllers' functions, as OpenSim adds every
+    controller's controls; a given excitation replaces both for that muscle (listed in
+    `overridden`). A muscle needs a value from one of them; ValueError naming the muscle,
+    file, control or value otherwise. Controls that drive no muscle or CoordinateActuator of
+    the model are ignored and listed in `ignored_columns` (OpenSim 4.6's ControlSetController
+    refuses them). CMC's controls hold its reserve actuators', which come from a ForceSet
+    file: load the model with it (`osim.load(..., force_set_files=)`, the ForwardTool's
+    force_set_files) to drive them."""
 
     def __init__(self, loaded: OsimModel, excitation=None,
-                 controls: Controls | Storage | None = None, source: str | None = None):
+                 controls: Controls | Storage | None = None, source: str | None = None,
+                 controllers: tuple[PrescribedControl, ...] = ()):
         if isinstance(controls, Storage):
             controls = controls_from_storage(controls, source)
         elif controls is not None and not isinstance(controls, Controls):
             raise TypeError(f"{loaded.source}: controls must be read by osim.controls."
                             f"read_controls (or be a Storage) or None, got "
                             f"{type(controls).__name__}")
+        if not all(isinstance(c, PrescribedControl) for c in controllers):
+            raise TypeError(f"{loaded.source}: controllers must be PrescribedControls (osim."
+                            "controllers.read_controller)")
         self.muscles = loaded.muscle_names
         self.actuators = loaded.actuator_names
         names = () if controls is None else controls.names
@@ -182,6 +196,11 @@ class Inputs:
                 raise ValueError(f"{loaded.source}: an excitation is given, but the model has "
                                  f"no muscles{replaced}")
             constant = {m: excitation for m in self.muscles}
+        prescribed = (*loaded.prescribed_controls, *controllers)
+        self.overridden = sorted({c.actuator for c in prescribed if c.actuator in constant})
+        self.prescribed = tuple(c for c in prescribed if c.actuator not in constant)
+        self.controllers = list(dict.fromkeys(c.controller for c in self.prescribed))
+        driven = {c.actuator for c in self.prescribed}
         self._muscle_source = []
         for m in self.muscles:
             if m in constant:
@@ -195,17 +214,23 @@ class Inputs:
                                      f"s): excitation {float(control.values[bad[0]])!r} is "
                                      "outside [0, 1]")
                 self._muscle_source.append(control)
+            elif m in driven:
+                self._muscle_source.append(0.0)
             else:
                 where = f" or a control in {controls.source}" if controls is not None else ""
                 raise ValueError(f"{loaded.source}: muscle {m!r} has no excitation: give "
                                  f"--excitation (a value, or {m}=value){where}")
         self._actuator_source = [controls[a] if a in names else 0.0 for a in self.actuators]
+        self.functions = prescribed_inputs(self.prescribed, self.muscles, self.actuators)
 
     def check_span(self, first_s: float, last_s: float) -> None:
-        """ValueError if a muscle's control, continued past its nodes as OpenSim continues it
-        (a linear control extrapolates), leaves [0, 1] within the run [first_s, last_s]:
+        """ValueError if a muscle's excitation leaves [0, 1] within the run [first_s, last_s]:
         OpenSim would run on with that excitation (its Thelen activations pass 1, seen), a
-        muscle we do not simulate."""
+        muscle we do not simulate. A control of the file is checked exactly, continued past
+        its nodes as OpenSim continues it (a linear control extrapolates); a sum with
+        controllers' functions at their knots and 10 001 times spread over the run (the file's
+        control alone must stay in [0, 1] too)."""
+        driven = {c.actuator for c in self.prescribed}
         for m, src in zip(self.muscles, self._muscle_source):
             if not isinstance(src, Control):
                 continue
@@ -220,31 +245,63 @@ class Inputs:
                     f"{float(src.times_s[-1])!r} s) as OpenSim's ControlSetController does, "
                     f"is {value!r} at t = {at!r} s of the run, outside [0, 1]: end the run "
                     "sooner or add a node there")
+        if not driven & set(self.muscles):
+            return
+        t = np.unique(np.concatenate([np.linspace(first_s, last_s, 10_001),
+                                      self._knots(first_s, last_s)]))
+        values = self.excitation(t)
+        for k, m in enumerate(self.muscles):
+            bad = np.flatnonzero(~((values[:, k] >= 0.0) & (values[:, k] <= 1.0)))
+            if m in driven and bad.size:
+                parts = [c.description for c in self.prescribed if c.actuator == m]
+                if isinstance(self._muscle_source[k], Control):
+                    parts.append(f"{self._muscle_source[k].label} of {self.controls_file}")
+                raise ValueError(f"the excitation of muscle {m!r} ({' + '.join(parts)}) is "
+                                 f"{float(values[bad[0], k])!r} at t = {float(t[bad[0]])!r} s "
+                                 "of the run, outside [0, 1]")
 
-    @staticmethod
-    def _at(sources, t: np.ndarray) -> np.ndarray:
-        out = np.zeros((t.size, len(sources)))
-        for k, src in enumerate(sources):
-            out[:, k] = src.at(t) if isinstance(src, Control) else src
-        return out
-
-    def table(self, first_s: float, last_s: float) -> InputTable:
-        """The inputs on [first_s, last_s] as a table for `musculoskeletal.adaptive`: at the
-        knots of every control (`Control.knots`; one row when every input is constant),
-        where the table's linear interpolation is the controls themselves."""
+    def _knots(self, first_s: float, last_s: float) -> np.ndarray:
+        """Every input's knots in [first_s, last_s] (the ends included)."""
         knots = [src.knots(first_s, last_s) for src in (*self._muscle_source,
                                                         *self._actuator_source)
                  if isinstance(src, Control)]
-        times = np.unique(np.concatenate(knots)) if knots else np.array([first_s])
-        return input_table(times, self.excitation(times), self.control(times))
+        knots += [function_knots(c.function) for c in self.prescribed]
+        t = np.concatenate([[first_s], *knots]) if knots else np.array([first_s])
+        return t[(t >= first_s) & (t <= last_s)]
+
+    def _at(self, sources, t: np.ndarray, column: str) -> np.ndarray:
+        out = np.zeros((t.size, len(sources)))
+        for k, src in enumerate(sources):
+            out[:, k] = src.at(t) if isinstance(src, Control) else src
+        names = self.muscles if column == "excitation" else self.actuators
+        for c in self.prescribed:
+            if c.actuator in names:
+                out[:, names.index(c.actuator)] += c.at(t)
+        return out
+
+    def table(self, first_s: float, last_s: float) -> InputTable:
+        """The inputs on [first_s, last_s] as a table for `musculoskeletal.adaptive`: the
+        controls at their knots (`Control.knots`; one row when every input is constant), where
+        the table's linear interpolation is the controls themselves, and the controllers'
+        functions (`InputTable.functions`), their knots among the table's times."""
+        times = np.unique(self._knots(first_s, last_s))
+        file_only = [(src.at(times) if isinstance(src, Control) else np.full(times.size, src))
+                     for src in self._muscle_source]
+        excitation = np.stack(file_only, axis=1) if file_only else np.zeros((times.size, 0))
+        ctrl = [(src.at(times) if isinstance(src, Control) else np.full(times.size, src))
+                for src in self._actuator_source]
+        ctrl = np.stack(ctrl, axis=1) if ctrl else np.zeros((times.size, 0))
+        return input_table(times, excitation, ctrl)._replace(functions=self.functions)
 
     def excitation(self, t) -> np.ndarray:
         """(len(t), n_muscles) excitations at times t (s)."""
-        return self._at(self._muscle_source, np.atleast_1d(np.asarray(t, dtype=np.float64)))
+        return self._at(self._muscle_source, np.atleast_1d(np.asarray(t, dtype=np.float64)),
+                        "excitation")
 
     def control(self, t) -> np.ndarray:
         """(len(t), n_u) CoordinateActuator controls at times t (s)."""
-        return self._at(self._actuator_source, np.atleast_1d(np.asarray(t, dtype=np.float64)))
+        return self._at(self._actuator_source, np.atleast_1d(np.asarray(t, dtype=np.float64)),
+                        "control")
 
 
 def _check_excitation(what: str, value) -> float:
@@ -339,6 +396,8 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                "integrator": integrator, "dt_s": dt_s, "start_s": t0,
                "duration_s": duration_s, "n_steps": n, "record_every_s": stride * dt_s,
                "controls_file": inputs.controls_file,
+               "controllers": inputs.controllers,
+               "controls_overridden": inputs.overridden,
                "external_loads": None if external_loads is None else {
                    "file": external_loads.path.name,
                    "forces": [f.name for f in external_loads.forces if f.applies_force]},

@@ -14,8 +14,11 @@ file's folder, as OpenSim resolves them):
   equilibrium there.
 * Controls: the `controls_file` of the one `ControlSetController` in `ControllerSet` (OpenSim
   4's form) or a `controls_file` property of the tool (OpenSim 3's), read by
-  `osim.controls.read_controls`; muscles without a control get excitation 0, as a muscle no
-  controller drives gets control 0 in OpenSim. Other controllers are refused.
+  `osim.controls.read_controls`; the `PrescribedController`s of the ControllerSet
+  (`osim.controllers`), run with the model's own; each actuator's input is the sum of what
+  they give it, as OpenSim adds controllers' controls. Muscles without a control get
+  excitation 0, as a muscle no controller drives gets control 0 in OpenSim. Other controllers
+  are refused.
 * `external_loads_file` (`forward_loads`).
 * `integrator_error_tolerance` is the error-controlled integrator's accuracy (rk45);
   `maximum_number_of_integrator_steps` bounds its attempts per chunk of 500 rows (OpenSim's
@@ -63,6 +66,9 @@ class ForwardSetup:
     controls_file: Path | None
     external_loads_file: Path | None
     states_file: Path | None
+    #: the PrescribedController elements of the ControllerSet (read against the model's
+    #: forces once it is loaded: `controllers.read_controller`)
+    controllers: tuple[Node, ...] = ()
 
 
 
@@ -72,19 +78,24 @@ def _members(node: Node, tag: str) -> list:
     return [] if found is None else list(found)
 
 
-def _controls_file(tool: Node, folder: Path) -> Path | None:
-    """The controls file: OpenSim 3's property of the tool, or OpenSim 4's ControlSetController."""
+def _controllers(tool: Node, folder: Path) -> tuple[Path | None, tuple[Node, ...]]:
+    """The controls file (OpenSim 3's property of the tool, or OpenSim 4's
+    ControlSetController) and the PrescribedController elements."""
     own = tool.path("controls_file", folder)
     files = [] if own is None else [own]
+    prescribed = []
     found = tool.find("ControllerSet")
     if found is not None:
         controllers = Node(found, tool.where.inside("ControllerSet", found.get("name", "")))
         controllers.check_children(("objects", "groups", "components"))
         for elem in _members(controllers, "objects") + _members(controllers, "components"):
             controller = Node.of(elem, controllers.where)
+            if controller.tag == "PrescribedController":
+                prescribed.append(controller)
+                continue
             if controller.tag != "ControlSetController":
-                raise controller.error("only a ControlSetController (a controls file) can "
-                                       "drive the run")
+                raise controller.error("only a ControlSetController (a controls file) and "
+                                       "PrescribedControllers can drive the run")
             controller.check_children(("controls_file", "enabled", "components",
                                        "socket_actuators", "actuator_list"))
             for tag in ("socket_actuators", "actuator_list", "components"):
@@ -99,7 +110,7 @@ def _controls_file(tool: Node, folder: Path) -> Path | None:
             files.append(path)
     if len(files) > 1:
         raise tool.error(f"{len(files)} controls files are given; one can drive the run")
-    return files[0] if files else None
+    return (files[0] if files else None), tuple(prescribed)
 
 
 def read_forward_setup(path) -> ForwardSetup:
@@ -134,18 +145,20 @@ def read_forward_setup(path) -> ForwardSetup:
                 "output_precision"):
         tool.number(tag, 0.0)                  # read past, but numbers (module docstring)
     results = tool.path("results_directory", folder) or folder
+    controls_file, controllers = _controllers(tool, folder)
     return ForwardSetup(tool.name or path.stem, model, force_sets,
                         tool.flag("replace_force_set", False), results, initial, final,
                         tool.flag("solve_for_equilibrium_for_auxiliary_states", False),
-                        int(steps), accuracy, _controls_file(tool, folder),
+                        int(steps), accuracy, controls_file,
                         tool.path("external_loads_file", folder),
-                        tool.path("states_file", folder))
+                        tool.path("states_file", folder), controllers)
 
 
 def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVAL_S) -> dict:
     """Run the ForwardTool setup file `path` (module docstring), writing into `out_dir`
     (default: its results_directory); returns `forward`'s summary with the setup's name."""
     from myotwin import musculoskeletal as ms
+    from myotwin.osim.controllers import read_controller
     from myotwin.osim.controls import read_controls
     from myotwin.osim.external_loads import read_external_loads
     from myotwin.osim.forward import Inputs, forward
@@ -162,8 +175,12 @@ def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVA
     loaded = load(setup.model_file, force_set_files=setup.force_set_files,
                   replace_force_set=setup.replace_force_set)
     controls = None if setup.controls_file is None else read_controls(setup.controls_file)
-    given = () if controls is None else controls.names
-    inputs = Inputs(loaded, {m: 0.0 for m in loaded.muscle_names if m not in given}, controls)
+    tool_controls = tuple(c for node in setup.controllers
+                          for c in read_controller(node, loaded.force_names))
+    given = {*(() if controls is None else controls.names),
+             *(c.actuator for c in (*loaded.prescribed_controls, *tool_controls))}
+    inputs = Inputs(loaded, {m: 0.0 for m in loaded.muscle_names if m not in given}, controls,
+                    controllers=tool_controls)
     if setup.states_file is None:
         initial = default_initial_states(loaded, setup.initial_time_s,
                                          setup.solve_for_equilibrium)

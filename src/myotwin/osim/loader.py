@@ -111,6 +111,9 @@ class OsimModel:
       order for its tools' output); `coordinates` when nothing is coupled or locked.
     engine_joint_coordinates: per engine dof (`engine_joints` order), the coordinate whose
       joint axis it is (a dependent coordinate for the dofs it moves).
+    prescribed_controls: the controls of the model's enabled PrescribedControllers
+      (`osim.controllers.PrescribedControl`: controller, actuator, function of time), which
+      `osim.forward.Inputs` adds to the excitations and controls as OpenSim adds them.
     """
 
     model: Model
@@ -144,6 +147,7 @@ class OsimModel:
     coordinate_default_speeds: Mapping[str, float] = dataclasses.field(
         default_factory=lambda: types.MappingProxyType({}))
     force_set_replaced: bool = False
+    prescribed_controls: tuple = ()
 
 
 def _frozen(mapping=(), **items) -> types.MappingProxyType:
@@ -314,4 +318,5 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
         locked_coordinates=_frozen(locked), force_names=doc.force_names,
         force_set_files=extra, force_set_replaced=bool(replace_force_set),
         coordinate_default_speeds=_frozen(
-            {n: by_name[n].default_speed_value for n in all_coordinates}))
+            {n: by_name[n].default_speed_value for n in all_coordinates}),
+        prescribed_controls=doc.controls)

@@ -5,8 +5,9 @@ stops the reading: the document (Version >= 40000), the model's units and gravit
 the BodySet (bodies and their wrap objects), the JointSet (then the tree: every body the child
 of exactly one joint, parents connected to ground), the ConstraintSet (CoordinateCoupler-
 Constraints, `constraints`), the ForceSet (muscles, their paths, CoordinateActuators), the
-ComponentSet. ControllerSet, MarkerSet, ContactGeometrySet and ProbeSet carry no model physics
-and are read past (docs/osim.md).
+ComponentSet, the ControllerSet (PrescribedControllers, `controllers`; with the forces).
+MarkerSet, ContactGeometrySet and ProbeSet carry no model physics and are read past
+(docs/osim.md).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from myotwin.osim.constraints import read_constraints
+from myotwin.osim.controllers import read_controllers
 from myotwin.osim.description import WORLD, Document, Joint
 from myotwin.osim.force_reading import MUSCLE_TYPES, read_coordinate_actuator, read_muscle
 from myotwin.osim.skeleton_reading import frame_components, read_body, read_ground, read_joint
@@ -22,13 +24,12 @@ from myotwin.osim.xml_values import Node, Omissions, document_element, parse_xml
 
 #: First OpenSim 4 document version (older files use OpenSim 3's format).
 MIN_VERSION = 40000
-#: Model sets without model physics: controllers (a simulation setup), markers (experimental
-#: landmarks), contact geometry (no force without a contact force, which the ForceSet rule
-#: refuses), probes (outputs).
-IGNORED_SETS = ("ControllerSet", "MarkerSet", "ContactGeometrySet", "ProbeSet")
+#: Model sets without model physics: markers (experimental landmarks), contact geometry (no
+#: force without a contact force, which the ForceSet rule refuses), probes (outputs).
+IGNORED_SETS = ("MarkerSet", "ContactGeometrySet", "ProbeSet")
 _MODEL_PROPERTIES = ("Ground", "gravity", "credits", "publications", "length_units",
                      "force_units", "BodySet", "JointSet", "ConstraintSet", "ForceSet",
-                     "ComponentSet", "components", *IGNORED_SETS)
+                     "ComponentSet", "components", "ControllerSet", *IGNORED_SETS)
 _UNITS = {"length_units": ("meters", "m"), "force_units": ("N", "newtons")}
 
 
@@ -198,6 +199,7 @@ def read_document(path, omit=(), *, forces: bool = True, force_set_files=(),
     order = [node.name for node in nodes]
     _refuse_unless_omitted(model, "ComponentSet", omissions, "components may carry physics")
     frame_components(model, omissions)
+    controls = _read_controllers(model, omissions, muscles + actuators) if forces else ()
     unknown = sorted(set(omit) - set(omissions.used))
     if unknown:
         raise model.error(f"omit names {unknown}, which are not wrap objects, constraints, "
@@ -206,4 +208,18 @@ def read_document(path, omit=(), *, forces: bool = True, force_set_files=(),
                     tuple(cylinders), tuple(obstacles), tuple(ellipsoids), muscles, actuators,
                     tuple(omissions.used), couplers, unenforced,
                     tuple(sorted((f.name for f in (*muscles, *actuators)), key=order.index)),
-                    tuple(spheres))
+                    tuple(spheres), controls)
+
+
+def _read_controllers(model: Node, omissions: Omissions, forces):
+    """The model's prescribed controls (`controllers.read_controllers`); none without a
+    ControllerSet."""
+    found = model.find("ControllerSet")
+    if found is None:
+        return ()
+    node = Node(found, model.where.inside("ControllerSet", found.get("name", "")))
+    if found.get("file"):
+        raise node.error(f"sets kept in another file are not supported, got "
+                         f"file={found.get('file')!r}")
+    return read_controllers(node, [f.name for f in forces], omissions,
+                            [n for n in omissions.used])
