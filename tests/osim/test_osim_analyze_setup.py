@@ -40,7 +40,8 @@ from myotwin.osim.loader import load
 from myotwin.osim.muscle_states import OUTPUTS
 from myotwin.osim.storage import StorageWriter, read_storage
 from opensim_live import opensim_package, run_printing_16_digits
-from osim_synthetic import ARM26_ELLIPSOIDS, deactivate, write_osim, write_reserves
+from osim_synthetic import (ARM26_ELLIPSOIDS, deactivate, to_degroote, write_osim,
+                             write_reserves)
 from shared_reference import SHARED, needs
 from storage_files import write_mot
 
@@ -341,6 +342,8 @@ def test_bad_setups_are_one_line(tmp_path, capsys, analyses, extra, message):
     ("window", "setup.xml: AnalyzeTool 'arm': <initial_time> -0.1 to <final_time> 0.3 reaches "
      "beyond arm26_InverseKinematics.mot's times (0.0 to 1.0 s): with the lowpass filter on, "
      "OpenSim would analyse its padding there"),
+    ("damped", "arm26.osim: muscle 'TRIlong': fiber_damping must be 0 for the explicit "
+     "tendon-force model"),
 ])
 def test_setups_refused_by_their_files_are_one_line(tmp_path, capsys, case, message):
     """Refusals of setups written beside the model and coordinates: force set files that add
@@ -352,10 +355,17 @@ def test_setups_refused_by_their_files_are_one_line(tmp_path, capsys, case, mess
         setup = _setup(tmp_path, SO + MA, "<force_set_files>more.xml</force_set_files>")
     elif case == "reversed":
         setup = _setup(tmp_path, SO, initial=0.5)
+    elif case == "damped":    # a muscle without a state model: no CLI option to suggest
+        setup = _setup(tmp_path, MA)
+        root = ET.parse(tmp_path / "arm26.osim").getroot()
+        to_degroote(root)
+        for muscle in root.iter("DeGrooteFregly2016Muscle"):
+            ET.SubElement(muscle, "fiber_damping").text = "0.05"
+        ET.ElementTree(root).write(tmp_path / "arm26.osim", encoding="unicode")
     else:
         setup = _setup(tmp_path, MA, initial=-0.1)
     status = main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1, err
-    assert message in err, err
+    assert message in err and "--muscle-states" not in err, err
     assert not (tmp_path / "out").exists()

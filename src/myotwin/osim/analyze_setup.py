@@ -344,7 +344,7 @@ def run_analyze_setup(path, out_dir=None) -> dict:
                 folder, cutoff_hz=None if states is not None else setup.cutoff_hz,
                 start_time_s=start, end_time_s=end,
                 muscle_states="equilibrium" if setup.solve_for_equilibrium else "default",
-                states_path=states)
+                states_path=states, geometry_hint=None)
             ignored = {"force_set_files": [str(f) for f in setup.force_set_files] or None,
                        "external_loads_file": setup.external_loads_file}
             if states is not None:      # OpenSim ignores these beside a states file

@@ -159,7 +159,9 @@ def _first_bad_row(arrays: dict[str, np.ndarray], names) -> tuple[int, str]:
 
 def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None,
         start_time_s: float = -np.inf, end_time_s: float = np.inf,
-        muscle_states: str = "default", states_path=None) -> dict:
+        muscle_states: str = "default", states_path=None,
+        geometry_hint: str | None = "--muscle-states none writes lengths and moment arms "
+                                    "only") -> dict:
     """`myotwin osim muscle-analysis`: writes into DIR muscle_analysis_Length.sto, one
     muscle_analysis_MomentArm_<coordinate>.sto per coordinate, with `muscle_states` "default"
     also the muscle-state outputs (one muscle_analysis_<output>.sto per
@@ -172,7 +174,8 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
     states) or a states file (`states_path`, coordinates_path None: coordinates, speeds and
     muscle states as written, `muscle_states.states_from_file`). Bad input raises ValueError
     naming the file, field and value; outputs that are not finite raise FloatingPointError
-    after the rows before them are written."""
+    after the rows before them are written. geometry_hint: what the refusal of a muscle
+    without a state model suggests (the command's option; None for none, e.g. a setup's)."""
     if (coordinates_path is None) == (states_path is None):
         raise ValueError("give the motion as either --coordinates FILE or --states FILE "
                          f"(got coordinates {coordinates_path!r}, states {states_path!r})")
@@ -194,9 +197,9 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
         try:
             groups = muscle_groups(loaded)
         except ValueError as err:
-            raise ValueError(f"{err} (the muscle-state outputs need the muscles' models; "
-                             "--muscle-states none writes lengths and moment arms only)"
-                             ) from None
+            hint = f"; {geometry_hint}" if geometry_hint else ""
+            raise ValueError(f"{err} (the muscle-state outputs need the muscles' "
+                             f"models{hint})") from None
         if muscle_states == "default" and states_path is None:
             refuse_fibers_of_no_length(loaded, groups, model_path)
     if states_path is None:
