@@ -61,11 +61,13 @@ def _run(tmp_path, *args):
     return status, json.loads((tmp_path / "summary.json").read_text())
 
 
-def _vs_mujoco_loop(m, states, n_steps, every, ctrl_at):
+def _vs_mujoco_loop(m, states, n_steps, every, ctrl_at, key: int | None = None):
     """(largest |q| error, largest |act| error, largest joint travel) of states.csv rows
-    against mj_step from MuJoCo's reset state, d.ctrl = ctrl_at(k) set before step k, every
-    `every`-th state from the first."""
+    against mj_step from MuJoCo's reset state (or keyframe `key`'s), d.ctrl = ctrl_at(k) set
+    before step k, every `every`-th state from the first."""
     d = mujoco.MjData(m)
+    if key is not None:
+        mujoco.mj_resetDataKeyframe(m, d, key)
     ref = [np.concatenate([d.qpos, d.act])]
     for k in range(n_steps):
         d.ctrl[:] = ctrl_at(k)
@@ -405,6 +407,36 @@ def test_controls_file_drives_the_elbow_as_a_mujoco_control_loop(tmp_path):
         for n in names])
     print(f"controls file: q {err_q:.1e} rad, act {err_a:.1e}")
     assert travel > 0.1
+    assert err_q <= 1e-9 and err_a <= 1e-10
+
+
+def test_a_keyframe_and_a_controls_file_drive_the_elbow_as_a_mujoco_control_loop(tmp_path):
+    """--keyframe with --controls: the file is read at absolute times from the key's time
+    (0.25 s), as a MuJoCo loop reading d.time; muscles without a column take the key's ctrl.
+    Against mj_step after mj_resetDataKeyframe (RK4, 1 ms) with d.ctrl set from the table at
+    each step's start: the tolerances above (q 1e-9 rad, act 1e-10)."""
+    _need(ELBOW2)
+    model = tmp_path / "elbow_key.xml"
+    model.write_text(ELBOW2.read_text().replace("</mujoco>", _KEY + "</mujoco>"))
+    table = np.array([[0.2, 0.1, 0.8], [0.3, 0.9, 0.2], [0.4, 0.4, 0.6]])
+    path = tmp_path / "controls.csv"
+    path.write_text("time_s,BIClong,TRIlong\n"
+                    + "".join(",".join(repr(float(v)) for v in row) + "\n" for row in table))
+    status, summary = _run(tmp_path / "run", model, "--keyframe", "bent", "--controls", path,
+                           "--duration-s", 0.1, "--dt-s", 1e-3, "--integrator", "rk4",
+                           "--record-every-s", 1e-2)
+    assert status == 0 and summary["start_time_s"] == 0.25
+    _, states = _table(tmp_path / "run" / "states.csv")
+    m = mujoco.MjModel.from_xml_path(str(model))
+    m.opt.integrator, m.opt.timestep = mujoco.mjtIntegrator.mjINT_RK4, 1e-3
+    names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) for a in range(m.nu)]
+    key_ctrl = np.array(m.key_ctrl[0])
+    column = {"BIClong": 1, "TRIlong": 2}
+    err_q, err_a, travel = _vs_mujoco_loop(m, states, 100, 10, lambda k: [
+        np.interp(0.25 + k * 1e-3, table[:, 0], table[:, column[n]]) if n in column
+        else key_ctrl[a] for a, n in enumerate(names)], key=0)
+    print(f"keyframe and controls file: q {err_q:.1e} rad, act {err_a:.1e}")
+    assert travel > 0.05
     assert err_q <= 1e-9 and err_a <= 1e-10
 
 
