@@ -256,6 +256,9 @@ def test_excitation_replaces_a_controllers_control_and_sums_are_checked(tmp_path
      "</ControlSetController>", "a ControlSetController in the model is not run: give its "
      "controls file to --controls"),
     ('<ToyReflexController name="r"/>', "ToyReflexController is not a supported controller"),
+    (_controller("p", "<actuator_list>BIClong</actuator_list>", _constant(0.1)).replace(
+        'name="ControlFunctions"', 'name="f"'), "<FunctionSet name='f'>: OpenSim 4.6 reads "
+     "the controls from the FunctionSet named ControlFunctions"),
 ])
 def test_bad_controllers_are_one_osim_error(tmp_path, xml, message):
     model = _arm26_with_controllers(tmp_path, xml)

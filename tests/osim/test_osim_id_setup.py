@@ -179,6 +179,19 @@ def test_arm26_setups_whose_forces_are_all_excluded(tmp_path, monkeypatch, capsy
     assert worst <= ARM26_TOLERANCE
 
 
+@pytest.mark.parametrize("in_degrees", ["true", "false"])
+def test_opensim_2s_coordinates_in_degrees_changes_nothing_as_in_opensim(tmp_path, monkeypatch,
+                                                                        capsys, in_degrees):
+    """OpenSim's arm26 tutorial setup (OpenSim 2) has <coordinates_in_degrees>; OpenSim 4.6
+    ignores it (the .mot's inDegrees header decides), false included, and so does run-tool."""
+    setup = _arm26_setup(tmp_path, "Muscles", coordinates_in_degrees=in_degrees)
+    theirs = _opensim(setup, monkeypatch)
+    _, ours = _ours(setup, capsys, tmp_path / "ours")
+    worst = _largest_difference(ours, theirs)
+    print(f"arm26, coordinates_in_degrees {in_degrees}: largest difference {worst:.1e} N m")
+    assert worst <= ARM26_TOLERANCE
+
+
 def test_the_setup_opensim_writes_runs_over_the_whole_file(tmp_path, monkeypatch, capsys):
     """A setup printed by OpenSim's own InverseDynamicsTool (its ten properties; time_range
     ` -inf inf` and cutoff -1 by default), Muscles excluded: ours runs it as printed, over

@@ -14,7 +14,9 @@ controllers written into its file; scratch, pinned by tests/osim/test_osim_contr
 where a test can show it):
 
 * The i-th function of the FunctionSet is the control of the i-th actuator, whatever the
-  functions' names; a count that differs is an error. The functions are any of
+  functions' names; a count that differs is an error. The FunctionSet must be named
+  ControlFunctions (its property's name) or unnamed: under another name OpenSim finds no
+  functions in it. The functions are any of
   `osim.functions` (StepFunction and Sine included), of time in seconds.
 * `socket_actuators`: component paths, absolute (`/forceset/BIClong`) or relative to the
   controller (`../../forceset/BIClong` from `/controllerset/pc`); a bare name fails to connect,
@@ -108,6 +110,12 @@ def read_controller(node: Node, force_names, omitted=()) -> tuple[PrescribedCont
     if components is not None and len(components):
         raise node.error("<components> must be empty")
     names = _actuators(node, forces, omitted)
+    function_set = node.find("FunctionSet")
+    if function_set is not None and function_set.get("name", "ControlFunctions") != \
+            "ControlFunctions":
+        raise node.error(f"<FunctionSet name={function_set.get('name')!r}>: OpenSim 4.6 reads "
+                         "the controls from the FunctionSet named ControlFunctions (or "
+                         "unnamed), and finds none in this one")
     functions = node.objects("FunctionSet")
     if len(functions) != len(names):
         raise node.error(f"its FunctionSet has {len(functions)} functions for {len(names)} "

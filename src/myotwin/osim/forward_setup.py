@@ -18,7 +18,11 @@ file's folder, as OpenSim resolves them):
   (`osim.controllers`), run with the model's own; each actuator's input is the sum of what
   they give it, as OpenSim adds controllers' controls. Muscles without a control get
   excitation 0, as a muscle no controller drives gets control 0 in OpenSim. Other controllers
-  are refused.
+  are refused. The ControlSetController's `enabled` (and OpenSim 2's `isDisabled`, in its
+  arm26 tutorial setup) must be flags and change nothing: OpenSim 4.6's ForwardTool applies
+  the controls file whatever they say (seen: arm26 ended at the same state with `enabled`
+  false, and with `isDisabled` true in Version 20302 and 40600 files), while a disabled
+  PrescribedController adds nothing (seen).
 * `external_loads_file` (`forward_loads`).
 * `integrator_error_tolerance` is the error-controlled integrator's accuracy (rk45);
   `maximum_number_of_integrator_steps` bounds its attempts per chunk of 500 rows (OpenSim's
@@ -96,14 +100,14 @@ def _controllers(tool: Node, folder: Path) -> tuple[Path | None, tuple[Node, ...
             if controller.tag != "ControlSetController":
                 raise controller.error("only a ControlSetController (a controls file) and "
                                        "PrescribedControllers can drive the run")
-            controller.check_children(("controls_file", "enabled", "components",
-                                       "socket_actuators", "actuator_list"))
+            controller.check_children(("controls_file", "enabled", "isDisabled",
+                                       "components", "socket_actuators", "actuator_list"))
             for tag in ("socket_actuators", "actuator_list", "components"):
                 if controller.has_value(tag) or _members(controller, tag):
                     raise controller.error(f"<{tag}> is not offered: the controller drives "
                                            "every actuator its controls file names")
-            if not controller.flag("enabled", True):
-                continue
+            controller.flag("enabled", True)       # read, not used (module docstring)
+            controller.flag("isDisabled", False)
             path = controller.path("controls_file", folder)
             if path is None:
                 raise controller.error("<controls_file> is empty")

@@ -2,8 +2,8 @@
 runs it (`myotwin osim run-tool SETUP.xml`), by `osim.inverse_dynamics.run`.
 
 What the setup's properties become (OpenSim 4.6's InverseDynamicsTool, whose default setup
-holds exactly these ten; paths relative to the setup file's folder; empty or "Unassigned" is
-none):
+holds exactly these ten, and one of OpenSim 2; paths relative to the setup file's folder;
+empty or "Unassigned" is none):
 
 * `model_file`, `coordinates_file` (required), `external_loads_file`: `run`'s model,
   coordinates and external loads. OpenSim 4.6 resolves the coordinates and loads files, and
@@ -32,6 +32,9 @@ none):
   `actuators_at_zero_control`). Anything else left in is refused naming it: a muscle (its
   force depends on its state: with nothing excluded OpenSim's arm26 moments were 404 N m off),
   an actuator of a model with controllers, another force.
+* `coordinates_in_degrees` (OpenSim 2's property, in its arm26 tutorial setup) must be true or
+  false and is read past: OpenSim 4.6 ignores it too (the coordinates file's inDegrees header
+  decides; the tutorial's setup gave the same moments with true and false, scratch).
 * `joints_to_report_body_forces` must be empty (body forces are not computed);
   `output_gen_force_file` and `output_body_forces_file` are read past: the files are those of
   `osim inverse-dynamics` (inverse_dynamics.sto, summary.json), whatever the setup names.
@@ -55,7 +58,8 @@ _TOOL = "InverseDynamicsTool"
 _PROPERTIES = ("results_directory", "model_file", "time_range", "forces_to_exclude",
                "external_loads_file", "coordinates_file",
                "lowpass_cutoff_frequency_for_coordinates", "output_gen_force_file",
-               "joints_to_report_body_forces", "output_body_forces_file")
+               "joints_to_report_body_forces", "output_body_forces_file",
+               "coordinates_in_degrees")
 #: OpenSim 4.6's concrete Muscle classes (excluded by the keyword Muscles; tests check the
 #: list against the opensim package's class hierarchy).
 MUSCLE_TAGS = ("DeGrooteFregly2016Muscle", "MeyerFregly2016Muscle",
@@ -129,6 +133,7 @@ def read_id_setup(path) -> IDSetup:
                          f"joints are not computed), got {joints!r}")
     for tag in ("output_gen_force_file", "output_body_forces_file"):
         tool.text(tag, "")                     # read past (module docstring)
+    tool.flag("coordinates_in_degrees", True)  # read past, as OpenSim 4.6 (module docstring)
     return IDSetup(path.name, tool.name or path.stem, tool.where, files["model_file"],
                    files["coordinates_file"], tool.path("external_loads_file", folder),
                    tool.path("results_directory", folder) or folder,
