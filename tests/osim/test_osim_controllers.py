@@ -314,3 +314,21 @@ def test_coordinate_actuators_driven_by_a_controller_match_opensims_manager(
         print(f"double pendulum, Torq1 a Sine and Torq2 a piecewise constant ({integrator}):"
               f" within {error:.1e} rad of OpenSim's Manager at 0.8 s")
     assert error <= tolerance
+
+
+def test_tools_that_do_not_run_the_model_forward_read_its_controllers_past(tmp_path):
+    # A controller type we do not run: refused where the model runs forward (with the way out:
+    # omit it), read past by static optimization and muscle analysis, whose results do not
+    # depend on controls (each then fails on its missing coordinates file, past the model).
+    from myotwin.osim import muscle_analysis, static_optimization
+
+    model = _arm26_with_controllers(tmp_path, '<ToyReflexController name="r"/>')
+    with pytest.raises(OsimError, match=r"ToyReflexController is not a supported controller .*"
+                                        r"pass omit=\('r',\) to load the model without it"):
+        load(model)
+    assert load(model, controllers=False).prescribed_controls == ()
+    assert load(model, omit=("r",)).omitted == ("r",)
+    missing = tmp_path / "missing.mot"
+    for run in (static_optimization.run, muscle_analysis.run):
+        with pytest.raises(ValueError, match="missing.mot"):
+            run(model, missing, tmp_path / "out")

@@ -30,7 +30,9 @@ where a test can show it):
   optimal_force.
 
 Refused, one OsimError naming the file, the controller and the value: other controller types
-(a model's ControlSetController: give its file to `--controls`), a `controls_file` (the
+(a model's ControlSetController: give its file to `--controls`; `omit` leaves a controller
+out; `osim.load(..., controllers=False)`, as static optimization and muscle analysis load a
+model, reads the whole ControllerSet past), a `controls_file` (the
 controller's own table of controls), non-empty `components`, a path that leads outside the
 ForceSet, an actuator that `omit` left out (omit the controller too: `omit` takes controller
 names).
@@ -95,12 +97,15 @@ def read_controller(node: Node, force_names, omitted=()) -> tuple[PrescribedCont
     is disabled) of a model whose muscles and CoordinateActuators are `force_names`; omitted:
     forces `omit` left out. OsimError for anything refused (module docstring)."""
     forces, omitted = set(force_names), set(omitted)
+    leave_out = f"; pass omit=({node.name!r},) to load the model without it"
     if node.tag == "ControlSetController":
         raise node.error("a ControlSetController in the model is not run: give its controls "
-                         "file to --controls (or to a ForwardTool setup's controller)")
+                         f"file to --controls (or to a ForwardTool setup's controller)"
+                         f"{leave_out}")
     if node.tag != "PrescribedController":
         raise node.error(f"{node.tag} is not a supported controller (supported: "
-                         "PrescribedController; a ForwardTool's ControlSetController)")
+                         f"PrescribedController; a ForwardTool's ControlSetController)"
+                         f"{leave_out}")
     node.check_children(_PROPERTIES)
     if node.has_value("controls_file"):
         raise node.error(f"<controls_file> {node.text('controls_file')!r} is not offered: "

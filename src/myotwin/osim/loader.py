@@ -250,7 +250,7 @@ def _coupling(doc, engine_joints: tuple[str, ...], coupled: Mapping[str, Coupled
 
 def load(path, *, omit: Iterable[str] = (), forces: bool = True,
          locks: bool = True, force_set_files: Iterable = (),
-         replace_force_set: bool = False) -> OsimModel:
+         replace_force_set: bool = False, controllers: bool = True) -> OsimModel:
     """Load an OpenSim 4 .osim file of the supported subset (docs/osim.md).
 
     omit: names of wrap objects, constraints, forces or components to leave out (paths then
@@ -264,7 +264,11 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
     `replace_force_set` is false; their forces must be of the types the model's may be.
     replace_force_set=True: the model's own forces (muscles included) are dropped and those of
     force_set_files are the model's forces, as OpenSim's tools' `replace_force_set` true
-    empties the model's ForceSet before adding the files' (none given: no forces). Raises
+    empties the model's ForceSet before adding the files' (none given: no forces).
+    controllers: read the ControllerSet's PrescribedControllers (`prescribed_controls`;
+    another controller type is refused); False reads it past, for tools that do not run the
+    model forward (static optimization, muscle analysis: their results do not depend on
+    controls). Raises
     `osim.OsimError` (a ValueError naming the file, the element and the value) for anything
     outside the subset. Needs float64 (`myotwin.configure_jax()` first)."""
     names = () if isinstance(omit, str) else tuple(omit)
@@ -272,7 +276,8 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
         raise TypeError(f"omit must be a collection of element names, e.g. omit=('TRIlonghh',),"
                         f" got {omit!r}")
     for flag, value in (("forces", forces), ("locks", locks),
-                        ("replace_force_set", replace_force_set)):
+                        ("replace_force_set", replace_force_set),
+                        ("controllers", controllers)):
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{flag} must be True or False, got {value!r}")
     if not jax.config.jax_enable_x64:
@@ -286,7 +291,8 @@ def load(path, *, omit: Iterable[str] = (), forces: bool = True,
         raise ValueError("force_set_files and replace_force_set concern forces: they cannot be "
                          "given with forces=False")
     doc = read_document(path, names, forces=forces, force_set_files=extra,
-                        replace_force_set=bool(replace_force_set))
+                        replace_force_set=bool(replace_force_set),
+                        controllers=bool(controllers))
     pb = to_builders.path_builder(doc, to_builders.skeleton(doc))
     model, engine_joints = to_builders.build_model(doc, pb)
     coupled, locked = _coupled(doc), _locked(doc, locks)

@@ -189,7 +189,7 @@ def run(model_path, coordinates_path, out_dir, *, cutoff_hz: float | None = None
         raise ValueError(f"--muscle-states must be one of {list(MUSCLE_STATES)}, got "
                          f"{muscle_states!r}")
     started = time.perf_counter()
-    loaded = load(model_path)
+    loaded = load(model_path, controllers=False)   # geometry and states: no controls
     if not loaded.muscle_names:
         raise ValueError(f"{model_path}: the model has no muscles to analyse")
     groups = ()

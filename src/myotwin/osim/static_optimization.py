@@ -264,7 +264,7 @@ def run(model_path, coordinates_path, out_dir, *, external_loads_path=None,
                          f"{use_muscle_physiology!r}")
     started = time.perf_counter()
     loaded = load(model_path, force_set_files=force_set_files,
-                  replace_force_set=replace_force_set)
+                  replace_force_set=replace_force_set, controllers=False)  # (no controls)
     acts = actuators(loaded)
     if not acts.names:
         raise ValueError(f"{model_path}: the model has no muscles or CoordinateActuators to "

@@ -174,13 +174,14 @@ def _read_forces(nodes: list[Node], omissions: Omissions, bodies, coordinates, w
 
 
 def read_document(path, omit=(), *, forces: bool = True, force_set_files=(),
-                  replace_force_set: bool = False) -> Document:
+                  replace_force_set: bool = False, controllers: bool = True) -> Document:
     """Read and check the .osim file at `path`; the names in `omit` (wrap objects,
     constraints, forces, components) are left out and recorded in `Document.omitted`.
     forces=False reads the skeleton only: the ForceSet is not read (no muscles, no
     actuators), as OpenSim's tools do with every force excluded. force_set_files: ForceSet
     .xml files whose forces join the model's, after them, or replace them with
-    replace_force_set (`_force_nodes`)."""
+    replace_force_set (`_force_nodes`). controllers=False reads the ControllerSet past (for
+    tools that do not run the model forward: static optimization, muscle analysis)."""
     path = Path(path)
     omissions = Omissions(frozenset(omit))
     model = _model_node(parse_xml(path), path.name)
@@ -199,7 +200,8 @@ def read_document(path, omit=(), *, forces: bool = True, force_set_files=(),
     order = [node.name for node in nodes]
     _refuse_unless_omitted(model, "ComponentSet", omissions, "components may carry physics")
     frame_components(model, omissions)
-    controls = _read_controllers(model, omissions, muscles + actuators) if forces else ()
+    controls = (_read_controllers(model, omissions, muscles + actuators)
+                if forces and controllers else ())
     unknown = sorted(set(omit) - set(omissions.used))
     if unknown:
         raise model.error(f"omit names {unknown}, which are not wrap objects, constraints, "
