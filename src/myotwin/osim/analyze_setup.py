@@ -297,14 +297,11 @@ def _window(setup: AnalyzeSetup, where: str) -> tuple[float, float]:
 
 def _refuse_added_muscles(setup: AnalyzeSetup, where: str) -> None:
     """OsimError if the force set files add muscles (a MuscleAnalysis would report them)."""
-    from myotwin.osim.xml_reading import read_document
+    from myotwin.osim.id_setup import MUSCLE_TAGS     # every OpenSim muscle class
+    from myotwin.osim.xml_reading import force_set_file_nodes
 
-    if not setup.force_set_files:
-        return
-    own = {m.name for m in read_document(setup.model_file).muscles}
-    added = [m.name for m in read_document(setup.model_file,
-                                           force_set_files=tuple(map(str, setup.force_set_files))
-                                           ).muscles if m.name not in own]
+    added = [node.name for node in force_set_file_nodes(setup.force_set_files)
+             if node.tag in MUSCLE_TAGS]
     if added:
         raise OsimError(f"{where}: <force_set_files> add muscles {added} with a {MA}, which "
                         "is not offered (reserve actuators are)")

@@ -139,6 +139,20 @@ def _force_nodes(model: Node, force_set_files, replace: bool = False) -> list[No
     whose name another force has."""
     nodes = [] if replace else [Node.of(elem, model.where, "")
                                 for elem in model.objects("ForceSet")]
+    nodes += force_set_file_nodes(force_set_files)
+    seen = set()
+    for node in nodes:
+        if node.name and node.name in seen:     # (unnamed forces are not compared)
+            raise node.error("another force of the model or of its force set files has this "
+                             "name")
+        seen.add(node.name)
+    return nodes
+
+
+def force_set_file_nodes(force_set_files) -> list[Node]:
+    """The forces of each ForceSet file (OpenSim's tools' `force_set_files`), in order, each a
+    Node naming its own file; OsimError for a file that is not a ForceSet document."""
+    nodes = []
     for path in force_set_files:
         path = Path(path)
         force_set = document_element(parse_xml(path), path.name, "ForceSet", 1, "")
@@ -146,12 +160,6 @@ def _force_nodes(model: Node, force_set_files, replace: bool = False) -> list[No
         objects = force_set.find("objects")
         nodes += [Node.of(elem, force_set.where, "")
                   for elem in ([] if objects is None else list(objects))]
-    seen = set()
-    for node in nodes:
-        if node.name and node.name in seen:     # (unnamed forces are not compared)
-            raise node.error("another force of the model or of its force set files has this "
-                             "name")
-        seen.add(node.name)
     return nodes
 
 
