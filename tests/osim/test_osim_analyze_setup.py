@@ -163,6 +163,7 @@ def test_a_setup_with_both_analyses_matches_opensims_tool(tmp_path, capsys):
     assert summary["analyses_off"] == ["kin"]
     assert not list((tmp_path / "opensim").glob("*kin*"))
     assert summary["tool_type"] == "AnalyzeTool" and summary["tool"] == "arm"
+    assert json.loads((tmp_path / "ours" / "summary.json").read_text()) == summary
     assert list(summary["analyses"]) == ["StaticOptimization", "MuscleAnalysis"]
     so, ma = summary["analyses"].values()
     assert so["setup_values_not_used"] == {"optimizer_convergence_criterion": 1e-10,

@@ -211,6 +211,8 @@ def test_setup_file_runs_as_opensims_tool_runs_it(tmp_path, capsys):
     assert main(["osim", "run-tool", str(setup)]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["tool_type"] == "InverseKinematicsTool" and summary["accuracy"] == 1e-12
+    written = json.loads((tmp_path / "summary.json").read_text())
+    assert (written["tool_type"], written["setup"]) == ("InverseKinematicsTool", setup.name)
     tool_run = read_storage(tmp_path / "inverse_kinematics.mot")
     np.testing.assert_allclose(tool_run.time_s, theirs.time_s, rtol=0, atol=1e-12)
     dq = np.abs(tool_run.data[:, 1:] - np.radians(theirs.data[:, 1:])).max()

@@ -67,6 +67,8 @@ def test_a_setup_without_states_starts_from_the_models_default_state(tmp_path, c
     summary = json.loads(capsys.readouterr().out)
     assert summary["initial_states"]["file"] == "the model's default state"
     assert summary["controls_file"] == "u.sto" and summary["accuracy"] == 1e-9
+    written = json.loads((tmp_path / "ours" / "summary.json").read_text())
+    assert (written["tool_type"], written["setup"]) == ("ForwardTool", "setup.xml")
     ours = read_storage(tmp_path / "ours" / "states.sto")
     assert ours.time_s[0] == 0.0 and ours.time_s[-1] == pytest.approx(0.2, abs=1e-12)
     for m in MUSCLES:     # the defaults as written, no equilibrium

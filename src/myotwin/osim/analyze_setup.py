@@ -60,9 +60,9 @@ Output: each analysis that is on, in the set's order, writes into its own folder
 setup's results_directory), the files of `myotwin osim static-optimization` /
 `myotwin osim muscle-analysis` (static_optimization_activation.sto, muscle_analysis_Length.sto,
 ..., summary.json), not OpenSim's `<tool>_<analysis>_activation.sto` names.
-`run_analyze_setup` returns {"setup": file name, "tool": the tool's name, "out_dir",
-"analyses": {folder: {"type", "out_dir", "setup_values_not_used", **the command's summary}},
-"analyses_off": [names]}. Errors are one line naming the file, the element and the value
+`run_analyze_setup` returns {"tool_type", "setup": file name, "tool": the tool's name,
+"out_dir", "analyses": {folder: {"type", "out_dir", "setup_values_not_used", **the command's
+summary}}, "analyses_off": [names]}, and writes it to <out>/summary.json. Errors are one line naming the file, the element and the value
 (`OsimError`, a ValueError).
 """
 
@@ -75,7 +75,8 @@ from pathlib import Path
 import numpy as np
 
 from myotwin.osim.errors import OsimError
-from myotwin.osim.tool_setups import ABSTRACT_TOOL_PROPERTIES, INTEGRATION_PROPERTIES
+from myotwin.osim.tool_setups import (ABSTRACT_TOOL_PROPERTIES, INTEGRATION_PROPERTIES,
+                                      write_setup_summary)
 from myotwin.osim.xml_values import Node, document_element, parse_xml
 
 _TOOL = "AnalyzeTool"
@@ -352,5 +353,6 @@ def run_analyze_setup(path, out_dir=None) -> dict:
         results[analysis.name] = {"type": SO if isinstance(analysis, StaticOptimizationSettings)
                                   else MA, "out_dir": str(folder),
                                   "setup_values_not_used": unused, **summary}
-    return {"setup": path.name, "tool": setup.name, "out_dir": str(out), "analyses": results,
-            "analyses_off": list(setup.analyses_off)}
+    return write_setup_summary(out, _TOOL, {
+        "setup": path.name, "tool": setup.name, "out_dir": str(out), "analyses": results,
+        "analyses_off": list(setup.analyses_off)})

@@ -44,7 +44,7 @@ import dataclasses
 import math
 from pathlib import Path
 
-from myotwin.osim.tool_setups import ABSTRACT_TOOL_PROPERTIES
+from myotwin.osim.tool_setups import ABSTRACT_TOOL_PROPERTIES, write_setup_summary
 from myotwin.osim.xml_values import Node, document_element, parse_xml
 from myotwin.scalars import as_real
 
@@ -160,7 +160,8 @@ def read_forward_setup(path) -> ForwardSetup:
 
 def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVAL_S) -> dict:
     """Run the ForwardTool setup file `path` (module docstring), writing into `out_dir`
-    (default: its results_directory); returns `forward`'s summary with the setup's name."""
+    (default: its results_directory); returns `forward`'s summary with the tool type and
+    the setup's and tool's names (also in the written summary.json)."""
     from myotwin import musculoskeletal as ms
     from myotwin.osim.controllers import read_controller
     from myotwin.osim.controls import read_controls
@@ -197,9 +198,11 @@ def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVA
                                    coupling="opensim", coordinates=loaded.coupling)
     external = (None if setup.external_loads_file is None
                 else read_external_loads(setup.external_loads_file))
-    summary = forward(loaded, msm, setup.results_directory if out_dir is None else out_dir,
+    out = setup.results_directory if out_dir is None else out_dir
+    summary = forward(loaded, msm, out,
                       inputs=inputs, duration_s=duration, dt_s=duration / rows,
                       integrator="rk45", accuracy=setup.accuracy, max_steps=setup.max_steps,
                       initial=initial, solve_for_equilibrium=setup.solve_for_equilibrium,
                       external_loads=external)
-    return {"setup": Path(path).name, "tool": setup.name, **summary}
+    return write_setup_summary(out, "ForwardTool",
+                               {"setup": Path(path).name, "tool": setup.name, **summary})

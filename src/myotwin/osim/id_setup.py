@@ -47,7 +47,6 @@ empty or "Unassigned" is none):
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from pathlib import Path
 
@@ -221,9 +220,10 @@ def forces_left_in(setup: IDSetup) -> dict:
 def run_id_setup(path, out_dir=None) -> dict:
     """Run the InverseDynamicsTool setup file `path` (module docstring) with
     `inverse_dynamics.run`, writing into `out_dir` (default: its results_directory); returns
-    run's summary with the setup's file name, tool name, forces_to_exclude and what
-    `forces_left_in` found (also in the written summary.json)."""
+    run's summary with the tool type, the setup's file name, tool name, forces_to_exclude and
+    what `forces_left_in` found (also in the written summary.json)."""
     from myotwin.osim.inverse_dynamics import run
+    from myotwin.osim.tool_setups import write_setup_summary
 
     setup = read_id_setup(path)
     forces = forces_left_in(setup)
@@ -232,7 +232,6 @@ def run_id_setup(path, out_dir=None) -> dict:
     summary = run(setup.model_file, setup.coordinates_file, out,
                   external_loads_path=setup.external_loads_file, cutoff_hz=setup.cutoff_hz,
                   start_time_s=start, end_time_s=end)
-    summary = {"setup": setup.file_name, "tool": setup.name,
-               "forces_to_exclude": list(setup.forces_to_exclude), **forces, **summary}
-    (Path(out) / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return summary
+    return write_setup_summary(out, _TOOL, {
+        "setup": setup.file_name, "tool": setup.name,
+        "forces_to_exclude": list(setup.forces_to_exclude), **forces, **summary})

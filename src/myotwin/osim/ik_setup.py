@@ -117,16 +117,18 @@ def run_ik_setup(path, out_dir=None) -> dict:
     every frame), writing `inverse_kinematics.run`'s files (inverse_kinematics.mot,
     marker_errors.sto, summary.json; not the setup's output_motion_file name) into `out_dir`
     (default: its results_directory). The setup's accuracy is recorded, not used (module
-    docstring): the solution is converged to `inverse_kinematics.DEFAULT_ACCURACY`.
+    docstring): the solution is converged to `inverse_kinematics.DEFAULT_ACCURACY`. The
+    summary (returned and written) adds the tool type and the setup's file name.
     IKTaskError naming the file for a setup without a model_file or marker_file."""
     from myotwin.osim.inverse_kinematics import DEFAULT_ACCURACY, run
+    from myotwin.osim.tool_setups import write_setup_summary
 
     setup = read_ik_setup(path)
     for tag, value in (("model_file", setup.model_file), ("marker_file", setup.marker_file)):
         if value is None:
             raise IKTaskError(f"{Path(path).name}: {_TOOL}: <{tag}> is empty")
     start, end = setup.time_range_s or (-math.inf, math.inf)
-    summary = run(setup.model_file, setup.marker_file,
-                  setup.results_directory if out_dir is None else out_dir, tasks_path=path,
+    out = setup.results_directory if out_dir is None else out_dir
+    summary = run(setup.model_file, setup.marker_file, out, tasks_path=path,
                   start_time_s=start, end_time_s=end, accuracy=DEFAULT_ACCURACY, setup=setup)
-    return {"setup": Path(path).name, **summary}
+    return write_setup_summary(out, _TOOL, {"setup": Path(path).name, **summary})

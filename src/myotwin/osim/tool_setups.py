@@ -18,6 +18,7 @@ Other tools are refused naming the tool and the ones that run.
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 
 from myotwin.osim.errors import OsimError
@@ -59,6 +60,14 @@ def tool_of(path) -> str:
         raise OsimError(f"{name}: {tools[0]} setups are not run (these are: "
                         f"{', '.join(RUNNERS)})")
     return tools[0]
+
+
+def write_setup_summary(out_dir, tool_type: str, summary: dict) -> dict:
+    """{"tool_type": tool_type, **summary}, written to out_dir/summary.json (in place of the
+    command's own, which lacks the setup) and returned: a runner's last step."""
+    summary = {"tool_type": tool_type, **summary}
+    (Path(out_dir) / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
 
 
 def run_tool_setup(path, out_dir=None, **options) -> dict:
