@@ -192,9 +192,7 @@ def test_a_setups_prescribed_controller_adds_to_its_controls_file(tmp_path, caps
     text = setup.read_text()
     at = text.index("</ControlSetController>") + len("</ControlSetController>")
     setup.write_text(text[:at] + extra + text[at:])
-    import opensim
-
-    opensim.ForwardTool(str(setup)).run()
+    opensim_package().ForwardTool(str(setup)).run()
     theirs = read_storage(tmp_path / "opensim" / "forward_states.sto")
     assert main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "ours"),
                  "--record-every-s", "0.01"]) == 0

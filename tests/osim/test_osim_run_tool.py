@@ -35,7 +35,7 @@ import pytest
 
 from myotwin.cli.main import main
 from myotwin.osim.storage import read_storage
-from opensim_live import run_forward_tool
+from opensim_live import opensim_package, run_forward_tool
 from osim_synthetic import TINY, coupled_pair, set_text, write_osim, write_reserves
 from shared_reference import SHARED
 from storage_files import write_mot
@@ -301,8 +301,6 @@ def test_a_setup_in_the_form_of_opensims_arm26_tutorial_runs_as_the_forward_tool
         pytest.skip(f"{ARM26} is absent (shared/reference not mounted)")
     import numpy as np
 
-    import opensim
-
     from osim_synthetic import ARM26_ELLIPSOIDS, deactivate
 
     write_osim(tmp_path, ARM26.read_text(), lambda root: deactivate(root, ARM26_ELLIPSOIDS),
@@ -313,7 +311,7 @@ def test_a_setup_in_the_form_of_opensims_arm26_tutorial_runs_as_the_forward_tool
               {m: np.array([u, u]) for m, u in excitations.items()}, name="controls")
     setup = tmp_path / "setup.xml"
     setup.write_text(_TUTORIAL_FORWARD.format(disabled="true"))
-    opensim.Logger.removeFileSink()
+    opensim = opensim_package()
     with monkeypatch.context() as patch:
         patch.chdir(tmp_path)
         opensim.ForwardTool(str(setup)).run()

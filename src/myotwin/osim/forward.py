@@ -157,8 +157,9 @@ class Inputs:
     with the model's own (`loaded.prescribed_controls`). A muscle's or actuator's input is the
     sum of its control in the file and its controllers' functions, as OpenSim adds every
     controller's controls; a given excitation replaces both for that muscle (listed in
-    `overridden`). A muscle needs a value from one of them; ValueError naming the muscle,
-    file, control or value otherwise. Controls that drive no muscle or CoordinateActuator of
+    `overridden`). A muscle needs a value from one of them, or takes `undriven` (OpenSim's
+    tools give a muscle no controller drives control 0); ValueError naming the muscle, file,
+    control or value otherwise. Controls that drive no muscle or CoordinateActuator of
     the model are ignored and listed in `ignored_columns` (OpenSim 4.6's ControlSetController
     refuses them). CMC's controls hold its reserve actuators', which come from a ForceSet
     file: load the model with it (`osim.load(..., force_set_files=)`, the ForwardTool's
@@ -166,7 +167,8 @@ class Inputs:
 
     def __init__(self, loaded: OsimModel, excitation=None,
                  controls: Controls | Storage | None = None, source: str | None = None,
-                 controllers: tuple[PrescribedControl, ...] = ()):
+                 controllers: tuple[PrescribedControl, ...] = (),
+                 undriven: float | None = None):
         if isinstance(controls, Storage):
             controls = controls_from_storage(controls, source)
         elif controls is not None and not isinstance(controls, Controls):
@@ -216,6 +218,8 @@ class Inputs:
                 self._muscle_source.append(control)
             elif m in driven:
                 self._muscle_source.append(0.0)
+            elif undriven is not None:
+                self._muscle_source.append(_check_excitation(f"excitation of {m}", undriven))
             else:
                 where = f" or a control in {controls.source}" if controls is not None else ""
                 raise ValueError(f"{loaded.source}: muscle {m!r} has no excitation: give "
@@ -269,15 +273,20 @@ class Inputs:
         t = np.concatenate([[first_s], *knots]) if knots else np.array([first_s])
         return t[(t >= first_s) & (t <= last_s)]
 
-    def _at(self, sources, t: np.ndarray, column: str) -> np.ndarray:
+    @staticmethod
+    def _base(sources, t: np.ndarray) -> np.ndarray:
+        """(len(t), len(sources)): the controls file's controls and the constants."""
         out = np.zeros((t.size, len(sources)))
         for k, src in enumerate(sources):
             out[:, k] = src.at(t) if isinstance(src, Control) else src
-        names = self.muscles if column == "excitation" else self.actuators
+        return out
+
+    def _with_functions(self, base: np.ndarray, t: np.ndarray, names) -> np.ndarray:
+        """`base` plus the controllers' functions of the actuators `names` (its columns)."""
         for c in self.prescribed:
             if c.actuator in names:
-                out[:, names.index(c.actuator)] += c.at(t)
-        return out
+                base[:, names.index(c.actuator)] += c.at(t)
+        return base
 
     def table(self, first_s: float, last_s: float) -> InputTable:
         """The inputs on [first_s, last_s] as a table for `musculoskeletal.adaptive`: the
@@ -285,23 +294,19 @@ class Inputs:
         the table's linear interpolation is the controls themselves, and the controllers'
         functions (`InputTable.functions`), their knots among the table's times."""
         times = np.unique(self._knots(first_s, last_s))
-        file_only = [(src.at(times) if isinstance(src, Control) else np.full(times.size, src))
-                     for src in self._muscle_source]
-        excitation = np.stack(file_only, axis=1) if file_only else np.zeros((times.size, 0))
-        ctrl = [(src.at(times) if isinstance(src, Control) else np.full(times.size, src))
-                for src in self._actuator_source]
-        ctrl = np.stack(ctrl, axis=1) if ctrl else np.zeros((times.size, 0))
-        return input_table(times, excitation, ctrl)._replace(functions=self.functions)
+        return input_table(times, self._base(self._muscle_source, times),
+                           self._base(self._actuator_source, times)
+                           )._replace(functions=self.functions)
 
     def excitation(self, t) -> np.ndarray:
         """(len(t), n_muscles) excitations at times t (s)."""
-        return self._at(self._muscle_source, np.atleast_1d(np.asarray(t, dtype=np.float64)),
-                        "excitation")
+        t = np.atleast_1d(np.asarray(t, dtype=np.float64))
+        return self._with_functions(self._base(self._muscle_source, t), t, self.muscles)
 
     def control(self, t) -> np.ndarray:
         """(len(t), n_u) CoordinateActuator controls at times t (s)."""
-        return self._at(self._actuator_source, np.atleast_1d(np.asarray(t, dtype=np.float64)),
-                        "control")
+        t = np.atleast_1d(np.asarray(t, dtype=np.float64))
+        return self._with_functions(self._base(self._actuator_source, t), t, self.actuators)
 
 
 def _check_excitation(what: str, value) -> float:

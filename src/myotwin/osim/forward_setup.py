@@ -182,10 +182,7 @@ def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVA
     controls = None if setup.controls_file is None else read_controls(setup.controls_file)
     tool_controls = tuple(c for node in setup.controllers
                           for c in read_controller(node, loaded.force_names))
-    given = {*(() if controls is None else controls.names),
-             *(c.actuator for c in (*loaded.prescribed_controls, *tool_controls))}
-    inputs = Inputs(loaded, {m: 0.0 for m in loaded.muscle_names if m not in given}, controls,
-                    controllers=tool_controls)
+    inputs = Inputs(loaded, None, controls, controllers=tool_controls, undriven=0.0)
     if setup.states_file is None:
         initial = default_initial_states(loaded, setup.initial_time_s,
                                          setup.solve_for_equilibrium)
