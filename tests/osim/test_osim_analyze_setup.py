@@ -18,12 +18,18 @@ Tolerances are those of the commands' own tests, for the same reasons:
   fiber lengths within 1e-8 m, tendon forces within OpenSim's equilibrium tolerance 1e-8
   F_iso, moments within 1e-8 + that times the moment arm (observed 1.3e-11 m, 1.1e-9 F_iso
   with F_iso 436-987 N, moments at 0.10 of their tolerance).
+* Kinematics and BodyKinematics: within 1e-11 of each file's largest value (both evaluate the
+  same kinematics and forward dynamics in double precision: observed <= 4e-14); with the
+  muscles equilibrated the accelerations within 1e-5 more (OpenSim's equilibrium tolerance;
+  the test's docstring).
 What each test adds: the setup with both analyses (their own start and end times, in_degrees,
 integrator settings, an analysis that is off: read past, as OpenSim does); a reserves force
 set file, a load on the hand and equilibrated muscles (static optimization takes the
 reserves and the load, the muscle analysis reads both past, as OpenSim's files show); a
 states file with an initial time between rows (OpenSim starts at the row before; its filter
-and coordinates_file do not apply). Bad setups are one line naming the file, element and
+and coordinates_file do not apply); Kinematics and BodyKinematics along the IK motion (all,
+listed, in the bodies' frames), along a states file with a hand load and equilibrium, and on a
+model whose controller drives its actuators. Bad setups are one line naming the file, element and
 value (exit status 2).
 """
 
@@ -88,6 +94,18 @@ MA = """<MuscleAnalysis name="MuscleAnalysis"><on>true</on>
   <in_degrees>false</in_degrees><muscle_list> all</muscle_list>
   <moment_arm_coordinate_list> all</moment_arm_coordinate_list>
   <compute_moments>true</compute_moments></MuscleAnalysis>"""
+
+KIN = """<Kinematics name="Kinematics"><on>true</on><step_interval>1</step_interval>
+  <in_degrees>true</in_degrees><coordinates>all</coordinates></Kinematics>"""
+BODY_KIN = """<BodyKinematics name="BodyKinematics"><on>true</on><step_interval>1</step_interval>
+  <in_degrees>true</in_degrees><bodies>all</bodies>
+  <express_results_in_body_local_frame>false</express_results_in_body_local_frame>
+  </BodyKinematics>"""
+#: Kinematics and BodyKinematics: of the largest value of each file (rounding: both evaluate
+#: the same kinematics and forward dynamics in double precision; observed <= 4e-14)
+REL_TOL_KINEMATICS = 1e-11
+#: accelerations with the muscles equilibrated (test_body_kinematics_on_a_states_file_...)
+EQUILIBRIUM_ACCELERATION = 1e-5
 
 
 def _arm(directory):
@@ -247,10 +265,10 @@ def test_reserves_a_hand_load_and_equilibrium_as_opensims_tool(tmp_path, capsys)
     assert dl <= TOL_M and df <= EQUILIBRIUM_TOL and max(moments) <= 1.0
 
 
-def test_a_states_file_starts_at_the_row_before_the_initial_time(tmp_path, capsys):
-    """A MuscleAnalysis on a states file (the IK's coordinates in rad, their differences as
-    speeds), initial_time 0.055 s between rows: OpenSim starts at the row before (0.05 s),
-    and ignores the lowpass filter and the coordinates_file beside it."""
+def _states_file(path, activations=False):
+    """A states file of the IK's rows to 0.35 s: its coordinates (rad) and their differences
+    as speeds; with `activations` each muscle's activation (0.1, 0.2, ..., 0.6), no fiber
+    lengths (OpenSim and ours take their defaults)."""
     ik = read_storage(needs(IK))
     rows = ik.time_s <= 0.35
     t = ik.time_s[rows]
@@ -259,8 +277,19 @@ def test_a_states_file_starts_at_the_row_before_the_initial_time(tmp_path, capsy
         q = np.radians(ik.column(c)[rows])
         labels += [f"/jointset/{joint}/{c}/value", f"/jointset/{joint}/{c}/speed"]
         columns += [q, np.gradient(q, t)]
-    with StorageWriter(tmp_path / "states.sto", "states", labels) as writer:
+    muscles = ("TRIlong", "TRIlat", "TRImed", "BIClong", "BICshort", "BRA")
+    for k, m in enumerate(muscles if activations else ()):
+        labels.append(f"/forceset/{m}/activation")
+        columns.append(np.full(t.size, 0.1 * (k + 1)))
+    with StorageWriter(path, "states", labels) as writer:
         writer.write_rows(np.column_stack(columns))
+
+
+def test_a_states_file_starts_at_the_row_before_the_initial_time(tmp_path, capsys):
+    """A MuscleAnalysis on a states file (the IK's coordinates in rad, their differences as
+    speeds), initial_time 0.055 s between rows: OpenSim starts at the row before (0.05 s),
+    and ignores the lowpass filter and the coordinates_file beside it."""
+    _states_file(tmp_path / "states.sto")
     setup = _setup(tmp_path, MA, "<states_file>states.sto</states_file>", initial=0.055)
     summary = _run_both(tmp_path, capsys, setup)
     ma = summary["analyses"]["MuscleAnalysis"]
@@ -314,11 +343,17 @@ def _muscle_force_set(path):
      "<moment_arm_coordinate_list> must be all"),
     (MA.replace("<compute_moments>true<", "<compute_moments>false<"), "",
      "<compute_moments> must be true"),
-    (SO + '<Kinematics name="k"><on>true</on></Kinematics>', "",
-     "Kinematics 'k' (AnalysisSet Analyses): only StaticOptimization and MuscleAnalysis are "
-     "run"),
+    (SO + '<PointKinematics name="k"><on>true</on></PointKinematics>', "",
+     "PointKinematics 'k' (AnalysisSet Analyses): only StaticOptimization, MuscleAnalysis, "
+     "Kinematics, BodyKinematics are run"),
     (SO.replace("<on>true<", "<on>false<"), "", "AnalysisSet 'Analyses' (AnalyzeTool arm): no "
-     "StaticOptimization or MuscleAnalysis is on: nothing to run"),
+     "StaticOptimization, MuscleAnalysis, Kinematics, BodyKinematics is on: nothing to run"),
+    (KIN.replace("<coordinates>all<", "<coordinates>all r_elbow_flex<"), "",
+     "Kinematics 'Kinematics' (AnalysisSet Analyses): <coordinates> must be all or a list of "
+     "names, got 'all r_elbow_flex'"),
+    (BODY_KIN.replace("<in_degrees>", "<points>1</points><in_degrees>"), "",
+     "BodyKinematics 'BodyKinematics' (AnalysisSet Analyses): <points> is not part of the "
+     "supported subset"),
     (SO + SO, "", "two analyses that are on are named 'StaticOptimization'"),
     (SO, "<final_time>0</final_time>", "AnalyzeTool 'arm': <final_time> is given 2 times"),
 ])
@@ -345,6 +380,10 @@ def test_bad_setups_are_one_line(tmp_path, capsys, analyses, extra, message):
      "OpenSim would analyse its padding there"),
     ("damped", "arm26.osim: muscle 'TRIlong': fiber_damping must be 0 for the explicit "
      "tendon-force model"),
+    ("body", "setup.xml: AnalyzeTool 'arm': BodyKinematics 'BodyKinematics': no body named "
+     "'hand' in"),
+    ("coordinate", "setup.xml: AnalyzeTool 'arm': Kinematics 'Kinematics': coordinate "
+     "'r_elbow_flex' is listed twice"),
 ])
 def test_setups_refused_by_their_files_are_one_line(tmp_path, capsys, case, message):
     """Refusals of setups written beside the model and coordinates: force set files that add
@@ -356,6 +395,13 @@ def test_setups_refused_by_their_files_are_one_line(tmp_path, capsys, case, mess
         setup = _setup(tmp_path, SO + MA, "<force_set_files>more.xml</force_set_files>")
     elif case == "reversed":
         setup = _setup(tmp_path, SO, initial=0.5)
+    elif case in ("body", "coordinate"):    # checked before any analysis writes a file
+        kin, body = KIN, BODY_KIN
+        if case == "body":
+            body = BODY_KIN.replace("<bodies>all<", "<bodies>r_humerus hand<")
+        else:
+            kin = KIN.replace("<coordinates>all<", "<coordinates>r_elbow_flex r_elbow_flex<")
+        setup = _setup(tmp_path, SO + kin + body)
     elif case == "damped":    # a muscle without a state model: no CLI option to suggest
         setup = _setup(tmp_path, MA)
         root = ET.parse(tmp_path / "arm26.osim").getroot()
@@ -370,3 +416,156 @@ def test_setups_refused_by_their_files_are_one_line(tmp_path, capsys, case, mess
     assert status == 2 and err.count("\n") == 1, err
     assert message in err and "--muscle-states" not in err, err
     assert not (tmp_path / "out").exists()
+
+
+def _check_kinematics(tmp_path, ours_folder, theirs_prefix, names, what, abs_tol=0.0):
+    """Our files `<ours_folder>/<name>.sto` against OpenSim's `<theirs_prefix>_<suffix>.sto`
+    (names: {ours: OpenSim's suffix}): same labels and rows, values within abs_tol +
+    REL_TOL_KINEMATICS of each file's largest (OpenSim's angles converted from degrees by its
+    header); returns the worst error / tolerance."""
+    worst = 0.0
+    for ours_name, suffix in names.items():
+        theirs = read_storage(tmp_path / "opensim" / f"{theirs_prefix}_{suffix}.sto")
+        ours = read_storage(ours_folder / f"{ours_name}.sto")
+        assert ours.labels == theirs.labels and not ours.in_degrees, (ours.labels,
+                                                                      theirs.labels)
+        np.testing.assert_allclose(ours.time_s, theirs.time_s, rtol=0, atol=1e-9)
+        values = theirs.data[:, 1:].copy()
+        if theirs.in_degrees:    # coordinates: every arm26 coordinate turns; bodies: _O*
+            angles = [k for k, label in enumerate(theirs.labels[1:])
+                      if ours_name.startswith("kinematics") or "_O" in label]
+            values[:, angles] = np.radians(values[:, angles])
+        error = np.abs(ours.data[:, 1:] - values).max()
+        scale = max(np.abs(values).max(), 1.0)
+        print(f"{what}: {ours_name} within {error:.1e} (largest {scale:.3g})")
+        worst = max(worst, error / (abs_tol + REL_TOL_KINEMATICS * scale))
+    return worst
+
+
+def test_kinematics_and_body_kinematics_match_opensims_tool(tmp_path, capsys):
+    """Kinematics (all coordinates, degrees asked; a second with a list in reverse order) and
+    BodyKinematics (all bodies and the mass center in ground; a second with a list, the mass
+    center listed first, in the bodies' frames) along the IK motion at the muscles' default
+    states: every file within REL_TOL_KINEMATICS of OpenSim's. The accelerations are
+    OpenSim's forward dynamics at those states, not the motion's (the elbow's reach
+    ~1000 rad/s^2 at rest)."""
+    local = (BODY_KIN.replace('"BodyKinematics"', '"local"')
+             .replace("<bodies>all<", "<bodies>center_of_mass r_ulna_radius_hand r_humerus<")
+             .replace("frame>false<", "frame>true<").replace("<in_degrees>true<",
+                                                             "<in_degrees>false<"))
+    listed = (KIN.replace('"Kinematics"', '"listed"')
+              .replace("<coordinates>all<", "<coordinates>r_elbow_flex r_shoulder_elev<"))
+    setup = _setup(tmp_path, KIN + BODY_KIN + local + listed)
+    summary = _run_both(tmp_path, capsys, setup)
+    kin, body, body_local, kin_listed = summary["analyses"].values()
+    assert [a["type"] for a in summary["analyses"].values()] == [
+        "Kinematics", "BodyKinematics", "BodyKinematics", "Kinematics"]
+    assert kin["coordinates"] == list(COORDINATES) and kin["muscle_states"] == "default"
+    assert kin_listed["coordinates"] == ["r_elbow_flex", "r_shoulder_elev"]
+    assert body["bodies"] == ["base", "r_humerus", "r_ulna_radius_hand"]
+    assert body["center_of_mass"] and body_local["center_of_mass"]
+    assert body_local["bodies"] == ["r_ulna_radius_hand", "r_humerus"]
+    ours = tmp_path / "ours"
+    kinematics = {"kinematics_q": "q", "kinematics_u": "u", "kinematics_dudt": "dudt"}
+    with capsys.disabled():
+        worst = max(
+            _check_kinematics(tmp_path, ours / "Kinematics", "arm_Kinematics", kinematics,
+                              "Kinematics"),
+            _check_kinematics(tmp_path, ours / "listed", "arm_listed", kinematics, "listed"),
+            _check_kinematics(tmp_path, ours / "BodyKinematics", "arm_BodyKinematics",
+                              {f"body_kinematics_{k}": k for k in
+                               ("pos_global", "vel_global", "acc_global")}, "BodyKinematics"),
+            _check_kinematics(tmp_path, ours / "local", "arm_local",
+                              {f"body_kinematics_{k}": k for k in
+                               ("pos_global", "vel_bodyLocal", "acc_bodyLocal")}, "local"))
+        print(f"Kinematics and BodyKinematics: worst error / tolerance {worst:.2g}")
+    assert worst <= 1.0
+    dudt = read_storage(ours / "Kinematics" / "kinematics_dudt.sto").column("r_elbow_flex")
+    assert np.abs(dudt).max() > 500.0
+
+
+def test_body_kinematics_on_a_states_file_with_a_load_and_equilibrium(tmp_path, capsys):
+    """Along a states file (activations 0.1-0.6, fiber lengths left to equilibrium by
+    solve_for_equilibrium_for_auxiliary_states) with the 20-25 N load on the hand: the
+    forward dynamics' accelerations take the states, the equilibrium and the load, as
+    OpenSim's. The accelerations within EQUILIBRIUM_ACCELERATION (rad/s^2, m/s^2) beside
+    REL_TOL_KINEMATICS: OpenSim's equilibrium stops within 1e-8 F_iso (arm26's up to 987 N),
+    1e-5 N on a ~0.03 m moment arm moves the forearm (~0.02 kg m^2 about the elbow) by
+    ~1e-5 rad/s^2 (observed 1.6e-6); the rest within REL_TOL_KINEMATICS alone."""
+    _states_file(tmp_path / "states.sto", activations=True)
+    _hand_load(tmp_path)
+    setup = _setup(tmp_path, KIN + BODY_KIN, "<states_file>states.sto</states_file>"
+                   "<external_loads_file>hand.xml</external_loads_file>"
+                   "<solve_for_equilibrium_for_auxiliary_states>true"
+                   "</solve_for_equilibrium_for_auxiliary_states>", initial=0.05)
+    summary = _run_both(tmp_path, capsys, setup)
+    kin, body = summary["analyses"].values()
+    assert kin["muscle_states"] == "states_file + equilibrium"
+    assert kin["muscle_equilibrium_failed"] == {}
+    assert kin["external_loads_file"] == str(tmp_path / "hand.xml")
+    assert len(kin["muscle_states_defaulted"]) == 6
+    assert kin["setup_values_not_used"] == {"coordinates_file": str(needs(IK)),
+                                            "lowpass_cutoff_frequency_for_coordinates": 6.0}
+    ours = tmp_path / "ours"
+    with capsys.disabled():
+        kinematics, body = ours / "Kinematics", ours / "BodyKinematics"
+        worst = max(
+            _check_kinematics(tmp_path, kinematics, "arm_Kinematics",
+                              {"kinematics_q": "q", "kinematics_u": "u"}, "states file"),
+            _check_kinematics(tmp_path, kinematics, "arm_Kinematics",
+                              {"kinematics_dudt": "dudt"}, "states file",
+                              EQUILIBRIUM_ACCELERATION),
+            _check_kinematics(tmp_path, body, "arm_BodyKinematics",
+                              {f"body_kinematics_{k}": k for k in ("pos_global", "vel_global")},
+                              "states file"),
+            _check_kinematics(tmp_path, body, "arm_BodyKinematics",
+                              {"body_kinematics_acc_global": "acc_global"}, "states file",
+                              EQUILIBRIUM_ACCELERATION))
+        print(f"states file, hand load, equilibrium: worst error / tolerance {worst:.2g}")
+    assert worst <= 1.0
+
+
+def test_kinematics_of_a_model_whose_controllers_drive_its_actuators(tmp_path, capsys):
+    """double_pendulum.osim (no muscles) whose PrescribedController drives its two
+    CoordinateActuators (a Sine; a piecewise constant jumping at 0.3 s and 0.55 s), along a
+    made-up motion, no filter: the accelerations take the controls at each row's time, as
+    OpenSim's. With the controls left out the accelerations were 23 rad/s^2 off (a
+    deliberate-bug run), 1e11 times the tolerance."""
+    pendulum = SHARED / "reference" / "opensim" / "models" / "double_pendulum.osim"
+    controller = (
+        '<PrescribedController name="torques"><socket_actuators>/forceset/Torq1 '
+        '/forceset/Torq2</socket_actuators><FunctionSet name="ControlFunctions"><objects>'
+        "<Sine><amplitude>0.2</amplitude><omega>8</omega><phase>0.3</phase>"
+        "<offset>0.3</offset></Sine><PiecewiseConstantFunction><x>0 0.3 0.55</x>"
+        "<y>-0.5 1.2 0.2</y></PiecewiseConstantFunction></objects></FunctionSet>"
+        "</PrescribedController>")
+
+    def with_controller(root):
+        found = root.find("Model/ControllerSet")
+        for child in list(found):
+            found.remove(child)
+        ET.SubElement(found, "objects").append(ET.fromstring(controller))
+
+    write_osim(tmp_path, needs(pendulum).read_text(), with_controller, name="pendulum.osim")
+    t = np.linspace(0.0, 1.0, 101)
+    write_mot(tmp_path / "swing.mot", t, {"q1": 0.5 * np.sin(3.0 * t),
+                                          "q2": 0.3 * np.cos(2.0 * t)}, "swing")
+    setup = tmp_path / "setup.xml"
+    setup.write_text(_SETUP.format(analyses=KIN + BODY_KIN, extra="", initial=0.0,
+                                   coordinates="swing.mot")
+                     .replace("arm26.osim", "pendulum.osim").replace("<final_time>0.3<",
+                                                                     "<final_time>0.8<")
+                     .replace("coordinates>6<", "coordinates>-1<"))
+    summary = _run_both(tmp_path, capsys, setup)
+    assert summary["analyses"]["Kinematics"]["controllers"] == ["torques"]
+    ours = tmp_path / "ours"
+    with capsys.disabled():
+        worst = max(
+            _check_kinematics(tmp_path, ours / "Kinematics", "arm_Kinematics",
+                              {"kinematics_q": "q", "kinematics_u": "u",
+                               "kinematics_dudt": "dudt"}, "pendulum"),
+            _check_kinematics(tmp_path, ours / "BodyKinematics", "arm_BodyKinematics",
+                              {f"body_kinematics_{k}": k for k in
+                               ("pos_global", "vel_global", "acc_global")}, "pendulum"))
+        print(f"double pendulum driven by its controller: worst error / tolerance {worst:.2g}")
+    assert worst <= 1.0

@@ -1,9 +1,11 @@
-"""An OpenSim AnalyzeTool setup file whose AnalysisSet holds a StaticOptimization and/or a
-MuscleAnalysis, run as OpenSim's `opensim-cmd run-tool SETUP.xml` runs it (`myotwin osim
-run-tool SETUP.xml`), by `osim.static_optimization.run` and `osim.muscle_analysis.run`.
+"""An OpenSim AnalyzeTool setup file whose AnalysisSet holds StaticOptimization,
+MuscleAnalysis, Kinematics and BodyKinematics analyses, run as OpenSim's `opensim-cmd run-tool
+SETUP.xml` runs it (`myotwin osim run-tool SETUP.xml`), by `osim.static_optimization.run`,
+`osim.muscle_analysis.run` and `osim.kinematics_analysis` (what OpenSim's Kinematics and
+BodyKinematics write: that module's docstring).
 
-What the setup's properties become (OpenSim 4.6's AnalyzeTool, StaticOptimization and
-MuscleAnalysis, whose property lists are these; paths relative to the setup file's folder, as
+What the setup's properties become (OpenSim 4.6's AnalyzeTool and its four analyses, whose
+property lists are these; paths relative to the setup file's folder, as
 OpenSim resolves them; an empty path or "Unassigned" is none). "Checked" means run through
 OpenSim 4.6's AnalyzeTool (arm26, 0-0.3 s, scratch runs and tests/osim/
 test_osim_analyze_setup.py):
@@ -25,15 +27,18 @@ test_osim_analyze_setup.py):
   the filter on, a window reaching before the file's first time or after its last is refused:
   OpenSim analyses its padding's rows there (checked: initial_time -0.1 s on a file from 0 s
   gives 12 rows from -0.1 s), which static optimization does not reproduce.
-* `states_file`: the MuscleAnalysis reads the coordinates, speeds and muscle states from it
-  (`muscle_analysis.run`'s states_path); OpenSim then ignores coordinates_file (recorded) and
-  the filter (checked: the same files at 6 Hz and -1). A StaticOptimization with a states file
+* `states_file`: the MuscleAnalysis, Kinematics and BodyKinematics read the coordinates,
+  speeds and muscle states from it (`muscle_analysis.run`'s states_path); OpenSim then
+  ignores coordinates_file (recorded) and the filter (checked: the same files at 6 Hz and
+  -1). A StaticOptimization with a states file
   is refused (ours prepares coordinates only). `speeds_file` is refused.
 * `external_loads_file`: static optimization's external loads. The MuscleAnalysis reads past
   it (checked: its files are the same with a 20 N load on arm26's hand, which changes the
-  activations by 0.18).
+  activations by 0.18). The Kinematics and BodyKinematics take it, and the force set files,
+  into the forward dynamics that gives their accelerations.
 * `solve_for_equilibrium_for_auxiliary_states`: the MuscleAnalysis' muscle_states
-  "equilibrium" (true) or "default" (false). Static optimization does not use the muscles'
+  "equilibrium" (true) or "default" (false); the same muscle states for the Kinematics'
+  and BodyKinematics' forward dynamics. Static optimization does not use the muscles'
   states (checked: its files are the same either way).
 * A non-empty `ControllerSet` is refused. `output_precision` and the integrator settings
   (`maximum_number_of_integrator_steps`, `maximum_integrator_step_size`,
@@ -49,26 +54,32 @@ test_osim_analyze_setup.py):
 * MuscleAnalysis: `on`; `muscle_list` and `moment_arm_coordinate_list` must be `all`, and
   `compute_moments` true (ours writes every muscle, every coordinate's moment arms and
   moments).
-* Both: `step_interval` must be 1; `in_degrees` is read past (checked: OpenSim writes the
-  same radians, inDegrees=no, either way).
-* Analyses that are off are read past whatever their type (a StaticOptimization or
-  MuscleAnalysis is still checked); another analysis that is on is refused, as is a setup
-  where none is on. Any property the tool or analysis does not have is refused.
+* Kinematics: `on`, `coordinates` (all or a list); BodyKinematics: `on`, `bodies` (all or a
+  list, `center_of_mass` among them), `express_results_in_body_local_frame`. Their names are
+  checked against the model before any analysis writes a file.
+* All: `step_interval` must be 1; `in_degrees` is read past (checked: OpenSim's
+  StaticOptimization and MuscleAnalysis write the same radians, inDegrees=no, either way; its
+  Kinematics and BodyKinematics write degrees with it true, ours radians, inDegrees=no).
+* Analyses that are off are read past whatever their type (one of the four is still
+  checked); another analysis that is on is refused, as is a setup where none is on. Any
+  property the tool or analysis does not have is refused.
 
 Output: each analysis that is on, in the set's order, writes into its own folder
 `<out>/<analysis name>` (the type's name for an unnamed one; `<out>` is `out_dir`, else the
 setup's results_directory), the files of `myotwin osim static-optimization` /
 `myotwin osim muscle-analysis` (static_optimization_activation.sto, muscle_analysis_Length.sto,
-..., summary.json), not OpenSim's `<tool>_<analysis>_activation.sto` names.
+..., summary.json), or kinematics_q.sto, body_kinematics_pos_global.sto, ..., summary.json,
+not OpenSim's `<tool>_<analysis>_activation.sto` names.
 `run_analyze_setup` returns {"tool_type", "setup": file name, "tool": the tool's name,
 "out_dir", "analyses": {folder: {"type", "out_dir", "setup_values_not_used", **the command's
-summary}}, "analyses_off": [names]}, and writes it to <out>/summary.json. Errors are one line naming the file, the element and the value
-(`OsimError`, a ValueError).
+summary}}, "analyses_off": [names]}, and writes it to <out>/summary.json. Errors are one
+line naming the file, the element and the value (`OsimError`, a ValueError).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -85,10 +96,14 @@ _PROPERTIES = ABSTRACT_TOOL_PROPERTIES + ("states_file", "coordinates_file", "sp
 _COMMON = ("on", "start_time", "end_time", "step_interval", "in_degrees")
 SO = "StaticOptimization"
 MA = "MuscleAnalysis"
+KIN = "Kinematics"
+BODY_KIN = "BodyKinematics"
 _ANALYSIS_PROPERTIES = {
     SO: _COMMON + ("use_model_force_set", "activation_exponent", "use_muscle_physiology",
                    "optimizer_convergence_criterion", "optimizer_max_iterations"),
     MA: _COMMON + ("muscle_list", "moment_arm_coordinate_list", "compute_moments"),
+    KIN: _COMMON + ("coordinates",),
+    BODY_KIN: _COMMON + ("bodies", "express_results_in_body_local_frame"),
 }
 
 
@@ -112,6 +127,30 @@ class MuscleAnalysisSettings:
 
 
 @dataclasses.dataclass(frozen=True)
+class KinematicsSettings:
+    """A Kinematics that is on: its folder name, its coordinates (None: all)."""
+
+    name: str
+    coordinates: tuple[str, ...] | None
+
+
+@dataclasses.dataclass(frozen=True)
+class BodyKinematicsSettings:
+    """A BodyKinematics that is on: its folder name, its bodies (None: all, and the mass
+    center), whether velocities and accelerations are in the bodies' frames."""
+
+    name: str
+    bodies: tuple[str, ...] | None
+    local: bool
+
+
+Settings = (StaticOptimizationSettings | MuscleAnalysisSettings | KinematicsSettings
+            | BodyKinematicsSettings)
+_TYPES = {StaticOptimizationSettings: SO, MuscleAnalysisSettings: MA, KinematicsSettings: KIN,
+          BodyKinematicsSettings: BODY_KIN}
+
+
+@dataclasses.dataclass(frozen=True)
 class AnalyzeSetup:
     """An AnalyzeTool setup file's settings (module docstring), paths resolved; `analyses`:
     those that are on, in the set's order; `analyses_off`: the names of the others;
@@ -129,7 +168,7 @@ class AnalyzeSetup:
     states_file: Path | None
     cutoff_hz: float | None
     external_loads_file: Path | None
-    analyses: tuple[StaticOptimizationSettings | MuscleAnalysisSettings, ...]
+    analyses: tuple[Settings, ...]
     analyses_off: tuple[str, ...]
 
 
@@ -149,8 +188,16 @@ def _all(node: Node, tag: str, what: str) -> None:
                          f"{node.text(tag)!r}")
 
 
-def _analysis(node: Node) -> StaticOptimizationSettings | MuscleAnalysisSettings | None:
-    """A StaticOptimization or MuscleAnalysis element read and checked; None if it is off."""
+def _names(node: Node, tag: str) -> tuple[str, ...] | None:
+    """A list property `tag` (default all): None for `all`, else its names."""
+    words = tuple(node.text(tag, "all").split())
+    if "all" in words and words != ("all",) or not words:
+        raise node.error(f"<{tag}> must be all or a list of names, got {node.text(tag)!r}")
+    return None if words == ("all",) else words
+
+
+def _analysis(node: Node) -> Settings | None:
+    """An analysis element of `_ANALYSIS_PROPERTIES` read and checked; None if it is off."""
     node.check_children(_ANALYSIS_PROPERTIES[node.tag])
     on = node.flag("on", True)
     node.number("start_time", -math.inf, finite=False)   # read past (module docstring)
@@ -178,6 +225,11 @@ def _analysis(node: Node) -> StaticOptimizationSettings | MuscleAnalysisSettings
         settings = StaticOptimizationSettings(name, exponent,
                                               node.flag("use_muscle_physiology", True),
                                               criterion, int(iterations))
+    elif node.tag == KIN:
+        settings = KinematicsSettings(name, _names(node, "coordinates"))
+    elif node.tag == BODY_KIN:
+        settings = BodyKinematicsSettings(name, _names(node, "bodies"), node.flag(
+            "express_results_in_body_local_frame", False))
     else:
         _all(node, "muscle_list", "muscle")
         _all(node, "moment_arm_coordinate_list", "coordinate")
@@ -199,7 +251,8 @@ def _analyses(tool: Node) -> tuple[tuple, tuple[str, ...]]:
         if node.tag in _ANALYSIS_PROPERTIES:
             settings = _analysis(node)
         elif node.flag("on", True):
-            raise node.error(f"only {SO} and {MA} are run (this analysis is on)")
+            raise node.error(f"only {', '.join(_ANALYSIS_PROPERTIES)} are run (this analysis "
+                             "is on)")
         else:
             settings = None
         if settings is None:
@@ -213,7 +266,7 @@ def _analyses(tool: Node) -> tuple[tuple, tuple[str, ...]]:
                              "writes into a folder of its name")
         on.append(settings)
     if not on:
-        raise where.error(f"no {SO} or {MA} is on: nothing to run")
+        raise where.error(f"no {', '.join(_ANALYSIS_PROPERTIES)} is on: nothing to run")
     return tuple(on), tuple(off)
 
 
@@ -308,11 +361,35 @@ def _refuse_added_muscles(setup: AnalyzeSetup, where: str) -> None:
                         "is not offered (reserve actuators are)")
 
 
+def _kinematics_rows(setup: AnalyzeSetup, start: float, end: float, where: str):
+    """(the loaded model, `kinematics_analysis.AnalysisRows`, {analysis name: its
+    coordinates or `BodySelection`}) of the setup's Kinematics and BodyKinematics: the
+    tool's motion, muscle states and forward dynamics; their lists checked first."""
+    from myotwin.osim import kinematics_analysis as ka
+    from myotwin.osim.loader import load
+
+    loaded = load(setup.model_file, force_set_files=setup.force_set_files,
+                  replace_force_set=setup.replace_force_set)
+    chosen = {}
+    for a in setup.analyses:
+        node = f"{where}: {_TYPES[type(a)]} '{a.name}'"
+        if isinstance(a, KinematicsSettings):
+            chosen[a.name] = ka.coordinate_selection(loaded, a.coordinates, node)
+        elif isinstance(a, BodyKinematicsSettings):
+            chosen[a.name] = ka.body_selection(loaded, a.bodies, node)
+    states = setup.states_file
+    return loaded, ka.analysis_rows(
+        loaded, setup.model_file, coordinates_path=None if states else setup.coordinates_file,
+        states_path=states, cutoff_hz=None if states else setup.cutoff_hz,
+        start_time_s=start, end_time_s=end, equilibrium=setup.solve_for_equilibrium,
+        external_loads_path=setup.external_loads_file), chosen
+
+
 def run_analyze_setup(path, out_dir=None) -> dict:
     """Run the AnalyzeTool setup file `path` (module docstring): each analysis that is on, in
     order, into `out_dir` (default: its results_directory)/<analysis name>; returns the
     summary the module docstring describes."""
-    from myotwin.osim import muscle_analysis, static_optimization
+    from myotwin.osim import kinematics_analysis, muscle_analysis, static_optimization
 
     path = Path(path)
     setup = read_analyze_setup(path)
@@ -322,8 +399,12 @@ def run_analyze_setup(path, out_dir=None) -> dict:
     start, end = _window(setup, where)
     out = Path(setup.results_directory if out_dir is None else out_dir)
     results = {}
+    kinematics = None     # (loaded, rows, lists): found before any analysis writes a file
+    if any(isinstance(a, (KinematicsSettings, BodyKinematicsSettings)) for a in setup.analyses):
+        kinematics = _kinematics_rows(setup, start, end, where)
     for analysis in setup.analyses:
         folder = out / analysis.name
+        unused = {}
         if isinstance(analysis, StaticOptimizationSettings):
             summary = static_optimization.run(
                 setup.model_file, setup.coordinates_file, folder,
@@ -335,7 +416,7 @@ def run_analyze_setup(path, out_dir=None) -> dict:
                 replace_force_set=setup.replace_force_set)
             unused = {"optimizer_convergence_criterion": analysis.optimizer_convergence_criterion,
                       "optimizer_max_iterations": analysis.optimizer_max_iterations}
-        else:
+        elif isinstance(analysis, MuscleAnalysisSettings):
             states = setup.states_file
             summary = muscle_analysis.run(
                 setup.model_file, None if states is not None else setup.coordinates_file,
@@ -350,8 +431,24 @@ def run_analyze_setup(path, out_dir=None) -> dict:
                                 "lowpass_cutoff_frequency_for_coordinates": setup.cutoff_hz})
             unused = {k: v if isinstance(v, (list, float)) else str(v)
                       for k, v in ignored.items() if v is not None}
-        results[analysis.name] = {"type": SO if isinstance(analysis, StaticOptimizationSettings)
-                                  else MA, "out_dir": str(folder),
+        else:
+            loaded, rows, chosen = kinematics
+            if isinstance(analysis, KinematicsSettings):
+                written = kinematics_analysis.write_kinematics(loaded, rows, folder,
+                                                               chosen[analysis.name])
+            else:
+                written = kinematics_analysis.write_body_kinematics(
+                    loaded, rows, folder, chosen[analysis.name], analysis.local)
+            summary = {"model": str(setup.model_file), **rows.summary, **written,
+                       "n_rows": int(rows.times_s.size),
+                       "first_time_s": float(rows.times_s[0]),
+                       "last_time_s": float(rows.times_s[-1])}
+            if setup.states_file is not None:   # OpenSim ignores these beside a states file
+                unused = {k: v for k, v in (
+                    ("coordinates_file", setup.coordinates_file and str(setup.coordinates_file)),
+                    ("lowpass_cutoff_frequency_for_coordinates", setup.cutoff_hz)) if v}
+            (folder / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        results[analysis.name] = {"type": _TYPES[type(analysis)], "out_dir": str(folder),
                                   "setup_values_not_used": unused, **summary}
     return write_setup_summary(out, _TOOL, {
         "setup": path.name, "tool": setup.name, "out_dir": str(out), "analyses": results,

@@ -9,8 +9,8 @@ into `out_dir`, by default the setup's results_directory:
 * InverseKinematicsTool: `ik_setup.run_ik_setup` (inverse kinematics).
 * InverseDynamicsTool: `id_setup.run_id_setup` (inverse dynamics on the skeleton: a setup
   whose forces_to_exclude leaves a force of the model acting is refused).
-* AnalyzeTool: `analyze_setup.run_analyze_setup` (its StaticOptimization and MuscleAnalysis,
-  each into a folder of its name).
+* AnalyzeTool: `analyze_setup.run_analyze_setup` (its StaticOptimization, MuscleAnalysis,
+  Kinematics and BodyKinematics, each into a folder of its name).
 
 Other tools are refused naming the tool and the ones that run.
 """
