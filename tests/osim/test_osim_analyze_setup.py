@@ -42,12 +42,13 @@ import numpy as np
 import pytest
 
 from myotwin.cli.main import main
+from myotwin.osim.inverse_dynamics import output_coordinates
 from myotwin.osim.loader import load
 from myotwin.osim.muscle_states import OUTPUTS
 from myotwin.osim.storage import StorageWriter, read_storage
 from opensim_live import opensim_package, run_printing_16_digits
-from osim_synthetic import (ARM26_ELLIPSOIDS, deactivate, to_degroote, write_osim,
-                             write_reserves)
+from osim_synthetic import (ARM26_ELLIPSOIDS, deactivate, to_degroote, write_leg_swing,
+                             write_osim, write_reserves)
 from shared_reference import SHARED, needs
 from storage_files import write_mot
 
@@ -418,11 +419,12 @@ def test_setups_refused_by_their_files_are_one_line(tmp_path, capsys, case, mess
     assert not (tmp_path / "out").exists()
 
 
-def _check_kinematics(tmp_path, ours_folder, theirs_prefix, names, what, abs_tol=0.0):
+def _check_kinematics(tmp_path, ours_folder, theirs_prefix, names, what, abs_tol=0.0,
+                      angles=COORDINATES, rel_tol=REL_TOL_KINEMATICS):
     """Our files `<ours_folder>/<name>.sto` against OpenSim's `<theirs_prefix>_<suffix>.sto`
-    (names: {ours: OpenSim's suffix}): same labels and rows, values within abs_tol +
-    REL_TOL_KINEMATICS of each file's largest (OpenSim's angles converted from degrees by its
-    header); returns the worst error / tolerance."""
+    (names: {ours: OpenSim's suffix}): same labels and rows, values within abs_tol + rel_tol
+    of each file's largest (OpenSim's angles, the coordinates `angles` and the bodies' _O*
+    columns, converted from degrees by its header); returns the worst error / tolerance."""
     worst = 0.0
     for ours_name, suffix in names.items():
         theirs = read_storage(tmp_path / "opensim" / f"{theirs_prefix}_{suffix}.sto")
@@ -431,14 +433,14 @@ def _check_kinematics(tmp_path, ours_folder, theirs_prefix, names, what, abs_tol
                                                                       theirs.labels)
         np.testing.assert_allclose(ours.time_s, theirs.time_s, rtol=0, atol=1e-9)
         values = theirs.data[:, 1:].copy()
-        if theirs.in_degrees:    # coordinates: every arm26 coordinate turns; bodies: _O*
-            angles = [k for k, label in enumerate(theirs.labels[1:])
-                      if ours_name.startswith("kinematics") or "_O" in label]
-            values[:, angles] = np.radians(values[:, angles])
+        if theirs.in_degrees:
+            turning = [k for k, label in enumerate(theirs.labels[1:])
+                       if label in angles or "_O" in label]
+            values[:, turning] = np.radians(values[:, turning])
         error = np.abs(ours.data[:, 1:] - values).max()
         scale = max(np.abs(values).max(), 1.0)
         print(f"{what}: {ours_name} within {error:.1e} (largest {scale:.3g})")
-        worst = max(worst, error / (abs_tol + REL_TOL_KINEMATICS * scale))
+        worst = max(worst, error / (abs_tol + rel_tol * scale))
     return worst
 
 
@@ -525,6 +527,18 @@ def test_body_kinematics_on_a_states_file_with_a_load_and_equilibrium(tmp_path, 
     assert worst <= 1.0
 
 
+def _kinematics_setup(tmp_path, model: str, final_time_s: float):
+    """setup.xml in tmp_path: a Kinematics and a BodyKinematics of `model` along swing.mot
+    from 0 s, no filter."""
+    setup = tmp_path / "setup.xml"
+    setup.write_text(_SETUP.format(analyses=KIN + BODY_KIN, extra="", initial=0.0,
+                                   coordinates="swing.mot")
+                     .replace("arm26.osim", model)
+                     .replace("<final_time>0.3<", f"<final_time>{final_time_s}<")
+                     .replace("coordinates>6<", "coordinates>-1<"))
+    return setup
+
+
 def test_kinematics_of_a_model_whose_controllers_drive_its_actuators(tmp_path, capsys):
     """double_pendulum.osim (no muscles) whose PrescribedController drives its two
     CoordinateActuators (a Sine; a piecewise constant jumping at 0.3 s and 0.55 s), along a
@@ -550,12 +564,7 @@ def test_kinematics_of_a_model_whose_controllers_drive_its_actuators(tmp_path, c
     t = np.linspace(0.0, 1.0, 101)
     write_mot(tmp_path / "swing.mot", t, {"q1": 0.5 * np.sin(3.0 * t),
                                           "q2": 0.3 * np.cos(2.0 * t)}, "swing")
-    setup = tmp_path / "setup.xml"
-    setup.write_text(_SETUP.format(analyses=KIN + BODY_KIN, extra="", initial=0.0,
-                                   coordinates="swing.mot")
-                     .replace("arm26.osim", "pendulum.osim").replace("<final_time>0.3<",
-                                                                     "<final_time>0.8<")
-                     .replace("coordinates>6<", "coordinates>-1<"))
+    setup = _kinematics_setup(tmp_path, "pendulum.osim", 0.8)
     summary = _run_both(tmp_path, capsys, setup)
     assert summary["analyses"]["Kinematics"]["controllers"] == ["torques"]
     ours = tmp_path / "ours"
@@ -563,9 +572,57 @@ def test_kinematics_of_a_model_whose_controllers_drive_its_actuators(tmp_path, c
         worst = max(
             _check_kinematics(tmp_path, ours / "Kinematics", "arm_Kinematics",
                               {"kinematics_q": "q", "kinematics_u": "u",
-                               "kinematics_dudt": "dudt"}, "pendulum"),
+                               "kinematics_dudt": "dudt"}, "pendulum", angles=("q1", "q2")),
             _check_kinematics(tmp_path, ours / "BodyKinematics", "arm_BodyKinematics",
                               {f"body_kinematics_{k}": k for k in
                                ("pos_global", "vel_global", "acc_global")}, "pendulum"))
         print(f"double pendulum driven by its controller: worst error / tolerance {worst:.2g}")
     assert worst <= 1.0
+
+
+def test_kinematics_of_a_coupled_leg_match_opensims_tool(tmp_path, capsys):
+    """leg6dof9musc (its patella coordinate a CoordinateCouplerConstraint's, the toes welded;
+    9 muscles at their default states) along a synthetic swing whose patella column the
+    coupler gives, no filter: the dependent coordinate's q, u, udot, and every body's
+    kinematics, the patella's and the welded toes' included. Tolerances: OpenSim assembles
+    each row onto the coupler to its accuracy (the coordinates move by up to 1.9e-9 rad,
+    seen), so positions and velocities within 1e-8, and accelerations within 1e-7 of each
+    file's largest (that pose difference through the muscles' stiff tendons at their default
+    fiber lengths: 1.2e-8 of it seen). Without the patella's column the setup is refused:
+    OpenSim would hold its speed at 0, against the constraint."""
+    model = tmp_path / "leg.osim"
+    model.write_text(needs(REF / "models" / "leg6dof9musc.osim").read_text())
+    write_leg_swing(tmp_path / "swing.mot")
+    setup = _kinematics_setup(tmp_path, "leg.osim", 0.4)
+    summary = _run_both(tmp_path, capsys, setup)
+    kin, body = summary["analyses"].values()
+    assert "knee_angle_pat_r" in kin["coordinates"] and "patella_r" in body["bodies"]
+    loaded = load(model)
+    angles = [c for c, m in zip(loaded.all_coordinates, output_coordinates(loaded).motion)
+              if m == "rotational"]
+    ours = tmp_path / "ours"
+    with capsys.disabled():
+        worst = max(
+            _check_kinematics(tmp_path, ours / "Kinematics", "arm_Kinematics",
+                              {"kinematics_q": "q", "kinematics_u": "u"}, "leg", 1e-8,
+                              angles),
+            _check_kinematics(tmp_path, ours / "BodyKinematics", "arm_BodyKinematics",
+                              {"body_kinematics_pos_global": "pos_global",
+                               "body_kinematics_vel_global": "vel_global"}, "leg", 1e-8),
+            _check_kinematics(tmp_path, ours / "Kinematics", "arm_Kinematics",
+                              {"kinematics_dudt": "dudt"}, "leg", rel_tol=1e-7,
+                              angles=angles),
+            _check_kinematics(tmp_path, ours / "BodyKinematics", "arm_BodyKinematics",
+                              {"body_kinematics_acc_global": "acc_global"}, "leg",
+                              rel_tol=1e-7))
+        print(f"coupled leg: worst error / tolerance {worst:.2g}")
+    assert worst <= 1.0
+    swing = read_storage(tmp_path / "swing.mot")
+    keep = [k for k, label in enumerate(swing.labels) if label != "knee_angle_pat_r"]
+    with StorageWriter(tmp_path / "swing.mot", "Coordinates",
+                       [swing.labels[k] for k in keep]) as writer:
+        writer.write_rows(swing.data[:, keep])
+    assert main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "refused")]) == 2
+    err = capsys.readouterr().err
+    assert "swing.mot: no column for 'knee_angle_pat_r', which CoordinateCouplerConstraint" in err
+    assert err.count("\n") == 1 and not (tmp_path / "refused").exists()

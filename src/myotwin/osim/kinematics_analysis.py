@@ -19,6 +19,13 @@ tutorial's IK result; tests/osim/test_osim_kinematics_analysis.py) and reproduce
   the listed ones in the list's order), one file each (`<prefix>_q.sto`, `_u.sto`,
   `_dudt.sto`). A CoordinateCouplerConstraint's dependent coordinate follows its independent
   one (g, g' u, g'' u^2 + g' udot); a locked one its value, 0, 0.
+* A coupler's dependent coordinate: OpenSim's tools take its speed from the file, not from
+  the constraint: the spline derivative of a coordinates file's column (equal to g' u for a
+  linear coupler; for a nonlinear one the spline's error, 6e-4 rad/s on a 100 Hz swing,
+  seen), 0 without the column (against the constraint), a states file's speed column as
+  written. Ours eliminates the coordinate, so its speed is always g' u: a coordinates file or
+  states file without the dependent's column is refused; a states file's largest difference
+  from g' u is reported (`dependent_speeds_off_constraint`).
 * BodyKinematics: each listed body's (`bodies`: all, BodySet order, or the list's order)
   center of mass in ground and its orientation as body-fixed X-Y-Z angles (Simbody's
   convertRotationToBodyFixedXYZ) in `_pos_global.sto` (columns `<body>_X, _Y, _Z, _Ox, _Oy,
@@ -249,6 +256,39 @@ class AnalysisRows(NamedTuple):
     summary: dict
 
 
+def _dependent_columns(loaded: OsimModel, table, source: str, motion) -> dict:
+    """The coupled coordinates' columns where OpenSim's tools would hold a speed against the
+    constraint: ValueError naming the file for a dependent coordinate without its column (a
+    coordinates file's) or its value and speed columns (a states file's; OpenSim then leaves
+    its speed 0, a state ours cannot represent). Returns, for a states file, {dependent: the
+    largest |speed in the file - g' u|} (what OpenSim's state has beside the constraint's)."""
+    from myotwin.osim.muscle_states import opensim3_label
+
+    why = ("OpenSim's tools would hold its speed at 0, against the constraint, which ours "
+           "(the coordinate eliminated) cannot represent")
+    if not hasattr(motion, "activation"):        # a prepared coordinates file
+        for d, c in loaded.coupled_coordinates.items():
+            if d not in motion.dependent_in_file:
+                raise ValueError(f"{source}: no column for {d!r}, which CoordinateCoupler"
+                                 f"Constraint {c.constraint!r} makes a function of "
+                                 f"{c.independent!r}: {why}; give its column (inverse "
+                                 "kinematics writes it)")
+        return {}
+    rows = np.isin(table.time_s, motion.times_s)
+    _, speeds, _ = coordinate_rows(loaded, motion.q, motion.qd, np.zeros_like(motion.q))
+    off = {}
+    for d, c in loaded.coupled_coordinates.items():
+        label = f"/jointset/{c.joint}/{d}/speed"
+        found = [n for n in (label, opensim3_label(label)) if n in table.labels]
+        if not found:
+            raise ValueError(f"{source}: no column {label!r} for {d!r}, which CoordinateCoupler"
+                             f"Constraint {c.constraint!r} makes a function of "
+                             f"{c.independent!r}: {why}")
+        column = table.data[rows, table.labels.index(found[0])]
+        off[d] = float(np.abs(column - speeds[:, loaded.all_coordinates.index(d)]).max())
+    return off
+
+
 def analysis_rows(loaded: OsimModel, model_path, *, coordinates_path=None, states_path=None,
                   cutoff_hz: float | None = None, start_time_s: float = -np.inf,
                   end_time_s: float = np.inf, equilibrium: bool = False,
@@ -274,29 +314,31 @@ def analysis_rows(loaded: OsimModel, model_path, *, coordinates_path=None, state
     groups = muscle_groups(loaded) if loaded.muscle_names else ()
     shape_of = (lambda n: (n, len(loaded.muscle_names)))
     defaulted: tuple[str, ...] = ()
+    source = str(coordinates_path if states_path is None else states_path)
+    table = read_storage(source)
     if states_path is None:
-        motion = prepared_motion(loaded, read_storage(coordinates_path), cutoff_hz=cutoff_hz,
+        motion = prepared_motion(loaded, table, cutoff_hz=cutoff_hz,
                                  start_time_s=start_time_s, end_time_s=end_time_s,
-                                 source=str(coordinates_path))
+                                 source=source)
         activation, tendon = default_state_rows(groups, shape_of(motion.times_s.size))
         if not equilibrium:
             refuse_fibers_of_no_length(loaded, groups, model_path)
     else:
-        motion = states_from_file(loaded, read_storage(states_path), str(states_path), groups,
-                                  start_time_s, end_time_s)
+        motion = states_from_file(loaded, table, source, groups, start_time_s, end_time_s)
         activation, tendon, defaulted = motion.activation, motion.tendon_state, motion.defaulted
+    dependent_speeds_off = _dependent_columns(loaded, table, source, motion)
     failed = np.zeros(shape_of(motion.times_s.size), dtype=bool)
     if equilibrium and groups:
         lengths, speeds, _ = path_rows(loaded, motion.q, motion.qd)
         tendon, failed, _ = equilibrium_states(groups, lengths, speeds, activation, tendon)
     msm = ms.musculoskeletal_model(loaded.model, build_muscles(loaded, tendon="opensim"),
                                    coupling="opensim", coordinates=loaded.coupling)
-    table = Inputs(loaded, None, None, undriven=0.0).table(float(motion.times_s[0]),
-                                                           float(motion.times_s[-1]))
+    inputs = Inputs(loaded, None, None, undriven=0.0).table(float(motion.times_s[0]),
+                                                            float(motion.times_s[-1]))
     if external_loads_path is not None:
-        table = table._replace(loads=forward_loads(loaded,
-                                                   read_external_loads(external_loads_path)))
-    qdd = accelerations(msm, table, motion.times_s, motion.q, motion.qd, activation, tendon)
+        inputs = inputs._replace(loads=forward_loads(loaded,
+                                                     read_external_loads(external_loads_path)))
+    qdd = accelerations(msm, inputs, motion.times_s, motion.q, motion.qd, activation, tendon)
     bad = np.flatnonzero(~np.isfinite(qdd).all(axis=1))
     if bad.size:
         raise FloatingPointError(f"{model_path}: the forward dynamics' accelerations are not "
@@ -310,6 +352,7 @@ def analysis_rows(loaded: OsimModel, model_path, *, coordinates_path=None, state
                                       for k in np.flatnonzero(failed.any(axis=0))},
         "controllers": list(dict.fromkeys(c.controller for c in loaded.prescribed_controls)),
         "external_loads_file": None if external_loads_path is None else str(external_loads_path),
+        "dependent_speeds_off_constraint": dependent_speeds_off,
     }
     return AnalysisRows(motion.times_s, motion.q, motion.qd, qdd, summary)
 
