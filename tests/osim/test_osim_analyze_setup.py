@@ -626,3 +626,63 @@ def test_kinematics_of_a_coupled_leg_match_opensims_tool(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "swing.mot: no column for 'knee_angle_pat_r', which CoordinateCouplerConstraint" in err
     assert err.count("\n") == 1 and not (tmp_path / "refused").exists()
+
+
+def test_a_coupled_legs_states_file_needs_the_dependent_speed(tmp_path, capsys):
+    """A states file of the leg (the swing's coordinates, speeds by differences, the patella's
+    value and speed as its linear coupler gives them, muscles at their defaults): as
+    OpenSim's tool (the tolerances of the test above). With the patella's speed 0.01 rad/s
+    off the constraint OpenSim would use it; ours keeps g' u and reports the difference. Its
+    speed column left out: refused."""
+    (tmp_path / "leg.osim").write_text(needs(REF / "models" / "leg6dof9musc.osim").read_text())
+    swing = read_storage(write_leg_swing(tmp_path / "swing.mot"))
+    joints = {"pelvis_tilt": "ground_pelvis", "pelvis_tx": "ground_pelvis",
+              "pelvis_ty": "ground_pelvis", "hip_flexion_r": "hip_r", "knee_angle_r": "knee_r",
+              "knee_angle_pat_r": "tib_pat_r", "ankle_angle_r": "ankle_r"}
+
+    def states(path, offset=0.0, speed_of_patella=True):
+        labels, columns = ["time"], [swing.time_s]
+        for c, joint in joints.items():
+            q = swing.column(c)
+            labels += [f"/jointset/{joint}/{c}/value", f"/jointset/{joint}/{c}/speed"]
+            columns += [q, np.gradient(swing.column(c.replace("_pat", "")), swing.time_s)
+                        + offset * (c == "knee_angle_pat_r")]
+        keep = [k for k, label in enumerate(labels)
+                if speed_of_patella or label != "/jointset/tib_pat_r/knee_angle_pat_r/speed"]
+        with StorageWriter(path, "states", [labels[k] for k in keep]) as writer:
+            writer.write_rows(np.column_stack(columns)[:, keep])
+
+    states(tmp_path / "states.sto")
+    setup = _kinematics_setup(tmp_path, "leg.osim", 0.4)
+    setup.write_text(setup.read_text().replace(
+        "<coordinates_file>", "<states_file>states.sto</states_file><coordinates_file>"))
+    summary = _run_both(tmp_path, capsys, setup)
+    assert summary["analyses"]["Kinematics"]["dependent_speeds_off_constraint"] == {
+        "knee_angle_pat_r": 0.0}
+    loaded = load(tmp_path / "leg.osim")
+    angles = [c for c, m in zip(loaded.all_coordinates, output_coordinates(loaded).motion)
+              if m == "rotational"]
+    ours = tmp_path / "ours"
+    with capsys.disabled():
+        worst = max(
+            _check_kinematics(tmp_path, ours / "Kinematics", "arm_Kinematics",
+                              {"kinematics_q": "q", "kinematics_u": "u"}, "leg states", 1e-8,
+                              angles),
+            _check_kinematics(tmp_path, ours / "BodyKinematics", "arm_BodyKinematics",
+                              {"body_kinematics_pos_global": "pos_global",
+                               "body_kinematics_vel_global": "vel_global"}, "leg states",
+                              1e-8),
+            _check_kinematics(tmp_path, ours / "Kinematics", "arm_Kinematics",
+                              {"kinematics_dudt": "dudt"}, "leg states", rel_tol=1e-7,
+                              angles=angles))
+        print(f"coupled leg's states file: worst error / tolerance {worst:.2g}")
+    assert worst <= 1.0
+    states(tmp_path / "states.sto", offset=0.01)
+    assert main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "off")]) == 0
+    off = json.loads(capsys.readouterr().out)["analyses"]["Kinematics"]
+    assert off["dependent_speeds_off_constraint"]["knee_angle_pat_r"] == pytest.approx(0.01)
+    states(tmp_path / "states.sto", speed_of_patella=False)
+    assert main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "refused")]) == 2
+    err = capsys.readouterr().err
+    assert ("states.sto: no column '/jointset/tib_pat_r/knee_angle_pat_r/speed' for "
+            "'knee_angle_pat_r'") in err and not (tmp_path / "refused").exists()
