@@ -18,19 +18,21 @@ Tolerances are those of the commands' own tests, for the same reasons:
   fiber lengths within 1e-8 m, tendon forces within OpenSim's equilibrium tolerance 1e-8
   F_iso, moments within 1e-8 + that times the moment arm (observed 1.3e-11 m, 1.1e-9 F_iso
   with F_iso 436-987 N, moments at 0.10 of their tolerance).
-* Kinematics and BodyKinematics: within 1e-11 of each file's largest value (both evaluate the
-  same kinematics and forward dynamics in double precision: observed <= 4e-14); with the
-  muscles equilibrated the accelerations within 1e-5 more (OpenSim's equilibrium tolerance;
-  the test's docstring).
+* Kinematics, BodyKinematics and PointKinematics: within 1e-11 of each file's largest value
+  (both evaluate the same kinematics and forward dynamics in double precision: observed
+  <= 4e-14); with the muscles equilibrated the accelerations within 1e-5 more (OpenSim's
+  equilibrium tolerance), on the coupled leg 1e-8 and 1e-7 (OpenSim's assembly; the tests'
+  docstrings).
 What each test adds: the setup with both analyses (their own start and end times, in_degrees,
 integrator settings, an analysis that is off: read past, as OpenSim does); a reserves force
 set file, a load on the hand and equilibrated muscles (static optimization takes the
 reserves and the load, the muscle analysis reads both past, as OpenSim's files show); a
 states file with an initial time between rows (OpenSim starts at the row before; its filter
-and coordinates_file do not apply); Kinematics and BodyKinematics along the IK motion (all,
-listed, in the bodies' frames), along a states file with a hand load and equilibrium, and on a
-model whose controller drives its actuators. Bad setups are one line naming the file, element and
-value (exit status 2).
+and coordinates_file do not apply); the kinematics analyses along the IK motion (all,
+listed, in the bodies' frames, a point in ground and in the humerus' frame), along a states
+file with a hand load and equilibrium, on a model whose controller drives its actuators, and
+on the coupled leg (a coordinates file, a states file). Bad setups are one line naming the
+file, element and value (exit status 2).
 """
 
 from __future__ import annotations
@@ -102,8 +104,13 @@ BODY_KIN = """<BodyKinematics name="BodyKinematics"><on>true</on><step_interval>
   <in_degrees>true</in_degrees><bodies>all</bodies>
   <express_results_in_body_local_frame>false</express_results_in_body_local_frame>
   </BodyKinematics>"""
-#: Kinematics and BodyKinematics: of the largest value of each file (rounding: both evaluate
-#: the same kinematics and forward dynamics in double precision; observed <= 4e-14)
+POINT_KIN = """<PointKinematics name="tip"><on>true</on><step_interval>1</step_interval>
+  <in_degrees>true</in_degrees><body_name>r_ulna_radius_hand</body_name>
+  <relative_to_body_name>none</relative_to_body_name><point_name>tip</point_name>
+  <point>0.01 -0.3 0.02</point></PointKinematics>"""
+#: Kinematics, BodyKinematics and PointKinematics: of the largest value of each file
+#: (rounding: both evaluate the same kinematics and forward dynamics in double precision;
+#: observed <= 4e-14)
 REL_TOL_KINEMATICS = 1e-11
 #: accelerations with the muscles equilibrated (test_body_kinematics_on_a_states_file_...)
 EQUILIBRIUM_ACCELERATION = 1e-5
@@ -344,11 +351,15 @@ def _muscle_force_set(path):
      "<moment_arm_coordinate_list> must be all"),
     (MA.replace("<compute_moments>true<", "<compute_moments>false<"), "",
      "<compute_moments> must be true"),
-    (SO + '<PointKinematics name="k"><on>true</on></PointKinematics>', "",
-     "PointKinematics 'k' (AnalysisSet Analyses): only StaticOptimization, MuscleAnalysis, "
-     "Kinematics, BodyKinematics are run"),
+    (SO + '<Actuation name="k"><on>true</on></Actuation>', "",
+     "Actuation 'k' (AnalysisSet Analyses): only StaticOptimization, MuscleAnalysis, "
+     "Kinematics, BodyKinematics, PointKinematics are run"),
     (SO.replace("<on>true<", "<on>false<"), "", "AnalysisSet 'Analyses' (AnalyzeTool arm): no "
-     "StaticOptimization, MuscleAnalysis, Kinematics, BodyKinematics is on: nothing to run"),
+     "StaticOptimization, MuscleAnalysis, Kinematics, BodyKinematics, PointKinematics is on: "
+     "nothing to run"),
+    (POINT_KIN.replace("<point>0.01 -0.3 0.02<", "<point>0.01 -0.3<"), "",
+     "PointKinematics 'tip' (AnalysisSet Analyses): <point> must be 3 numbers, got "
+     "'0.01 -0.3'"),
     (KIN.replace("<coordinates>all<", "<coordinates>all r_elbow_flex<"), "",
      "Kinematics 'Kinematics' (AnalysisSet Analyses): <coordinates> must be all or a list of "
      "names, got 'all r_elbow_flex'"),
@@ -385,6 +396,8 @@ def test_bad_setups_are_one_line(tmp_path, capsys, analyses, extra, message):
      "'hand' in"),
     ("coordinate", "setup.xml: AnalyzeTool 'arm': Kinematics 'Kinematics': coordinate "
      "'r_elbow_flex' is listed twice"),
+    ("point", "setup.xml: AnalyzeTool 'arm': PointKinematics 'tip': <relative_to_body_name> "
+     "'humerus' is not a body of"),
 ])
 def test_setups_refused_by_their_files_are_one_line(tmp_path, capsys, case, message):
     """Refusals of setups written beside the model and coordinates: force set files that add
@@ -396,13 +409,15 @@ def test_setups_refused_by_their_files_are_one_line(tmp_path, capsys, case, mess
         setup = _setup(tmp_path, SO + MA, "<force_set_files>more.xml</force_set_files>")
     elif case == "reversed":
         setup = _setup(tmp_path, SO, initial=0.5)
-    elif case in ("body", "coordinate"):    # checked before any analysis writes a file
-        kin, body = KIN, BODY_KIN
+    elif case in ("body", "coordinate", "point"):    # checked before any analysis writes
+        kin, body, point = KIN, BODY_KIN, POINT_KIN
         if case == "body":
             body = BODY_KIN.replace("<bodies>all<", "<bodies>r_humerus hand<")
+        elif case == "point":    # (OpenSim would report it in ground)
+            point = POINT_KIN.replace(">none<", ">humerus<")
         else:
             kin = KIN.replace("<coordinates>all<", "<coordinates>r_elbow_flex r_elbow_flex<")
-        setup = _setup(tmp_path, SO + kin + body)
+        setup = _setup(tmp_path, SO + kin + body + point)
     elif case == "damped":    # a muscle without a state model: no CLI option to suggest
         setup = _setup(tmp_path, MA)
         root = ET.parse(tmp_path / "arm26.osim").getroot()
@@ -429,8 +444,10 @@ def _check_kinematics(tmp_path, ours_folder, theirs_prefix, names, what, abs_tol
     for ours_name, suffix in names.items():
         theirs = read_storage(tmp_path / "opensim" / f"{theirs_prefix}_{suffix}.sto")
         ours = read_storage(ours_folder / f"{ours_name}.sto")
-        assert ours.labels == theirs.labels and not ours.in_degrees, (ours.labels,
-                                                                      theirs.labels)
+        # OpenSim 4.6 labels a PointKinematics' columns state_0, state_1, state_2
+        mapped = tuple(label if not label.startswith("state_") else ours.labels[k]
+                       for k, label in enumerate(theirs.labels))
+        assert ours.labels == mapped and not ours.in_degrees, (ours.labels, theirs.labels)
         np.testing.assert_allclose(ours.time_s, theirs.time_s, rtol=0, atol=1e-9)
         values = theirs.data[:, 1:].copy()
         if theirs.in_degrees:
@@ -445,9 +462,10 @@ def _check_kinematics(tmp_path, ours_folder, theirs_prefix, names, what, abs_tol
 
 
 def test_kinematics_and_body_kinematics_match_opensims_tool(tmp_path, capsys):
-    """Kinematics (all coordinates, degrees asked; a second with a list in reverse order) and
+    """Kinematics (all coordinates, degrees asked; a second with a list in reverse order),
     BodyKinematics (all bodies and the mass center in ground; a second with a list, the mass
-    center listed first, in the bodies' frames) along the IK motion at the muscles' default
+    center listed first, in the bodies' frames) and PointKinematics (a point on the hand in
+    ground, and relative to the humerus) along the IK motion at the muscles' default
     states: every file within REL_TOL_KINEMATICS of OpenSim's. The accelerations are
     OpenSim's forward dynamics at those states, not the motion's (the elbow's reach
     ~1000 rad/s^2 at rest)."""
@@ -457,11 +475,17 @@ def test_kinematics_and_body_kinematics_match_opensims_tool(tmp_path, capsys):
                                                              "<in_degrees>false<"))
     listed = (KIN.replace('"Kinematics"', '"listed"')
               .replace("<coordinates>all<", "<coordinates>r_elbow_flex r_shoulder_elev<"))
-    setup = _setup(tmp_path, KIN + BODY_KIN + local + listed)
+    relative = (POINT_KIN.replace('"tip"', '"relative"')
+                .replace("<relative_to_body_name>none<",
+                         "<relative_to_body_name>r_humerus<"))
+    setup = _setup(tmp_path, KIN + BODY_KIN + local + listed + POINT_KIN + relative)
     summary = _run_both(tmp_path, capsys, setup)
-    kin, body, body_local, kin_listed = summary["analyses"].values()
+    kin, body, body_local, kin_listed, tip, relative = summary["analyses"].values()
     assert [a["type"] for a in summary["analyses"].values()] == [
-        "Kinematics", "BodyKinematics", "BodyKinematics", "Kinematics"]
+        "Kinematics", "BodyKinematics", "BodyKinematics", "Kinematics", "PointKinematics",
+        "PointKinematics"]
+    assert (tip["body"], tip["relative_to"], relative["relative_to"]) == (
+        "r_ulna_radius_hand", "ground", "r_humerus")
     assert kin["coordinates"] == list(COORDINATES) and kin["muscle_states"] == "default"
     assert kin_listed["coordinates"] == ["r_elbow_flex", "r_shoulder_elev"]
     assert body["bodies"] == ["base", "r_humerus", "r_ulna_radius_hand"]
@@ -479,8 +503,11 @@ def test_kinematics_and_body_kinematics_match_opensims_tool(tmp_path, capsys):
                                ("pos_global", "vel_global", "acc_global")}, "BodyKinematics"),
             _check_kinematics(tmp_path, ours / "local", "arm_local",
                               {f"body_kinematics_{k}": k for k in
-                               ("pos_global", "vel_bodyLocal", "acc_bodyLocal")}, "local"))
-        print(f"Kinematics and BodyKinematics: worst error / tolerance {worst:.2g}")
+                               ("pos_global", "vel_bodyLocal", "acc_bodyLocal")}, "local"),
+            *(_check_kinematics(tmp_path, ours / name, f"arm_{name}_tip",
+                                {f"point_kinematics_tip_{k}": k for k in ("pos", "vel", "acc")},
+                                name) for name in ("tip", "relative")))
+        print(f"the three kinematics analyses: worst error / tolerance {worst:.2g}")
     assert worst <= 1.0
     dudt = read_storage(ours / "Kinematics" / "kinematics_dudt.sto").column("r_elbow_flex")
     assert np.abs(dudt).max() > 500.0

@@ -1,8 +1,8 @@
 """An OpenSim AnalyzeTool setup file whose AnalysisSet holds StaticOptimization,
-MuscleAnalysis, Kinematics and BodyKinematics analyses, run as OpenSim's `opensim-cmd run-tool
-SETUP.xml` runs it (`myotwin osim run-tool SETUP.xml`), by `osim.static_optimization.run`,
-`osim.muscle_analysis.run` and `osim.kinematics_analysis` (what OpenSim's Kinematics and
-BodyKinematics write: that module's docstring).
+MuscleAnalysis, Kinematics, BodyKinematics and PointKinematics analyses, run as OpenSim's
+`opensim-cmd run-tool SETUP.xml` runs it (`myotwin osim run-tool SETUP.xml`), by
+`osim.static_optimization.run`, `osim.muscle_analysis.run` and `osim.kinematics_analysis`
+(what OpenSim's three kinematics analyses write: that module's docstring).
 
 What the setup's properties become (OpenSim 4.6's AnalyzeTool and its four analyses, whose
 property lists are these; paths relative to the setup file's folder, as
@@ -27,18 +27,18 @@ test_osim_analyze_setup.py):
   the filter on, a window reaching before the file's first time or after its last is refused:
   OpenSim analyses its padding's rows there (checked: initial_time -0.1 s on a file from 0 s
   gives 12 rows from -0.1 s), which static optimization does not reproduce.
-* `states_file`: the MuscleAnalysis, Kinematics and BodyKinematics read the coordinates,
+* `states_file`: the MuscleAnalysis and the kinematics analyses read the coordinates,
   speeds and muscle states from it (`muscle_analysis.run`'s states_path); OpenSim then
   ignores coordinates_file (recorded) and the filter (checked: the same files at 6 Hz and
   -1). A StaticOptimization with a states file
   is refused (ours prepares coordinates only). `speeds_file` is refused.
 * `external_loads_file`: static optimization's external loads. The MuscleAnalysis reads past
   it (checked: its files are the same with a 20 N load on arm26's hand, which changes the
-  activations by 0.18). The Kinematics and BodyKinematics take it, and the force set files,
+  activations by 0.18). The kinematics analyses take it, and the force set files,
   into the forward dynamics that gives their accelerations.
 * `solve_for_equilibrium_for_auxiliary_states`: the MuscleAnalysis' muscle_states
-  "equilibrium" (true) or "default" (false); the same muscle states for the Kinematics'
-  and BodyKinematics' forward dynamics. Static optimization does not use the muscles'
+  "equilibrium" (true) or "default" (false); the same muscle states for the kinematics
+  analyses' forward dynamics. Static optimization does not use the muscles'
   states (checked: its files are the same either way).
 * A non-empty `ControllerSet` is refused. `output_precision` and the integrator settings
   (`maximum_number_of_integrator_steps`, `maximum_integrator_step_size`,
@@ -55,12 +55,16 @@ test_osim_analyze_setup.py):
   `compute_moments` true (ours writes every muscle, every coordinate's moment arms and
   moments).
 * Kinematics: `on`, `coordinates` (all or a list); BodyKinematics: `on`, `bodies` (all or a
-  list, `center_of_mass` among them), `express_results_in_body_local_frame`. Their names are
-  checked against the model before any analysis writes a file.
+  list, `center_of_mass` among them), `express_results_in_body_local_frame`. Their names, and
+  PointKinematics' bodies, are checked against the model before any analysis writes a file.
 * All: `step_interval` must be 1; `in_degrees` is read past (checked: OpenSim's
   StaticOptimization and MuscleAnalysis write the same radians, inDegrees=no, either way; its
   Kinematics and BodyKinematics write degrees with it true, ours radians, inDegrees=no).
-* Analyses that are off are read past whatever their type (one of the four is still
+* PointKinematics: `on`, `body_name` (a body or ground), `point` (m, in its frame),
+  `point_name` (its files' and columns' name), `relative_to_body_name` (none, ground or a
+  body); an unknown body is refused (OpenSim stops without a word on one, and takes an
+  unknown relative_to_body_name as ground).
+* Analyses that are off are read past whatever their type (one of the five is still
   checked); another analysis that is on is refused, as is a setup where none is on. Any
   property the tool or analysis does not have is refused.
 
@@ -68,7 +72,8 @@ Output: each analysis that is on, in the set's order, writes into its own folder
 `<out>/<analysis name>` (the type's name for an unnamed one; `<out>` is `out_dir`, else the
 setup's results_directory), the files of `myotwin osim static-optimization` /
 `myotwin osim muscle-analysis` (static_optimization_activation.sto, muscle_analysis_Length.sto,
-..., summary.json), or kinematics_q.sto, body_kinematics_pos_global.sto, ..., summary.json,
+..., summary.json), or kinematics_q.sto, body_kinematics_pos_global.sto,
+point_kinematics_<point>_pos.sto, ..., summary.json,
 not OpenSim's `<tool>_<analysis>_activation.sto` names.
 `run_analyze_setup` returns {"tool_type", "setup": file name, "tool": the tool's name,
 "out_dir", "analyses": {folder: {"type", "out_dir", "setup_values_not_used", **the command's
@@ -98,12 +103,14 @@ SO = "StaticOptimization"
 MA = "MuscleAnalysis"
 KIN = "Kinematics"
 BODY_KIN = "BodyKinematics"
+POINT_KIN = "PointKinematics"
 _ANALYSIS_PROPERTIES = {
     SO: _COMMON + ("use_model_force_set", "activation_exponent", "use_muscle_physiology",
                    "optimizer_convergence_criterion", "optimizer_max_iterations"),
     MA: _COMMON + ("muscle_list", "moment_arm_coordinate_list", "compute_moments"),
     KIN: _COMMON + ("coordinates",),
     BODY_KIN: _COMMON + ("bodies", "express_results_in_body_local_frame"),
+    POINT_KIN: _COMMON + ("body_name", "relative_to_body_name", "point_name", "point"),
 }
 
 
@@ -144,10 +151,24 @@ class BodyKinematicsSettings:
     local: bool
 
 
+@dataclasses.dataclass(frozen=True)
+class PointKinematicsSettings:
+    """A PointKinematics that is on: its folder name, the point's name, its body (or ground),
+    its location in the body's frame (m), the body whose frame reports it (none: ground)."""
+
+    name: str
+    point_name: str
+    body: str
+    point_m: tuple[float, float, float]
+    relative_to: str
+
+
 Settings = (StaticOptimizationSettings | MuscleAnalysisSettings | KinematicsSettings
-            | BodyKinematicsSettings)
+            | BodyKinematicsSettings | PointKinematicsSettings)
 _TYPES = {StaticOptimizationSettings: SO, MuscleAnalysisSettings: MA, KinematicsSettings: KIN,
-          BodyKinematicsSettings: BODY_KIN}
+          BodyKinematicsSettings: BODY_KIN, PointKinematicsSettings: POINT_KIN}
+#: The analyses whose rows come from `kinematics_analysis.analysis_rows`.
+_KINEMATICS = (KinematicsSettings, BodyKinematicsSettings, PointKinematicsSettings)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -230,6 +251,11 @@ def _analysis(node: Node) -> Settings | None:
     elif node.tag == BODY_KIN:
         settings = BodyKinematicsSettings(name, _names(node, "bodies"), node.flag(
             "express_results_in_body_local_frame", False))
+    elif node.tag == POINT_KIN:
+        settings = PointKinematicsSettings(
+            name, node.text("point_name", "NONAME"), node.text("body_name", "ground"),
+            node.numbers("point", 3, (0.0, 0.0, 0.0)),
+            node.text("relative_to_body_name", "none"))
     else:
         _all(node, "muscle_list", "muscle")
         _all(node, "moment_arm_coordinate_list", "coordinate")
@@ -363,7 +389,7 @@ def _refuse_added_muscles(setup: AnalyzeSetup, where: str) -> None:
 
 def _kinematics_rows(setup: AnalyzeSetup, start: float, end: float, where: str):
     """(the loaded model, `kinematics_analysis.AnalysisRows`, {analysis name: its
-    coordinates or `BodySelection`}) of the setup's Kinematics and BodyKinematics: the
+    coordinates, `BodySelection` or `PointSelection`}) of the setup's kinematics analyses: the
     tool's motion, muscle states and forward dynamics; their lists checked first."""
     from myotwin.osim import kinematics_analysis as ka
     from myotwin.osim.loader import load
@@ -377,6 +403,9 @@ def _kinematics_rows(setup: AnalyzeSetup, start: float, end: float, where: str):
             chosen[a.name] = ka.coordinate_selection(loaded, a.coordinates, node)
         elif isinstance(a, BodyKinematicsSettings):
             chosen[a.name] = ka.body_selection(loaded, a.bodies, node)
+        elif isinstance(a, PointKinematicsSettings):
+            chosen[a.name] = ka.point_selection(loaded, a.point_name, a.body, a.point_m,
+                                                a.relative_to, node)
     states = setup.states_file
     return loaded, ka.analysis_rows(
         loaded, setup.model_file, coordinates_path=None if states else setup.coordinates_file,
@@ -400,7 +429,7 @@ def run_analyze_setup(path, out_dir=None) -> dict:
     out = Path(setup.results_directory if out_dir is None else out_dir)
     results = {}
     kinematics = None     # (loaded, rows, lists): found before any analysis writes a file
-    if any(isinstance(a, (KinematicsSettings, BodyKinematicsSettings)) for a in setup.analyses):
+    if any(isinstance(a, _KINEMATICS) for a in setup.analyses):
         kinematics = _kinematics_rows(setup, start, end, where)
     for analysis in setup.analyses:
         folder = out / analysis.name
@@ -436,9 +465,12 @@ def run_analyze_setup(path, out_dir=None) -> dict:
             if isinstance(analysis, KinematicsSettings):
                 written = kinematics_analysis.write_kinematics(loaded, rows, folder,
                                                                chosen[analysis.name])
-            else:
+            elif isinstance(analysis, BodyKinematicsSettings):
                 written = kinematics_analysis.write_body_kinematics(
                     loaded, rows, folder, chosen[analysis.name], analysis.local)
+            else:
+                written = kinematics_analysis.write_point_kinematics(
+                    loaded, rows, folder, chosen[analysis.name])
             summary = {"model": str(setup.model_file), **rows.summary, **written,
                        "n_rows": int(rows.times_s.size),
                        "first_time_s": float(rows.times_s[0]),

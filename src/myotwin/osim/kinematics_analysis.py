@@ -1,5 +1,5 @@
-"""OpenSim's Kinematics and BodyKinematics analyses along a motion (its AnalyzeTool's, run by
-`myotwin osim run-tool SETUP.xml`, `osim.analyze_setup`).
+"""OpenSim's Kinematics, BodyKinematics and PointKinematics analyses along a motion (its
+AnalyzeTool's, run by `myotwin osim run-tool SETUP.xml`, `osim.analyze_setup`).
 
 What OpenSim 4.6's AnalyzeTool writes for them, found by running it (arm26 along the
 tutorial's IK result; tests/osim/test_osim_kinematics_analysis.py) and reproduced here:
@@ -34,6 +34,14 @@ tutorial's IK result; tests/osim/test_osim_kinematics_analysis.py) and reproduce
   the velocities and accelerations (linear and angular) re-expressed in the body's frame, in
   `_vel_bodyLocal.sto` and `_acc_bodyLocal.sto` (positions stay global). With bodies `all` the
   whole model's mass center follows (`center_of_mass_X, _Y, _Z`; in every file, in ground).
+* PointKinematics: a point fixed on a body (`body_name`, ground allowed; `point` in its frame)
+  in ground, or with `relative_to_body_name` (a body; none or ground: ground) its position
+  from that body's origin in that body's frame, R_b^T (p - o_b), and its velocity and
+  acceleration in ground re-expressed in that frame, R_b^T v and R_b^T a (OpenSim's, seen:
+  not the derivatives of the relative position); `point_kinematics_<point_name>_pos.sto`,
+  `_vel.sto`, `_acc.sto`, columns `<point_name>_X, _Y, _Z` (OpenSim 4.6 labels them
+  state_0, state_1, state_2). OpenSim stops without a word on an unknown body_name and takes
+  an unknown relative_to_body_name as ground (seen); both are refused here.
 * Units: SI, radians (inDegrees=no), whatever `in_degrees` says (OpenSim writes degrees with
   it true; its readers convert by the header's flag): as every file of ours.
 
@@ -187,6 +195,72 @@ def body_rows(loaded: OsimModel, selection: BodySelection, q, qd, qdd, *,
         return _compiled_body_rows(loaded.model, loaded.coupling, selection.index,
                                    mass_center, selection.with_center_of_mass, local,
                                    *(jnp.asarray(r) for r in rows))
+
+    return map_row_blocks(block, tuple(np.atleast_2d(np.asarray(x, dtype=np.float64))
+                                       for x in (q, qd, qdd)), ROWS_PER_CALL)
+
+
+class PointSelection(NamedTuple):
+    """A PointKinematics' point: its name, the engine body it is on and its location (3,) m
+    in that body's frame; relative_to: the engine body whose frame it is reported in (0:
+    ground)."""
+
+    name: str
+    body: int
+    point_m: tuple[float, float, float]
+    relative_to: int
+
+
+def point_selection(loaded: OsimModel, name: str, body: str, point_m, relative_to: str,
+                    where: str) -> PointSelection:
+    """The point of a PointKinematics (module docstring): body `ground` or a body of the
+    model, relative_to `none`, `ground` or a body; ValueError naming `where` otherwise."""
+    from myotwin.osim.xml_reading import read_document
+
+    bodies = list(read_document(loaded.source, forces=False).bodies)
+    if not name or name.split() != [name] or "/" in name or "\\" in name:
+        raise ValueError(f"{where}: <point_name> names its files and columns: one word "
+                         f"without slashes is needed, got {name!r}")
+
+    def index(value: str, field: str, extra: tuple[str, ...]) -> int:
+        if value in extra:
+            return 0
+        if value not in bodies or value not in loaded.body_names:
+            raise ValueError(f"{where}: <{field}> {value!r} is not a body of {loaded.source} "
+                             f"(bodies: {bodies}, or {' or '.join(extra)})")
+        return loaded.body_names.index(value)
+
+    return PointSelection(name, index(body, "body_name", ("ground",)),
+                          tuple(float(x) for x in point_m),
+                          index(relative_to, "relative_to_body_name", ("none", "ground")))
+
+
+def _point_rows(model, coupling, body: int, point, relative_to: int, q, qd, qdd):
+    def where(q_row):
+        q_f = q_row if coupling is None else full_positions(coupling, q_row)
+        kin = kinematics(model, q_f)
+        return (kin.body_pos_world[body] + kin.body_rot_world[body] @ point,
+                kin.body_pos_world[relative_to], kin.body_rot_world[relative_to])
+
+    def one(row):
+        (p, origin, rot), (v, _, _), (a, _, _) = _second_order(where, *row)
+        return rot.T @ (p - origin), rot.T @ v, rot.T @ a
+
+    return jax.lax.map(one, (q, qd, qdd))
+
+
+_compiled_point_rows = jax.jit(_point_rows, static_argnames=("body", "relative_to"))
+
+
+def point_rows(loaded: OsimModel, selection: PointSelection, q, qd,
+               qdd) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(positions, velocities, accelerations) (n_rows, 3) of the point of `selection` at rows
+    of q, qd, qdd (module docstring: in ground, or in the frame of its relative_to body)."""
+    point = jnp.asarray(selection.point_m)
+
+    def block(rows):
+        return _compiled_point_rows(loaded.model, loaded.coupling, selection.body, point,
+                                    selection.relative_to, *(jnp.asarray(r) for r in rows))
 
     return map_row_blocks(block, tuple(np.atleast_2d(np.asarray(x, dtype=np.float64))
                                        for x in (q, qd, qdd)), ROWS_PER_CALL)
@@ -417,4 +491,26 @@ def write_body_kinematics(loaded: OsimModel, rows: AnalysisRows, out_dir,
                             values, f"OpenSim's BodyKinematics: {loaded.source} (mass centers, "
                             "body-fixed X-Y-Z angles; SI: m, rad)")
     return {"bodies": list(selection.names), "center_of_mass": selection.with_center_of_mass,
+            "files": files}
+
+
+def write_point_kinematics(loaded: OsimModel, rows: AnalysisRows, out_dir,
+                           selection: PointSelection) -> dict:
+    """OpenSim's PointKinematics into out_dir: point_kinematics_<name>_pos.sto, _vel.sto,
+    _acc.sto (module docstring). Returns {"point", "files"}."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    labels = tuple(f"{selection.name}_{a}" for a in ("X", "Y", "Z"))
+    files = {}
+    for key, title, values in zip(("pos", "vel", "acc"),
+                                  ("PointPosition", "PointVelocity", "PointAcceleration"),
+                                  point_rows(loaded, selection, rows.q, rows.qd, rows.qdd)):
+        files[key] = _write(out / f"point_kinematics_{selection.name}_{key}.sto", title,
+                            labels, rows.times_s, values,
+                            f"OpenSim's PointKinematics: {loaded.source} (SI: m)")
+    def body(index: int) -> str:
+        return "ground" if index == 0 else loaded.body_names[index]
+
+    return {"point": selection.name, "body": body(selection.body),
+            "point_m": list(selection.point_m), "relative_to": body(selection.relative_to),
             "files": files}
