@@ -607,6 +607,29 @@ def test_kinematics_of_a_model_whose_controllers_drive_its_actuators(tmp_path, c
     assert worst <= 1.0
 
 
+def _check_leg(tmp_path, capsys, what):
+    """The leg's Kinematics and BodyKinematics against OpenSim's (the tolerances of
+    test_kinematics_of_a_coupled_leg_match_opensims_tool)."""
+    loaded = load(tmp_path / "leg.osim")
+    angles = [c for c, m in zip(loaded.all_coordinates, output_coordinates(loaded).motion)
+              if m == "rotational"]
+    kinematics, body = tmp_path / "ours" / "Kinematics", tmp_path / "ours" / "BodyKinematics"
+    with capsys.disabled():
+        worst = max(
+            _check_kinematics(tmp_path, kinematics, "arm_Kinematics",
+                              {"kinematics_q": "q", "kinematics_u": "u"}, what, 1e-8, angles),
+            _check_kinematics(tmp_path, body, "arm_BodyKinematics",
+                              {"body_kinematics_pos_global": "pos_global",
+                               "body_kinematics_vel_global": "vel_global"}, what, 1e-8),
+            _check_kinematics(tmp_path, kinematics, "arm_Kinematics",
+                              {"kinematics_dudt": "dudt"}, what, rel_tol=1e-7, angles=angles),
+            _check_kinematics(tmp_path, body, "arm_BodyKinematics",
+                              {"body_kinematics_acc_global": "acc_global"}, what,
+                              rel_tol=1e-7))
+        print(f"{what}: worst error / tolerance {worst:.2g}")
+    assert worst <= 1.0
+
+
 def test_kinematics_of_a_coupled_leg_match_opensims_tool(tmp_path, capsys):
     """leg6dof9musc (its patella coordinate a CoordinateCouplerConstraint's, the toes welded;
     9 muscles at their default states) along a synthetic swing whose patella column the
@@ -617,33 +640,13 @@ def test_kinematics_of_a_coupled_leg_match_opensims_tool(tmp_path, capsys):
     file's largest (that pose difference through the muscles' stiff tendons at their default
     fiber lengths: 1.2e-8 of it seen). Without the patella's column the setup is refused:
     OpenSim would hold its speed at 0, against the constraint."""
-    model = tmp_path / "leg.osim"
-    model.write_text(needs(REF / "models" / "leg6dof9musc.osim").read_text())
+    (tmp_path / "leg.osim").write_text(needs(REF / "models" / "leg6dof9musc.osim").read_text())
     write_leg_swing(tmp_path / "swing.mot")
     setup = _kinematics_setup(tmp_path, "leg.osim", 0.4)
     summary = _run_both(tmp_path, capsys, setup)
     kin, body = summary["analyses"].values()
     assert "knee_angle_pat_r" in kin["coordinates"] and "patella_r" in body["bodies"]
-    loaded = load(model)
-    angles = [c for c, m in zip(loaded.all_coordinates, output_coordinates(loaded).motion)
-              if m == "rotational"]
-    ours = tmp_path / "ours"
-    with capsys.disabled():
-        worst = max(
-            _check_kinematics(tmp_path, ours / "Kinematics", "arm_Kinematics",
-                              {"kinematics_q": "q", "kinematics_u": "u"}, "leg", 1e-8,
-                              angles),
-            _check_kinematics(tmp_path, ours / "BodyKinematics", "arm_BodyKinematics",
-                              {"body_kinematics_pos_global": "pos_global",
-                               "body_kinematics_vel_global": "vel_global"}, "leg", 1e-8),
-            _check_kinematics(tmp_path, ours / "Kinematics", "arm_Kinematics",
-                              {"kinematics_dudt": "dudt"}, "leg", rel_tol=1e-7,
-                              angles=angles),
-            _check_kinematics(tmp_path, ours / "BodyKinematics", "arm_BodyKinematics",
-                              {"body_kinematics_acc_global": "acc_global"}, "leg",
-                              rel_tol=1e-7))
-        print(f"coupled leg: worst error / tolerance {worst:.2g}")
-    assert worst <= 1.0
+    _check_leg(tmp_path, capsys, "coupled leg")
     swing = read_storage(tmp_path / "swing.mot")
     keep = [k for k, label in enumerate(swing.labels) if label != "knee_angle_pat_r"]
     with StorageWriter(tmp_path / "swing.mot", "Coordinates",
@@ -686,24 +689,7 @@ def test_a_coupled_legs_states_file_needs_the_dependent_speed(tmp_path, capsys):
     summary = _run_both(tmp_path, capsys, setup)
     assert summary["analyses"]["Kinematics"]["dependent_speeds_off_constraint"] == {
         "knee_angle_pat_r": 0.0}
-    loaded = load(tmp_path / "leg.osim")
-    angles = [c for c, m in zip(loaded.all_coordinates, output_coordinates(loaded).motion)
-              if m == "rotational"]
-    ours = tmp_path / "ours"
-    with capsys.disabled():
-        worst = max(
-            _check_kinematics(tmp_path, ours / "Kinematics", "arm_Kinematics",
-                              {"kinematics_q": "q", "kinematics_u": "u"}, "leg states", 1e-8,
-                              angles),
-            _check_kinematics(tmp_path, ours / "BodyKinematics", "arm_BodyKinematics",
-                              {"body_kinematics_pos_global": "pos_global",
-                               "body_kinematics_vel_global": "vel_global"}, "leg states",
-                              1e-8),
-            _check_kinematics(tmp_path, ours / "Kinematics", "arm_Kinematics",
-                              {"kinematics_dudt": "dudt"}, "leg states", rel_tol=1e-7,
-                              angles=angles))
-        print(f"coupled leg's states file: worst error / tolerance {worst:.2g}")
-    assert worst <= 1.0
+    _check_leg(tmp_path, capsys, "coupled leg's states file")
     states(tmp_path / "states.sto", offset=0.01)
     assert main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "off")]) == 0
     off = json.loads(capsys.readouterr().out)["analyses"]["Kinematics"]
