@@ -30,9 +30,9 @@ reserves and the load, the muscle analysis reads both past, as OpenSim's files s
 states file with an initial time between rows (OpenSim starts at the row before; its filter
 and coordinates_file do not apply); the kinematics analyses along the IK motion (all,
 listed, in the bodies' frames, a point in ground and in the humerus' frame), along a states
-file with a hand load and equilibrium, on a model whose controller drives its actuators, and
-on the coupled leg (a coordinates file, a states file). Bad setups are one line naming the
-file, element and value (exit status 2).
+file with a hand load and equilibrium, on a model whose controller drives its actuators, on
+the coupled leg (a coordinates file, a states file), and on the arm with its shoulder locked.
+Bad setups are one line naming the file, element and value (exit status 2).
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ from myotwin.osim.loader import load
 from myotwin.osim.muscle_states import OUTPUTS
 from myotwin.osim.storage import StorageWriter, read_storage
 from opensim_live import opensim_package, run_printing_16_digits
-from osim_synthetic import (ARM26_ELLIPSOIDS, deactivate, to_degroote, write_leg_swing,
-                             write_osim, write_reserves)
+from osim_synthetic import (ARM26_ELLIPSOIDS, deactivate, locked_copy, to_degroote,
+                             write_leg_swing, write_osim, write_reserves)
 from shared_reference import SHARED, needs
 from storage_files import write_mot
 
@@ -699,3 +699,30 @@ def test_a_coupled_legs_states_file_needs_the_dependent_speed(tmp_path, capsys):
     err = capsys.readouterr().err
     assert ("states.sto: no column '/jointset/tib_pat_r/knee_angle_pat_r/speed' for "
             "'knee_angle_pat_r'") in err and not (tmp_path / "refused").exists()
+
+
+def test_kinematics_of_a_locked_arm_match_opensims_tool(tmp_path, capsys):
+    """arm26 with its shoulder locked at 0.3 rad (ellipsoids inactive), the IK's elbow alone
+    (the locked coordinate's column absent: its locked value): the locked coordinate's q, u,
+    udot are 0.3, 0, 0, the arm's kinematics and forward dynamics hold it there, as OpenSim's
+    (REL_TOL_KINEMATICS)."""
+    model = locked_copy(needs(ARM), tmp_path, "r_shoulder_elev", 0.3, ARM26_ELLIPSOIDS)
+    ik = read_storage(needs(IK))
+    write_mot(tmp_path / "swing.mot", ik.time_s,
+              {"r_elbow_flex": np.radians(ik.column("r_elbow_flex"))}, "Coordinates")
+    summary = _run_both(tmp_path, capsys, _kinematics_setup(tmp_path, model.name, 0.3))
+    assert summary["analyses"]["Kinematics"]["coordinates"] == list(COORDINATES)
+    ours = tmp_path / "ours"
+    q, u, udot = (read_storage(ours / "Kinematics" / f"kinematics_{k}.sto").column(
+        "r_shoulder_elev") for k in ("q", "u", "dudt"))
+    assert np.all(q == 0.3) and not u.any() and not udot.any()
+    with capsys.disabled():
+        worst = max(
+            _check_kinematics(tmp_path, ours / "Kinematics", "arm_Kinematics",
+                              {"kinematics_q": "q", "kinematics_u": "u",
+                               "kinematics_dudt": "dudt"}, "locked arm"),
+            _check_kinematics(tmp_path, ours / "BodyKinematics", "arm_BodyKinematics",
+                              {f"body_kinematics_{k}": k for k in
+                               ("pos_global", "vel_global", "acc_global")}, "locked arm"))
+        print(f"locked arm: worst error / tolerance {worst:.2g}")
+    assert worst <= 1.0
