@@ -327,3 +327,20 @@ def test_a_setup_in_the_form_of_opensims_arm26_tutorial_runs_as_the_forward_tool
         print(f"arm26 tutorial-form ForwardTool setup (isDisabled true): within {error:.1e} "
               "rad of the ForwardTool")
     assert error <= 2e-8
+
+
+def test_a_run_out_of_steps_leaves_the_setups_summary(tmp_path, capsys):
+    # a ForwardTool run that stops (its integrator out of steps: maximum_number_of_integrator_
+    # steps 20 at tolerance 1e-12) writes the rows before it and the summary, with the setup's
+    # names, as a finished one does (exit status 3)
+    _needs_model()
+    setup = tmp_path / "setup.xml"
+    setup.write_text(_SETUP.format(model=MILLARD, extra=(
+        "<integrator_error_tolerance>1e-12</integrator_error_tolerance>"
+        "<maximum_number_of_integrator_steps>20</maximum_number_of_integrator_steps>")))
+    assert main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "out")]) == 3
+    assert "max_steps attempts" in capsys.readouterr().err
+    written = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert (written["tool_type"], written["setup"], written["tool"]) == (
+        "ForwardTool", "setup.xml", "run")
+    assert written["diverged"] is True and written["integrator_status"] == "max_steps"

@@ -41,6 +41,7 @@ file's folder, as OpenSim resolves them):
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -161,7 +162,8 @@ def read_forward_setup(path) -> ForwardSetup:
 def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVAL_S) -> dict:
     """Run the ForwardTool setup file `path` (module docstring), writing into `out_dir`
     (default: its results_directory); returns `forward`'s summary with the tool type and
-    the setup's and tool's names (also in the written summary.json)."""
+    the setup's and tool's names (also in the written summary.json, and there too when the
+    run diverges: `forward`'s FloatingPointError is raised after it)."""
     from myotwin import musculoskeletal as ms
     from myotwin.osim.controllers import read_controller
     from myotwin.osim.controls import read_controls
@@ -196,10 +198,17 @@ def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVA
     external = (None if setup.external_loads_file is None
                 else read_external_loads(setup.external_loads_file))
     out = setup.results_directory if out_dir is None else out_dir
-    summary = forward(loaded, msm, out,
-                      inputs=inputs, duration_s=duration, dt_s=duration / rows,
-                      integrator="rk45", accuracy=setup.accuracy, max_steps=setup.max_steps,
-                      initial=initial, solve_for_equilibrium=setup.solve_for_equilibrium,
-                      external_loads=external)
-    return write_setup_summary(out, "ForwardTool",
-                               {"setup": Path(path).name, "tool": setup.name, **summary})
+    names = {"setup": Path(path).name, "tool": setup.name}
+    try:
+        summary = forward(loaded, msm, out,
+                          inputs=inputs, duration_s=duration, dt_s=duration / rows,
+                          integrator="rk45", accuracy=setup.accuracy, max_steps=setup.max_steps,
+                          initial=initial, solve_for_equilibrium=setup.solve_for_equilibrium,
+                          external_loads=external)
+    except FloatingPointError:   # a divergence: the rows before it and the summary written
+        written = Path(out) / "summary.json"
+        summary = json.loads(written.read_text()) if written.exists() else {}
+        if summary.get("diverged"):
+            write_setup_summary(out, "ForwardTool", {**names, **summary})
+        raise
+    return write_setup_summary(out, "ForwardTool", {**names, **summary})
