@@ -311,9 +311,9 @@ def test_bad_setups_are_one_line(tmp_path, capsys, more, message):
 
 
 def test_the_muscle_and_actuator_classes_are_opensims():
-    """`id_setup.MUSCLE_TAGS` and `ACTUATOR_TAGS` are the concrete Muscle and other Actuator
+    """`force_reading.MUSCLE_TAGS` and `ACTUATOR_TAGS` are the concrete Muscle and other Actuator
     classes of the opensim package (what its Muscles and Actuators keywords exclude)."""
-    from myotwin.osim.id_setup import ACTUATOR_TAGS, MUSCLE_TAGS
+    from myotwin.osim.force_reading import ACTUATOR_TAGS, MUSCLE_TAGS
 
     osim = opensim_package()
 

@@ -377,7 +377,7 @@ def _window(setup: AnalyzeSetup, where: str) -> tuple[float, float]:
 
 def _refuse_added_muscles(setup: AnalyzeSetup, where: str) -> None:
     """OsimError if the force set files add muscles (a MuscleAnalysis would report them)."""
-    from myotwin.osim.id_setup import MUSCLE_TAGS     # every OpenSim muscle class
+    from myotwin.osim.force_reading import MUSCLE_TAGS     # every OpenSim muscle class
     from myotwin.osim.xml_reading import force_set_file_nodes
 
     added = [node.name for node in force_set_file_nodes(setup.force_set_files)

@@ -36,6 +36,17 @@ from myotwin.osim.skeleton_reading import body_path
 from myotwin.osim.xml_values import Node
 
 MUSCLE_TYPES = ("Thelen2003Muscle", "Millard2012EquilibriumMuscle", "DeGrooteFregly2016Muscle")
+#: OpenSim 4.6's concrete Muscle classes (the ID tool's keyword Muscles excludes them; a
+#: force set file's muscles are found by them; tests check the list against the opensim
+#: package's class hierarchy).
+MUSCLE_TAGS = ("DeGrooteFregly2016Muscle", "MeyerFregly2016Muscle",
+               "Millard2012AccelerationMuscle", "Millard2012EquilibriumMuscle",
+               "RigidTendonMuscle", "Thelen2003Muscle")
+#: Its other concrete Actuator classes (the ID tool's keyword Actuators excludes these and
+#: the muscles).
+ACTUATOR_TAGS = ("ActivationCoordinateActuator", "BodyActuator", "ClutchedPathSpring",
+                 "CoordinateActuator", "McKibbenActuator", "PathActuator", "PointActuator",
+                 "PointToPointActuator", "TorqueActuator")
 
 #: XML property -> (recorded name, kind); kinds: number (finite), bound (may be +-Inf), flag,
 #: text. Properties of every muscle (Force, Actuator, Muscle):

@@ -51,6 +51,7 @@ import math
 from pathlib import Path
 
 from myotwin.osim.errors import Where
+from myotwin.osim.force_reading import ACTUATOR_TAGS, MUSCLE_TAGS
 from myotwin.osim.xml_values import Node, document_element, parse_xml
 
 _TOOL = "InverseDynamicsTool"
@@ -59,15 +60,6 @@ _PROPERTIES = ("results_directory", "model_file", "time_range", "forces_to_exclu
                "lowpass_cutoff_frequency_for_coordinates", "output_gen_force_file",
                "joints_to_report_body_forces", "output_body_forces_file",
                "coordinates_in_degrees")
-#: OpenSim 4.6's concrete Muscle classes (excluded by the keyword Muscles; tests check the
-#: list against the opensim package's class hierarchy).
-MUSCLE_TAGS = ("DeGrooteFregly2016Muscle", "MeyerFregly2016Muscle",
-               "Millard2012AccelerationMuscle", "Millard2012EquilibriumMuscle",
-               "RigidTendonMuscle", "Thelen2003Muscle")
-#: Its other concrete Actuator classes (the keyword Actuators excludes these and the muscles).
-ACTUATOR_TAGS = ("ActivationCoordinateActuator", "BodyActuator", "ClutchedPathSpring",
-                 "CoordinateActuator", "McKibbenActuator", "PathActuator", "PointActuator",
-                 "PointToPointActuator", "TorqueActuator")
 
 
 @dataclasses.dataclass(frozen=True)
