@@ -108,6 +108,9 @@ POINT_KIN = """<PointKinematics name="tip"><on>true</on><step_interval>1</step_i
   <in_degrees>true</in_degrees><body_name>r_ulna_radius_hand</body_name>
   <relative_to_body_name>none</relative_to_body_name><point_name>tip</point_name>
   <point>0.01 -0.3 0.02</point></PointKinematics>"""
+ACTUATION = '<Actuation name="Actuation"><on>true</on><in_degrees>true</in_degrees></Actuation>'
+FORCES = ('<ForceReporter name="ForceReporter"><on>true</on>'
+          "<include_constraint_forces>false</include_constraint_forces></ForceReporter>")
 #: Kinematics, BodyKinematics and PointKinematics: of the largest value of each file
 #: (rounding: both evaluate the same kinematics and forward dynamics in double precision;
 #: observed <= 4e-14)
@@ -351,12 +354,16 @@ def _muscle_force_set(path):
      "<moment_arm_coordinate_list> must be all"),
     (MA.replace("<compute_moments>true<", "<compute_moments>false<"), "",
      "<compute_moments> must be true"),
-    (SO + '<Actuation name="k"><on>true</on></Actuation>', "",
-     "Actuation 'k' (AnalysisSet Analyses): only StaticOptimization, MuscleAnalysis, "
-     "Kinematics, BodyKinematics, PointKinematics are run"),
+    (SO + '<InducedAccelerations name="k"><on>true</on></InducedAccelerations>', "",
+     "InducedAccelerations 'k' (AnalysisSet Analyses): only StaticOptimization, "
+     "MuscleAnalysis, Kinematics, BodyKinematics, PointKinematics, Actuation, ForceReporter "
+     "are run"),
     (SO.replace("<on>true<", "<on>false<"), "", "AnalysisSet 'Analyses' (AnalyzeTool arm): no "
-     "StaticOptimization, MuscleAnalysis, Kinematics, BodyKinematics, PointKinematics is on: "
-     "nothing to run"),
+     "StaticOptimization, MuscleAnalysis, Kinematics, BodyKinematics, PointKinematics, "
+     "Actuation, ForceReporter is on: nothing to run"),
+    (FORCES.replace("constraint_forces>false<", "constraint_forces>true<"), "",
+     "ForceReporter 'ForceReporter' (AnalysisSet Analyses): <include_constraint_forces> must "
+     "be false: constraint forces are not computed"),
     (POINT_KIN.replace("<point>0.01 -0.3 0.02<", "<point>0.01 -0.3<"), "",
      "PointKinematics 'tip' (AnalysisSet Analyses): <point> must be 3 numbers, got "
      "'0.01 -0.3'"),
@@ -554,11 +561,11 @@ def test_body_kinematics_on_a_states_file_with_a_load_and_equilibrium(tmp_path, 
     assert worst <= 1.0
 
 
-def _kinematics_setup(tmp_path, model: str, final_time_s: float):
-    """setup.xml in tmp_path: a Kinematics and a BodyKinematics of `model` along swing.mot
-    from 0 s, no filter."""
+def _kinematics_setup(tmp_path, model: str, final_time_s: float, more: str = ""):
+    """setup.xml in tmp_path: a Kinematics and a BodyKinematics (and the analyses `more`) of
+    `model` along swing.mot from 0 s, no filter."""
     setup = tmp_path / "setup.xml"
-    setup.write_text(_SETUP.format(analyses=KIN + BODY_KIN, extra="", initial=0.0,
+    setup.write_text(_SETUP.format(analyses=KIN + BODY_KIN + more, extra="", initial=0.0,
                                    coordinates="swing.mot")
                      .replace("arm26.osim", model)
                      .replace("<final_time>0.3<", f"<final_time>{final_time_s}<")
@@ -569,9 +576,9 @@ def _kinematics_setup(tmp_path, model: str, final_time_s: float):
 def test_kinematics_of_a_model_whose_controllers_drive_its_actuators(tmp_path, capsys):
     """double_pendulum.osim (no muscles) whose PrescribedController drives its two
     CoordinateActuators (a Sine; a piecewise constant jumping at 0.3 s and 0.55 s), along a
-    made-up motion, no filter: the accelerations take the controls at each row's time, as
-    OpenSim's. With the controls left out the accelerations were 23 rad/s^2 off (a
-    deliberate-bug run), 1e11 times the tolerance."""
+    made-up motion, no filter: the accelerations, and the Actuation's forces and powers, take
+    the controls at each row's time, as OpenSim's. With the controls left out the
+    accelerations were 23 rad/s^2 off (a deliberate-bug run), 1e11 times the tolerance."""
     pendulum = SHARED / "reference" / "opensim" / "models" / "double_pendulum.osim"
     controller = (
         '<PrescribedController name="torques"><socket_actuators>/forceset/Torq1 '
@@ -591,7 +598,7 @@ def test_kinematics_of_a_model_whose_controllers_drive_its_actuators(tmp_path, c
     t = np.linspace(0.0, 1.0, 101)
     write_mot(tmp_path / "swing.mot", t, {"q1": 0.5 * np.sin(3.0 * t),
                                           "q2": 0.3 * np.cos(2.0 * t)}, "swing")
-    setup = _kinematics_setup(tmp_path, "pendulum.osim", 0.8)
+    setup = _kinematics_setup(tmp_path, "pendulum.osim", 0.8, ACTUATION)
     summary = _run_both(tmp_path, capsys, setup)
     assert summary["analyses"]["Kinematics"]["controllers"] == ["torques"]
     ours = tmp_path / "ours"
@@ -602,7 +609,10 @@ def test_kinematics_of_a_model_whose_controllers_drive_its_actuators(tmp_path, c
                                "kinematics_dudt": "dudt"}, "pendulum", angles=("q1", "q2")),
             _check_kinematics(tmp_path, ours / "BodyKinematics", "arm_BodyKinematics",
                               {f"body_kinematics_{k}": k for k in
-                               ("pos_global", "vel_global", "acc_global")}, "pendulum"))
+                               ("pos_global", "vel_global", "acc_global")}, "pendulum"),
+            _check_kinematics(tmp_path, ours / "Actuation", "arm_Actuation",
+                              {f"actuation_{k}": k for k in ("force", "speed", "power")},
+                              "pendulum", angles=()))
         print(f"double pendulum driven by its controller: worst error / tolerance {worst:.2g}")
     assert worst <= 1.0
 
@@ -725,4 +735,56 @@ def test_kinematics_of_a_locked_arm_match_opensims_tool(tmp_path, capsys):
                               {f"body_kinematics_{k}": k for k in
                                ("pos_global", "vel_global", "acc_global")}, "locked arm"))
         print(f"locked arm: worst error / tolerance {worst:.2g}")
+    assert worst <= 1.0
+
+
+
+def _two_loads(directory):
+    """loads.xml over _hand_load's data: "weight" on the hand, its force in the hand's frame
+    and its point in ground; "twist" on the humerus, a force in the humerus' frame and a
+    torque (hand.mot's point columns), no point."""
+    _hand_load(directory)
+    text = (directory / "hand.xml").read_text()
+    text = (text.replace("<force_expressed_in_body>ground<",
+                         "<force_expressed_in_body>r_ulna_radius_hand<")
+            .replace("<point_expressed_in_body>r_ulna_radius_hand<",
+                     "<point_expressed_in_body>ground<"))
+    twist = ('<ExternalForce name="twist"><appliesForce>true</appliesForce>'
+             "<applied_to_body>r_humerus</applied_to_body>"
+             "<force_expressed_in_body>r_humerus</force_expressed_in_body>"
+             "<point_expressed_in_body>ground</point_expressed_in_body>"
+             "<force_identifier>h_v</force_identifier><point_identifier></point_identifier>"
+             "<torque_identifier>h_p</torque_identifier>"
+             "<data_source_name>Unassigned</data_source_name></ExternalForce>")
+    (directory / "loads.xml").write_text(text.replace("</ExternalForce></objects>",
+                                                      "</ExternalForce>" + twist + "</objects>"))
+
+
+def test_actuation_and_force_reporter_match_opensims_tool(tmp_path, capsys):
+    """Actuation and ForceReporter on arm26 (ellipsoids inactive) with reserve actuators and
+    two external forces (a force in the hand's frame at a point given in ground; a force and
+    a torque in the humerus' frame), muscles at their default states: every file within
+    REL_TOL_KINEMATICS of OpenSim's (the muscles' forces up to ~1.3e4 N at these states). The
+    external forces' columns: the force and torque in ground, the point in the applied body's
+    frame, as OpenSim's ForceReporter writes them."""
+    write_reserves(tmp_path / "reserves.xml", COORDINATES, 5.0)
+    _two_loads(tmp_path)
+    setup = _setup(tmp_path, ACTUATION + FORCES, "<force_set_files>reserves.xml"
+                   "</force_set_files><external_loads_file>loads.xml</external_loads_file>")
+    summary = _run_both(tmp_path, capsys, setup)
+    actuation, forces = summary["analyses"].values()
+    assert actuation["actuators"] == forces["forces"] and len(forces["forces"]) == 8
+    assert forces["external_forces"] == [
+        f"r_ulna_radius_hand_weight_{k}{a}" for k in "Fp" for a in "xyz"] + [
+        f"r_humerus_twist_{k}{a}" for k in "FT" for a in "xyz"]
+    ours = tmp_path / "ours"
+    with capsys.disabled():
+        worst = max(
+            _check_kinematics(tmp_path, ours / "Actuation", "arm_Actuation",
+                              {f"actuation_{k}": k for k in ("force", "speed", "power")},
+                              "Actuation", angles=()),
+            _check_kinematics(tmp_path, ours / "ForceReporter", "arm_ForceReporter",
+                              {"force_reporter_forces": "forces"}, "ForceReporter",
+                              angles=()))
+        print(f"Actuation and ForceReporter: worst error / tolerance {worst:.2g}")
     assert worst <= 1.0

@@ -1,8 +1,10 @@
 """An OpenSim AnalyzeTool setup file whose AnalysisSet holds StaticOptimization,
-MuscleAnalysis, Kinematics, BodyKinematics and PointKinematics analyses, run as OpenSim's
-`opensim-cmd run-tool SETUP.xml` runs it (`myotwin osim run-tool SETUP.xml`), by
-`osim.static_optimization.run`, `osim.muscle_analysis.run` and `osim.kinematics_analysis`
-(what OpenSim's three kinematics analyses write: that module's docstring).
+MuscleAnalysis, Kinematics, BodyKinematics, PointKinematics, Actuation and ForceReporter
+analyses, run as OpenSim's `opensim-cmd run-tool SETUP.xml` runs it (`myotwin osim run-tool
+SETUP.xml`), by `osim.static_optimization.run`, `osim.muscle_analysis.run`,
+`osim.kinematics_analysis` and `osim.force_analyses` (what OpenSim's kinematics and force
+analyses write: those modules' docstrings; all five take their rows, states and controls
+from `kinematics_analysis.analysis_rows`).
 
 What the setup's properties become (OpenSim 4.6's AnalyzeTool and its four analyses, whose
 property lists are these; paths relative to the setup file's folder, as
@@ -27,7 +29,8 @@ test_osim_analyze_setup.py):
   the filter on, a window reaching before the file's first time or after its last is refused:
   OpenSim analyses its padding's rows there (checked: initial_time -0.1 s on a file from 0 s
   gives 12 rows from -0.1 s), which static optimization does not reproduce.
-* `states_file`: the MuscleAnalysis and the kinematics analyses read the coordinates,
+* `states_file`: the MuscleAnalysis and the kinematics and force analyses read the
+  coordinates,
   speeds and muscle states from it (`muscle_analysis.run`'s states_path); OpenSim then
   ignores coordinates_file (recorded) and the filter (checked: the same files at 6 Hz and
   -1). A StaticOptimization with a states file
@@ -35,7 +38,8 @@ test_osim_analyze_setup.py):
 * `external_loads_file`: static optimization's external loads. The MuscleAnalysis reads past
   it (checked: its files are the same with a 20 N load on arm26's hand, which changes the
   activations by 0.18). The kinematics analyses take it, and the force set files,
-  into the forward dynamics that gives their accelerations.
+  into the forward dynamics that gives their accelerations; the ForceReporter lists its
+  forces.
 * `solve_for_equilibrium_for_auxiliary_states`: the MuscleAnalysis' muscle_states
   "equilibrium" (true) or "default" (false); the same muscle states for the kinematics
   analyses' forward dynamics. Static optimization does not use the muscles'
@@ -64,7 +68,8 @@ test_osim_analyze_setup.py):
   `point_name` (its files' and columns' name), `relative_to_body_name` (none, ground or a
   body); an unknown body is refused (OpenSim stops without a word on one, and takes an
   unknown relative_to_body_name as ground).
-* Analyses that are off are read past whatever their type (one of the five is still
+* Actuation: `on`. ForceReporter: `on`, `include_constraint_forces` must be false.
+* Analyses that are off are read past whatever their type (one of the seven is still
   checked); another analysis that is on is refused, as is a setup where none is on. Any
   property the tool or analysis does not have is refused.
 
@@ -73,7 +78,8 @@ Output: each analysis that is on, in the set's order, writes into its own folder
 setup's results_directory), the files of `myotwin osim static-optimization` /
 `myotwin osim muscle-analysis` (static_optimization_activation.sto, muscle_analysis_Length.sto,
 ..., summary.json), or kinematics_q.sto, body_kinematics_pos_global.sto,
-point_kinematics_<point>_pos.sto, ..., summary.json,
+point_kinematics_<point>_pos.sto, actuation_force.sto, force_reporter_forces.sto, ...,
+summary.json,
 not OpenSim's `<tool>_<analysis>_activation.sto` names.
 `run_analyze_setup` returns {"tool_type", "setup": file name, "tool": the tool's name,
 "out_dir", "analyses": {folder: {"type", "out_dir", "setup_values_not_used", **the command's
@@ -104,6 +110,8 @@ MA = "MuscleAnalysis"
 KIN = "Kinematics"
 BODY_KIN = "BodyKinematics"
 POINT_KIN = "PointKinematics"
+ACTUATION = "Actuation"
+FORCES = "ForceReporter"
 _ANALYSIS_PROPERTIES = {
     SO: _COMMON + ("use_model_force_set", "activation_exponent", "use_muscle_physiology",
                    "optimizer_convergence_criterion", "optimizer_max_iterations"),
@@ -111,6 +119,8 @@ _ANALYSIS_PROPERTIES = {
     KIN: _COMMON + ("coordinates",),
     BODY_KIN: _COMMON + ("bodies", "express_results_in_body_local_frame"),
     POINT_KIN: _COMMON + ("body_name", "relative_to_body_name", "point_name", "point"),
+    ACTUATION: _COMMON,
+    FORCES: _COMMON + ("include_constraint_forces",),
 }
 
 
@@ -163,12 +173,27 @@ class PointKinematicsSettings:
     relative_to: str
 
 
+@dataclasses.dataclass(frozen=True)
+class ForceAnalysisSettings:
+    """An Actuation or ForceReporter (`kind`) that is on: its folder name."""
+
+    name: str
+    kind: str
+
+
 Settings = (StaticOptimizationSettings | MuscleAnalysisSettings | KinematicsSettings
-            | BodyKinematicsSettings | PointKinematicsSettings)
+            | BodyKinematicsSettings | PointKinematicsSettings | ForceAnalysisSettings)
 _TYPES = {StaticOptimizationSettings: SO, MuscleAnalysisSettings: MA, KinematicsSettings: KIN,
           BodyKinematicsSettings: BODY_KIN, PointKinematicsSettings: POINT_KIN}
 #: The analyses whose rows come from `kinematics_analysis.analysis_rows`.
-_KINEMATICS = (KinematicsSettings, BodyKinematicsSettings, PointKinematicsSettings)
+_ROW_ANALYSES = (KinematicsSettings, BodyKinematicsSettings, PointKinematicsSettings,
+                 ForceAnalysisSettings)
+
+
+def _type(settings: Settings) -> str:
+    """The OpenSim analysis type of `settings`."""
+    return settings.kind if isinstance(settings, ForceAnalysisSettings) else _TYPES[
+        type(settings)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -251,6 +276,11 @@ def _analysis(node: Node) -> Settings | None:
     elif node.tag == BODY_KIN:
         settings = BodyKinematicsSettings(name, _names(node, "bodies"), node.flag(
             "express_results_in_body_local_frame", False))
+    elif node.tag in (ACTUATION, FORCES):
+        if node.tag == FORCES:
+            _only(node, "include_constraint_forces", False, "constraint forces are not "
+                  "computed")
+        settings = ForceAnalysisSettings(name, node.tag)
     elif node.tag == POINT_KIN:
         settings = PointKinematicsSettings(
             name, node.text("point_name", "NONAME"), node.text("body_name", "ground"),
@@ -398,7 +428,7 @@ def _kinematics_rows(setup: AnalyzeSetup, start: float, end: float, where: str):
                   replace_force_set=setup.replace_force_set)
     chosen = {}
     for a in setup.analyses:
-        node = f"{where}: {_TYPES[type(a)]} '{a.name}'"
+        node = f"{where}: {_type(a)} '{a.name}'"
         if isinstance(a, KinematicsSettings):
             chosen[a.name] = ka.coordinate_selection(loaded, a.coordinates, node)
         elif isinstance(a, BodyKinematicsSettings):
@@ -414,11 +444,32 @@ def _kinematics_rows(setup: AnalyzeSetup, start: float, end: float, where: str):
         external_loads_path=setup.external_loads_file), chosen
 
 
+def _write_rows_analysis(setup: AnalyzeSetup, analysis, loaded, rows, chosen, folder) -> dict:
+    """Write one of `_ROW_ANALYSES` into `folder` from the tool's rows; returns what its
+    writer returns."""
+    from myotwin.osim import force_analyses
+    from myotwin.osim import kinematics_analysis as ka
+    from myotwin.osim.external_loads import read_external_loads
+
+    if isinstance(analysis, KinematicsSettings):
+        return ka.write_kinematics(loaded, rows, folder, chosen[analysis.name])
+    if isinstance(analysis, BodyKinematicsSettings):
+        return ka.write_body_kinematics(loaded, rows, folder, chosen[analysis.name],
+                                        analysis.local)
+    if isinstance(analysis, PointKinematicsSettings):
+        return ka.write_point_kinematics(loaded, rows, folder, chosen[analysis.name])
+    if analysis.kind == ACTUATION:
+        return force_analyses.write_actuation(loaded, rows, folder)
+    loads = (None if setup.external_loads_file is None
+             else read_external_loads(setup.external_loads_file))
+    return force_analyses.write_force_reporter(loaded, rows, folder, loads)
+
+
 def run_analyze_setup(path, out_dir=None) -> dict:
     """Run the AnalyzeTool setup file `path` (module docstring): each analysis that is on, in
     order, into `out_dir` (default: its results_directory)/<analysis name>; returns the
     summary the module docstring describes."""
-    from myotwin.osim import kinematics_analysis, muscle_analysis, static_optimization
+    from myotwin.osim import muscle_analysis, static_optimization
 
     path = Path(path)
     setup = read_analyze_setup(path)
@@ -429,7 +480,7 @@ def run_analyze_setup(path, out_dir=None) -> dict:
     out = Path(setup.results_directory if out_dir is None else out_dir)
     results = {}
     kinematics = None     # (loaded, rows, lists): found before any analysis writes a file
-    if any(isinstance(a, _KINEMATICS) for a in setup.analyses):
+    if any(isinstance(a, _ROW_ANALYSES) for a in setup.analyses):
         kinematics = _kinematics_rows(setup, start, end, where)
     for analysis in setup.analyses:
         folder = out / analysis.name
@@ -462,15 +513,7 @@ def run_analyze_setup(path, out_dir=None) -> dict:
                       for k, v in ignored.items() if v is not None}
         else:
             loaded, rows, chosen = kinematics
-            if isinstance(analysis, KinematicsSettings):
-                written = kinematics_analysis.write_kinematics(loaded, rows, folder,
-                                                               chosen[analysis.name])
-            elif isinstance(analysis, BodyKinematicsSettings):
-                written = kinematics_analysis.write_body_kinematics(
-                    loaded, rows, folder, chosen[analysis.name], analysis.local)
-            else:
-                written = kinematics_analysis.write_point_kinematics(
-                    loaded, rows, folder, chosen[analysis.name])
+            written = _write_rows_analysis(setup, analysis, loaded, rows, chosen, folder)
             summary = {"model": str(setup.model_file), **rows.summary, **written,
                        "n_rows": int(rows.times_s.size),
                        "first_time_s": float(rows.times_s[0]),
@@ -480,7 +523,7 @@ def run_analyze_setup(path, out_dir=None) -> dict:
                     ("coordinates_file", setup.coordinates_file and str(setup.coordinates_file)),
                     ("lowpass_cutoff_frequency_for_coordinates", setup.cutoff_hz)) if v}
             (folder / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        results[analysis.name] = {"type": _TYPES[type(analysis)], "out_dir": str(folder),
+        results[analysis.name] = {"type": _type(analysis), "out_dir": str(folder),
                                   "setup_values_not_used": unused, **summary}
     return write_setup_summary(out, _TOOL, {
         "setup": path.name, "tool": setup.name, "out_dir": str(out), "analyses": results,

@@ -320,13 +320,17 @@ def accelerations(msm, table: InputTable, times_s, q, qd, activation,
 
 class AnalysisRows(NamedTuple):
     """The rows the analyses report (module docstring): times_s (n,), coordinates q, speeds
-    qd and forward-dynamics accelerations qdd (n, n_coordinates); summary: how the muscle
-    states were found (for the summaries)."""
+    qd and forward-dynamics accelerations qdd (n, n_coordinates); the muscles' activations
+    and tendon states there (n, n_muscles) and the CoordinateActuators' controls (n, n_u);
+    summary: how the muscle states were found (for the summaries)."""
 
     times_s: np.ndarray
     q: np.ndarray
     qd: np.ndarray
     qdd: np.ndarray
+    activation: np.ndarray
+    tendon_state: np.ndarray
+    control: np.ndarray
     summary: dict
 
 
@@ -407,8 +411,8 @@ def analysis_rows(loaded: OsimModel, model_path, *, coordinates_path=None, state
         tendon, failed, _ = equilibrium_states(groups, lengths, speeds, activation, tendon)
     msm = ms.musculoskeletal_model(loaded.model, build_muscles(loaded, tendon="opensim"),
                                    coupling="opensim", coordinates=loaded.coupling)
-    inputs = Inputs(loaded, None, None, undriven=0.0).table(float(motion.times_s[0]),
-                                                            float(motion.times_s[-1]))
+    given = Inputs(loaded, None, None, undriven=0.0)
+    inputs = given.table(float(motion.times_s[0]), float(motion.times_s[-1]))
     if external_loads_path is not None:
         inputs = inputs._replace(loads=forward_loads(loaded,
                                                      read_external_loads(external_loads_path)))
@@ -428,10 +432,13 @@ def analysis_rows(loaded: OsimModel, model_path, *, coordinates_path=None, state
         "external_loads_file": None if external_loads_path is None else str(external_loads_path),
         "dependent_speeds_off_constraint": dependent_speeds_off,
     }
-    return AnalysisRows(motion.times_s, motion.q, motion.qd, qdd, summary)
+    return AnalysisRows(motion.times_s, motion.q, motion.qd, qdd, np.asarray(activation),
+                        np.asarray(tendon), given.control(motion.times_s), summary)
 
 
-def _write(path, name: str, labels, times_s, values, comment: str) -> str:
+def write_table(path, name: str, labels, times_s, values, comment: str) -> str:
+    """A storage file of rows (time, values) (`osim.storage.StorageWriter`); returns its path
+    as a string."""
     from myotwin.osim.storage import StorageWriter
 
     with StorageWriter(path, name, ("time", *labels), comment) as writer:
@@ -467,9 +474,9 @@ def write_kinematics(loaded: OsimModel, rows: AnalysisRows, out_dir,
     for key, title, values in zip(("q", "u", "dudt"),
                                   ("Coordinates", "Speeds", "Accelerations"),
                                   coordinate_rows(loaded, rows.q, rows.qd, rows.qdd)):
-        files[key] = _write(out / f"kinematics_{key}.sto", title, coordinates, rows.times_s,
-                            values[:, columns],
-                            f"OpenSim's Kinematics: {loaded.source} (SI: rad, m)")
+        files[key] = write_table(out / f"kinematics_{key}.sto", title, coordinates,
+                                 rows.times_s, values[:, columns],
+                                 f"OpenSim's Kinematics: {loaded.source} (SI: rad, m)")
     return {"coordinates": list(coordinates), "files": files}
 
 
@@ -487,9 +494,10 @@ def write_body_kinematics(loaded: OsimModel, rows: AnalysisRows, out_dir,
                                   ("Positions", "Velocities", "Accelerations"),
                                   body_rows(loaded, selection, rows.q, rows.qd, rows.qdd,
                                             local=local)):
-        files[key] = _write(out / f"body_kinematics_{key}.sto", title, labels, rows.times_s,
-                            values, f"OpenSim's BodyKinematics: {loaded.source} (mass centers, "
-                            "body-fixed X-Y-Z angles; SI: m, rad)")
+        files[key] = write_table(out / f"body_kinematics_{key}.sto", title, labels,
+                                 rows.times_s, values,
+                                 f"OpenSim's BodyKinematics: {loaded.source} (mass centers, "
+                                 "body-fixed X-Y-Z angles; SI: m, rad)")
     return {"bodies": list(selection.names), "center_of_mass": selection.with_center_of_mass,
             "files": files}
 
@@ -505,9 +513,10 @@ def write_point_kinematics(loaded: OsimModel, rows: AnalysisRows, out_dir,
     for key, title, values in zip(("pos", "vel", "acc"),
                                   ("PointPosition", "PointVelocity", "PointAcceleration"),
                                   point_rows(loaded, selection, rows.q, rows.qd, rows.qdd)):
-        files[key] = _write(out / f"point_kinematics_{selection.name}_{key}.sto", title,
-                            labels, rows.times_s, values,
-                            f"OpenSim's PointKinematics: {loaded.source} (SI: m)")
+        files[key] = write_table(out / f"point_kinematics_{selection.name}_{key}.sto", title,
+                                 labels, rows.times_s, values,
+                                 f"OpenSim's PointKinematics: {loaded.source} (SI: m)")
+
     def body(index: int) -> str:
         return "ground" if index == 0 else loaded.body_names[index]
 
