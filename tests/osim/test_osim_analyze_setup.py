@@ -111,6 +111,7 @@ POINT_KIN = """<PointKinematics name="tip"><on>true</on><step_interval>1</step_i
 ACTUATION = '<Actuation name="Actuation"><on>true</on><in_degrees>true</in_degrees></Actuation>'
 FORCES = ('<ForceReporter name="ForceReporter"><on>true</on>'
           "<include_constraint_forces>false</include_constraint_forces></ForceReporter>")
+STATES = '<StatesReporter name="StatesReporter"><on>true</on></StatesReporter>'
 #: Kinematics, BodyKinematics and PointKinematics: of the largest value of each file
 #: (rounding: both evaluate the same kinematics and forward dynamics in double precision;
 #: observed <= 4e-14)
@@ -356,11 +357,11 @@ def _muscle_force_set(path):
      "<compute_moments> must be true"),
     (SO + '<InducedAccelerations name="k"><on>true</on></InducedAccelerations>', "",
      "InducedAccelerations 'k' (AnalysisSet Analyses): only StaticOptimization, "
-     "MuscleAnalysis, Kinematics, BodyKinematics, PointKinematics, Actuation, ForceReporter "
-     "are run"),
+     "MuscleAnalysis, Kinematics, BodyKinematics, PointKinematics, Actuation, ForceReporter, "
+     "StatesReporter are run"),
     (SO.replace("<on>true<", "<on>false<"), "", "AnalysisSet 'Analyses' (AnalyzeTool arm): no "
      "StaticOptimization, MuscleAnalysis, Kinematics, BodyKinematics, PointKinematics, "
-     "Actuation, ForceReporter is on: nothing to run"),
+     "Actuation, ForceReporter, StatesReporter is on: nothing to run"),
     (FORCES.replace("constraint_forces>false<", "constraint_forces>true<"), "",
      "ForceReporter 'ForceReporter' (AnalysisSet Analyses): <include_constraint_forces> must "
      "be false: constraint forces are not computed"),
@@ -527,15 +528,17 @@ def test_body_kinematics_on_a_states_file_with_a_load_and_equilibrium(tmp_path, 
     OpenSim's. The accelerations within EQUILIBRIUM_ACCELERATION (rad/s^2, m/s^2) beside
     REL_TOL_KINEMATICS: OpenSim's equilibrium stops within 1e-8 F_iso (arm26's up to 987 N),
     1e-5 N on a ~0.03 m moment arm moves the forearm (~0.02 kg m^2 about the elbow) by
-    ~1e-5 rad/s^2 (observed 1.6e-6); the rest within REL_TOL_KINEMATICS alone."""
+    ~1e-5 rad/s^2 (observed 1.6e-6); the StatesReporter's equilibrium fiber lengths within
+    TOL_M (the muscle analysis' equilibrium tolerance); the rest within REL_TOL_KINEMATICS
+    alone."""
     _states_file(tmp_path / "states.sto", activations=True)
     _hand_load(tmp_path)
-    setup = _setup(tmp_path, KIN + BODY_KIN, "<states_file>states.sto</states_file>"
+    setup = _setup(tmp_path, KIN + BODY_KIN + STATES, "<states_file>states.sto</states_file>"
                    "<external_loads_file>hand.xml</external_loads_file>"
                    "<solve_for_equilibrium_for_auxiliary_states>true"
                    "</solve_for_equilibrium_for_auxiliary_states>", initial=0.05)
     summary = _run_both(tmp_path, capsys, setup)
-    kin, body = summary["analyses"].values()
+    kin, body, states = summary["analyses"].values()
     assert kin["muscle_states"] == "states_file + equilibrium"
     assert kin["muscle_equilibrium_failed"] == {}
     assert kin["external_loads_file"] == str(tmp_path / "hand.xml")
@@ -556,7 +559,9 @@ def test_body_kinematics_on_a_states_file_with_a_load_and_equilibrium(tmp_path, 
                               "states file"),
             _check_kinematics(tmp_path, body, "arm_BodyKinematics",
                               {"body_kinematics_acc_global": "acc_global"}, "states file",
-                              EQUILIBRIUM_ACCELERATION))
+                              EQUILIBRIUM_ACCELERATION),
+            _check_kinematics(tmp_path, ours / "StatesReporter", "arm_StatesReporter",
+                              {"states_reporter_states": "states"}, "states file", TOL_M))
         print(f"states file, hand load, equilibrium: worst error / tolerance {worst:.2g}")
     assert worst <= 1.0
 
@@ -635,7 +640,10 @@ def _check_leg(tmp_path, capsys, what):
                               {"kinematics_dudt": "dudt"}, what, rel_tol=1e-7, angles=angles),
             _check_kinematics(tmp_path, body, "arm_BodyKinematics",
                               {"body_kinematics_acc_global": "acc_global"}, what,
-                              rel_tol=1e-7))
+                              rel_tol=1e-7),
+            _check_kinematics(tmp_path, tmp_path / "ours" / "StatesReporter",
+                              "arm_StatesReporter", {"states_reporter_states": "states"},
+                              what, 1e-8))
         print(f"{what}: worst error / tolerance {worst:.2g}")
     assert worst <= 1.0
 
@@ -652,10 +660,11 @@ def test_kinematics_of_a_coupled_leg_match_opensims_tool(tmp_path, capsys):
     OpenSim would hold its speed at 0, against the constraint."""
     (tmp_path / "leg.osim").write_text(needs(REF / "models" / "leg6dof9musc.osim").read_text())
     write_leg_swing(tmp_path / "swing.mot")
-    setup = _kinematics_setup(tmp_path, "leg.osim", 0.4)
+    setup = _kinematics_setup(tmp_path, "leg.osim", 0.4, STATES)
     summary = _run_both(tmp_path, capsys, setup)
-    kin, body = summary["analyses"].values()
+    kin, body, states = summary["analyses"].values()
     assert "knee_angle_pat_r" in kin["coordinates"] and "patella_r" in body["bodies"]
+    assert states["states"].index("/jointset/tib_pat_r/knee_angle_pat_r/value") == 10
     _check_leg(tmp_path, capsys, "coupled leg")
     swing = read_storage(tmp_path / "swing.mot")
     keep = [k for k, label in enumerate(swing.labels) if label != "knee_angle_pat_r"]
@@ -693,7 +702,7 @@ def test_a_coupled_legs_states_file_needs_the_dependent_speed(tmp_path, capsys):
             writer.write_rows(np.column_stack(columns)[:, keep])
 
     states(tmp_path / "states.sto")
-    setup = _kinematics_setup(tmp_path, "leg.osim", 0.4)
+    setup = _kinematics_setup(tmp_path, "leg.osim", 0.4, STATES)
     setup.write_text(setup.read_text().replace(
         "<coordinates_file>", "<states_file>states.sto</states_file><coordinates_file>"))
     summary = _run_both(tmp_path, capsys, setup)

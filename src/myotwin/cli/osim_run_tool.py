@@ -9,12 +9,12 @@ runner; docs/osim.md).
   marker_errors.sto and summary.json.
 * InverseDynamicsTool (`osim.id_setup.run_id_setup`): inverse_dynamics.sto and summary.json.
 * AnalyzeTool with StaticOptimization, MuscleAnalysis, Kinematics, BodyKinematics,
-  PointKinematics, Actuation and ForceReporter analyses (`osim.analyze_setup.
+  PointKinematics, Actuation, ForceReporter and StatesReporter analyses (`osim.analyze_setup.
   run_analyze_setup`): each analysis into DIR/<its name>, the files of `osim
   static-optimization` / `osim muscle-analysis`, or kinematics_q.sto, ... /
   body_kinematics_pos_global.sto, ... / point_kinematics_<point>_pos.sto, ...
   (`osim.kinematics_analysis`) / actuation_force.sto, ... / force_reporter_forces.sto
-  (`osim.force_analyses`).
+  (`osim.force_analyses`) / states_reporter_states.sto.
 
 Into DIR (default: the setup's results_directory); prints the summary. Bad input: one line
 naming the file, property and value (exit status 2).
@@ -52,7 +52,7 @@ def add_parser(cmds) -> None:
                         "InverseKinematicsTool (inverse_kinematics.mot, marker_errors.sto), an "
                         "InverseDynamicsTool (inverse_dynamics.sto) or an AnalyzeTool with "
                         "StaticOptimization / MuscleAnalysis / Kinematics / BodyKinematics / "
-                        "PointKinematics / Actuation / ForceReporter (a "
+                        "PointKinematics / Actuation / ForceReporter / StatesReporter (a "
                         "folder per analysis); also "
                         "summary.json")
     p.add_argument("setup", help="an OpenSim tool setup file (.xml): ForwardTool, "

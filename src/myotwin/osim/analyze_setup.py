@@ -1,12 +1,12 @@
 """An OpenSim AnalyzeTool setup file whose AnalysisSet holds StaticOptimization,
-MuscleAnalysis, Kinematics, BodyKinematics, PointKinematics, Actuation and ForceReporter
-analyses, run as OpenSim's `opensim-cmd run-tool SETUP.xml` runs it (`myotwin osim run-tool
-SETUP.xml`), by `osim.static_optimization.run`, `osim.muscle_analysis.run`,
+MuscleAnalysis, Kinematics, BodyKinematics, PointKinematics, Actuation, ForceReporter and
+StatesReporter analyses, run as OpenSim's `opensim-cmd run-tool SETUP.xml` runs it (`myotwin
+osim run-tool SETUP.xml`), by `osim.static_optimization.run`, `osim.muscle_analysis.run`,
 `osim.kinematics_analysis` and `osim.force_analyses` (what OpenSim's kinematics and force
-analyses write: those modules' docstrings; all five take their rows, states and controls
+analyses write: those modules' docstrings; those six take their rows, states and controls
 from `kinematics_analysis.analysis_rows`).
 
-What the setup's properties become (OpenSim 4.6's AnalyzeTool and its four analyses, whose
+What the setup's properties become (OpenSim 4.6's AnalyzeTool and its analyses, whose
 property lists are these; paths relative to the setup file's folder, as
 OpenSim resolves them; an empty path or "Unassigned" is none). "Checked" means run through
 OpenSim 4.6's AnalyzeTool (arm26, 0-0.3 s, scratch runs and tests/osim/
@@ -68,8 +68,9 @@ test_osim_analyze_setup.py):
   `point_name` (its files' and columns' name), `relative_to_body_name` (none, ground or a
   body); an unknown body is refused (OpenSim stops without a word on one, and takes an
   unknown relative_to_body_name as ground).
-* Actuation: `on`. ForceReporter: `on`, `include_constraint_forces` must be false.
-* Analyses that are off are read past whatever their type (one of the seven is still
+* Actuation, StatesReporter: `on`. ForceReporter: `on`, `include_constraint_forces` must be
+  false.
+* Analyses that are off are read past whatever their type (one of the eight is still
   checked); another analysis that is on is refused, as is a setup where none is on. Any
   property the tool or analysis does not have is refused.
 
@@ -78,8 +79,8 @@ Output: each analysis that is on, in the set's order, writes into its own folder
 setup's results_directory), the files of `myotwin osim static-optimization` /
 `myotwin osim muscle-analysis` (static_optimization_activation.sto, muscle_analysis_Length.sto,
 ..., summary.json), or kinematics_q.sto, body_kinematics_pos_global.sto,
-point_kinematics_<point>_pos.sto, actuation_force.sto, force_reporter_forces.sto, ...,
-summary.json,
+point_kinematics_<point>_pos.sto, actuation_force.sto, force_reporter_forces.sto,
+states_reporter_states.sto, ..., summary.json,
 not OpenSim's `<tool>_<analysis>_activation.sto` names.
 `run_analyze_setup` returns {"tool_type", "setup": file name, "tool": the tool's name,
 "out_dir", "analyses": {folder: {"type", "out_dir", "setup_values_not_used", **the command's
@@ -112,6 +113,7 @@ BODY_KIN = "BodyKinematics"
 POINT_KIN = "PointKinematics"
 ACTUATION = "Actuation"
 FORCES = "ForceReporter"
+STATES = "StatesReporter"
 _ANALYSIS_PROPERTIES = {
     SO: _COMMON + ("use_model_force_set", "activation_exponent", "use_muscle_physiology",
                    "optimizer_convergence_criterion", "optimizer_max_iterations"),
@@ -121,6 +123,7 @@ _ANALYSIS_PROPERTIES = {
     POINT_KIN: _COMMON + ("body_name", "relative_to_body_name", "point_name", "point"),
     ACTUATION: _COMMON,
     FORCES: _COMMON + ("include_constraint_forces",),
+    STATES: _COMMON,
 }
 
 
@@ -175,7 +178,8 @@ class PointKinematicsSettings:
 
 @dataclasses.dataclass(frozen=True)
 class ForceAnalysisSettings:
-    """An Actuation or ForceReporter (`kind`) that is on: its folder name."""
+    """An Actuation, ForceReporter or StatesReporter (`kind`) that is on: its folder
+    name."""
 
     name: str
     kind: str
@@ -276,7 +280,7 @@ def _analysis(node: Node) -> Settings | None:
     elif node.tag == BODY_KIN:
         settings = BodyKinematicsSettings(name, _names(node, "bodies"), node.flag(
             "express_results_in_body_local_frame", False))
-    elif node.tag in (ACTUATION, FORCES):
+    elif node.tag in (ACTUATION, FORCES, STATES):
         if node.tag == FORCES:
             _only(node, "include_constraint_forces", False, "constraint forces are not "
                   "computed")
@@ -460,6 +464,8 @@ def _write_rows_analysis(setup: AnalyzeSetup, analysis, loaded, rows, chosen, fo
         return ka.write_point_kinematics(loaded, rows, folder, chosen[analysis.name])
     if analysis.kind == ACTUATION:
         return force_analyses.write_actuation(loaded, rows, folder)
+    if analysis.kind == STATES:
+        return ka.write_states(loaded, rows, folder)
     loads = (None if setup.external_loads_file is None
              else read_external_loads(setup.external_loads_file))
     return force_analyses.write_force_reporter(loaded, rows, folder, loads)

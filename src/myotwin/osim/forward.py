@@ -113,14 +113,17 @@ def eliminated_coordinates(loaded: OsimModel) -> tuple[str, ...]:
     return (*loaded.coupled_coordinates, *loaded.locked_coordinates)
 
 
-def state_labels(loaded: OsimModel) -> tuple[str, ...]:
+def state_labels(loaded: OsimModel, coordinates=None) -> tuple[str, ...]:
     """The column labels of `states.sto`: time, then OpenSim 4's state names (the
-    coordinates, then the eliminated ones, `eliminated_coordinates`, then the muscles)."""
+    `coordinates`' values and speeds, by default the coordinates then the eliminated ones,
+    `eliminated_coordinates`; then each muscle's activation and state)."""
     labels = ["time"]
     joints = {**loaded.coordinate_joints,
               **{d: c.joint for d, c in loaded.coupled_coordinates.items()},
               **{n: c.joint for n, c in loaded.locked_coordinates.items()}}
-    for c in (*loaded.coordinates, *eliminated_coordinates(loaded)):
+    if coordinates is None:
+        coordinates = (*loaded.coordinates, *eliminated_coordinates(loaded))
+    for c in coordinates:
         labels += [f"/jointset/{joints[c]}/{c}/value", f"/jointset/{joints[c]}/{c}/speed"]
     for m in loaded.muscle_names:
         labels += [f"/forceset/{m}/activation",

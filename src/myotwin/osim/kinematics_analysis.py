@@ -42,6 +42,11 @@ tutorial's IK result; tests/osim/test_osim_kinematics_analysis.py) and reproduce
   `_vel.sto`, `_acc.sto`, columns `<point_name>_X, _Y, _Z` (OpenSim 4.6 labels them
   state_0, state_1, state_2). OpenSim stops without a word on an unknown body_name and takes
   an unknown relative_to_body_name as ground (seen); both are refused here.
+* StatesReporter: the rows' states, `states_reporter_states.sto`, OpenSim 4's state names in
+  its order (each coordinate's value and speed, the model's coordinates in OpenSim's order,
+  the dependent and locked ones at their joints' places; then each muscle's activation and
+  fiber length, or a DeGrooteFregly2016Muscle's normalized tendon force), as `myotwin osim
+  forward` names them: a states file for the ForwardTool (`states_file`) or our forward.
 * Units: SI, radians (inDegrees=no), whatever `in_degrees` says (OpenSim writes degrees with
   it true; its readers convert by the header's flag): as every file of ours.
 
@@ -523,3 +528,21 @@ def write_point_kinematics(loaded: OsimModel, rows: AnalysisRows, out_dir,
     return {"point": selection.name, "body": body(selection.body),
             "point_m": list(selection.point_m), "relative_to": body(selection.relative_to),
             "files": files}
+
+
+def write_states(loaded: OsimModel, rows: AnalysisRows, out_dir) -> dict:
+    """OpenSim's StatesReporter into out_dir: states_reporter_states.sto (module docstring).
+    Returns {"states", "files"}."""
+    from myotwin.osim.forward import state_labels
+
+    q, u, _ = coordinate_rows(loaded, rows.q, rows.qd, rows.qdd)
+    n = rows.times_s.size
+    columns = np.stack([q, u], axis=2).reshape(n, -1)          # value, speed per coordinate
+    muscles = np.stack([rows.activation, rows.tendon_state], axis=2).reshape(n, -1)
+    labels = state_labels(loaded, loaded.all_coordinates)[1:]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = write_table(out / "states_reporter_states.sto", "ModelStates", labels, rows.times_s,
+                       np.concatenate([columns, muscles], axis=1),
+                       f"OpenSim's StatesReporter: {loaded.source} (SI)")
+    return {"states": list(labels), "files": {"states": path}}

@@ -10,8 +10,8 @@ into `out_dir`, by default the setup's results_directory:
 * InverseDynamicsTool: `id_setup.run_id_setup` (inverse dynamics on the skeleton: a setup
   whose forces_to_exclude leaves a force of the model acting is refused).
 * AnalyzeTool: `analyze_setup.run_analyze_setup` (its StaticOptimization, MuscleAnalysis,
-  Kinematics, BodyKinematics, PointKinematics, Actuation and ForceReporter, each into a
-  folder of its name).
+  Kinematics, BodyKinematics, PointKinematics, Actuation, ForceReporter and StatesReporter,
+  each into a folder of its name).
 
 Other tools are refused naming the tool and the ones that run.
 """
