@@ -339,7 +339,8 @@ class AnalysisRows(NamedTuple):
     summary: dict
 
 
-def _dependent_columns(loaded: OsimModel, table, source: str, motion) -> dict:
+def _dependent_columns(loaded: OsimModel, table, source: str, motion,
+                       states_file: bool) -> dict:
     """The coupled coordinates' columns where OpenSim's tools would hold a speed against the
     constraint: ValueError naming the file for a dependent coordinate without its column (a
     coordinates file's) or its value and speed columns (a states file's; OpenSim then leaves
@@ -349,7 +350,7 @@ def _dependent_columns(loaded: OsimModel, table, source: str, motion) -> dict:
 
     why = ("OpenSim's tools would hold its speed at 0, against the constraint, which ours "
            "(the coordinate eliminated) cannot represent")
-    if not hasattr(motion, "activation"):        # a prepared coordinates file
+    if not states_file:        # a coordinates file, prepared
         for d, c in loaded.coupled_coordinates.items():
             if d not in motion.dependent_in_file:
                 raise ValueError(f"{source}: no column for {d!r}, which CoordinateCoupler"
@@ -409,7 +410,8 @@ def analysis_rows(loaded: OsimModel, model_path, *, coordinates_path=None, state
     else:
         motion = states_from_file(loaded, table, source, groups, start_time_s, end_time_s)
         activation, tendon, defaulted = motion.activation, motion.tendon_state, motion.defaulted
-    dependent_speeds_off = _dependent_columns(loaded, table, source, motion)
+    dependent_speeds_off = _dependent_columns(loaded, table, source, motion,
+                                              states_path is not None)
     failed = np.zeros(shape_of(motion.times_s.size), dtype=bool)
     if equilibrium and groups:
         lengths, speeds, _ = path_rows(loaded, motion.q, motion.qd)
