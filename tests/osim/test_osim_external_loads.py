@@ -181,6 +181,16 @@ def test_opensim3_is_disabled_is_applies_force_negated(tmp_path):
     assert [a.name for a in evaluate_external_loads(loads, [0.5])] == ["left"]
 
 
+def test_a_force_without_either_flag_applies_force_as_in_opensim(tmp_path):
+    # neither appliesForce nor isDisabled: OpenSim's default, appliesForce true
+    path = _gait_copy(tmp_path, "<isDisabled>false</isDisabled>", "")
+    loads = read_external_loads(path)
+    model, os_loads, state = _opensim_loads(path)
+    assert loads.forces[0].applies_force and os_loads.get(loads.forces[0].name).get_appliesForce()
+    for force in loads.forces:
+        assert force.applies_force == os_loads.get(force.name).get_appliesForce(), force.name
+
+
 def _gait_copy(tmp_path, old: str = "", new: str = "") -> Path:
     """The gait loads in tmp_path with `old` replaced by `new` in the XML: the XML's path."""
     shutil.copy(needs(GRF_MOT), tmp_path / GRF_MOT.name)
@@ -212,7 +222,8 @@ RIGHT = "subject01_walk_grf.xml: ExternalForce 'right' (ExternalLoads WalkingGRF
      RIGHT + "the required property <point_expressed_in_body> is missing"),
     ("<isDisabled>false</isDisabled>", "<isDisabled>false</isDisabled>"
      "<appliesForce>true</appliesForce>",
-     RIGHT + "exactly one of <appliesForce> (OpenSim 4) and <isDisabled> (OpenSim 3)"),
+     RIGHT + "at most one of <appliesForce> (OpenSim 4) and <isDisabled> (OpenSim 3) may be "
+     "given, got ['appliesForce', 'isDisabled']"),
     ("<data_source_name>Unassigned</data_source_name>",
      "<data_source_name>Unassigned</data_source_name><body>calcn_r</body>",
      RIGHT + "<body> is not part of the supported subset"),

@@ -11,7 +11,8 @@ Storage.cpp, DynamicsTool.cpp):
 * The XML (OpenSim 3 `Version="30000"` or OpenSim 4) holds a set of `ExternalForce`s and one
   `datafile` (resolved here relative to the XML's folder; OpenSim tries its working directory
   first). Every force takes its data from that file, which overrides the forces'
-  `data_source_name`. OpenSim 3's `isDisabled` is OpenSim 4's `appliesForce` negated.
+  `data_source_name`. OpenSim 3's `isDisabled` is OpenSim 4's `appliesForce` negated; a force
+  with neither applies force (OpenSim's default).
   `external_loads_model_kinematics_file` and `lowpass_cutoff_frequency_for_load_kinematics`
   are ignored since OpenSim 4.0 (it warns): the data are used as written, unfiltered, and the
   file's `inDegrees` flag is not applied (forces, points and torques carry no angles).
@@ -224,10 +225,13 @@ def _identifier(node: Node, tag: str) -> str | None:
 
 
 def _enabled(node: Node) -> bool:
+    """appliesForce, or OpenSim 3's isDisabled negated; neither: true (OpenSim's default)."""
     given = [tag for tag in _ENABLED_FLAGS if node.find(tag) is not None]
-    if len(given) != 1:
-        raise node.error("exactly one of <appliesForce> (OpenSim 4) and <isDisabled> "
-                         f"(OpenSim 3) must be given, got {given or 'neither'}")
+    if len(given) > 1:
+        raise node.error("at most one of <appliesForce> (OpenSim 4) and <isDisabled> "
+                         f"(OpenSim 3) may be given, got {given}")
+    if not given:
+        return True
     flag = node.flag(given[0])
     return flag if given[0] == "appliesForce" else not flag
 
