@@ -427,30 +427,37 @@ def _kinematics_rows(setup: AnalyzeSetup, start: float, end: float, where: str):
     tool's motion, muscle states and forward dynamics; their lists checked first."""
     from myotwin.osim import kinematics_analysis as ka
     from myotwin.osim.loader import load
+    from myotwin.osim.xml_reading import read_document
 
     loaded = load(setup.model_file, force_set_files=setup.force_set_files,
                   replace_force_set=setup.replace_force_set)
     chosen = {}
+    bodies = None        # the model file's bodies, BodySet order: read if a list needs them
     for a in setup.analyses:
         node = f"{where}: {_type(a)} '{a.name}'"
+        if isinstance(a, (BodyKinematicsSettings, PointKinematicsSettings)) and bodies is None:
+            bodies = read_document(loaded.source, forces=False).bodies
         if isinstance(a, KinematicsSettings):
             chosen[a.name] = ka.coordinate_selection(loaded, a.coordinates, node)
         elif isinstance(a, BodyKinematicsSettings):
-            chosen[a.name] = ka.body_selection(loaded, a.bodies, node)
+            chosen[a.name] = ka.body_selection(loaded, bodies, a.bodies, node)
         elif isinstance(a, PointKinematicsSettings):
-            chosen[a.name] = ka.point_selection(loaded, a.point_name, a.body, a.point_m,
-                                                a.relative_to, node)
+            chosen[a.name] = ka.point_selection(loaded, bodies, a.point_name, a.body,
+                                                a.point_m, a.relative_to, node)
     states = setup.states_file
     return loaded, ka.analysis_rows(
-        loaded, setup.model_file, coordinates_path=None if states else setup.coordinates_file,
+        loaded, coordinates_path=None if states else setup.coordinates_file,
         states_path=states, cutoff_hz=None if states else setup.cutoff_hz,
         start_time_s=start, end_time_s=end, equilibrium=setup.solve_for_equilibrium,
-        external_loads_path=setup.external_loads_file), chosen
+        external_loads_path=setup.external_loads_file,
+        with_accelerations=bool(chosen)), chosen
 
 
-def _write_rows_analysis(setup: AnalyzeSetup, analysis, loaded, rows, chosen, folder) -> dict:
+def _write_rows_analysis(setup: AnalyzeSetup, analysis, loaded, rows, chosen, folder,
+                         computed: dict) -> dict:
     """Write one of `_ROW_ANALYSES` into `folder` from the tool's rows; returns what its
-    writer returns."""
+    writer returns. computed: what the analyses share (the actuators' forces), filled by the
+    first that needs it."""
     from myotwin.osim import force_analyses
     from myotwin.osim import kinematics_analysis as ka
     from myotwin.osim.external_loads import read_external_loads
@@ -462,13 +469,16 @@ def _write_rows_analysis(setup: AnalyzeSetup, analysis, loaded, rows, chosen, fo
                                         analysis.local)
     if isinstance(analysis, PointKinematicsSettings):
         return ka.write_point_kinematics(loaded, rows, folder, chosen[analysis.name])
-    if analysis.kind == ACTUATION:
-        return force_analyses.write_actuation(loaded, rows, folder)
     if analysis.kind == STATES:
         return ka.write_states(loaded, rows, folder)
+    if "forces" not in computed:
+        computed["forces"] = force_analyses.actuation(loaded, rows)
+    if analysis.kind == ACTUATION:
+        return force_analyses.write_actuation(loaded, rows, folder, computed["forces"])
     loads = (None if setup.external_loads_file is None
              else read_external_loads(setup.external_loads_file))
-    return force_analyses.write_force_reporter(loaded, rows, folder, loads)
+    return force_analyses.write_force_reporter(loaded, rows, folder, loads,
+                                               computed["forces"])
 
 
 def run_analyze_setup(path, out_dir=None) -> dict:
@@ -486,6 +496,7 @@ def run_analyze_setup(path, out_dir=None) -> dict:
     out = Path(setup.results_directory if out_dir is None else out_dir)
     results = {}
     kinematics = None     # (loaded, rows, lists): found before any analysis writes a file
+    computed: dict = {}   # what the row analyses share
     if any(isinstance(a, _ROW_ANALYSES) for a in setup.analyses):
         kinematics = _kinematics_rows(setup, start, end, where)
     for analysis in setup.analyses:
@@ -519,7 +530,8 @@ def run_analyze_setup(path, out_dir=None) -> dict:
                       for k, v in ignored.items() if v is not None}
         else:
             loaded, rows, chosen = kinematics
-            written = _write_rows_analysis(setup, analysis, loaded, rows, chosen, folder)
+            written = _write_rows_analysis(setup, analysis, loaded, rows, chosen, folder,
+                                           computed)
             summary = {"model": str(setup.model_file), **rows.summary, **written,
                        "n_rows": int(rows.times_s.size),
                        "first_time_s": float(rows.times_s[0]),

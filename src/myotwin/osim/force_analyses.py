@@ -16,7 +16,8 @@ actuators and loads on its hand and humerus; tests/osim/test_osim_analyze_setup.
   then each ExternalForce of the tool's external_loads_file that applies force:
   `<body>_<name>_Fx, _Fy, _Fz` (the force in ground), `_px, _py, _pz` if it has a point (the
   point in the frame of the body it is applied to), `_Tx, _Ty, _Tz` if it has a torque (in
-  ground). include_constraint_forces true is refused (no constraint forces are computed).
+  ground); one whose appliesForce is false has none, as in OpenSim's file.
+  include_constraint_forces true is refused (no constraint forces are computed).
 * Units: SI, as every file of ours.
 """
 
@@ -64,20 +65,20 @@ def body_frames(loaded: OsimModel, q, bodies: tuple[int, ...]) -> tuple[np.ndarr
 def actuation(loaded: OsimModel, rows: AnalysisRows) -> dict[str, np.ndarray]:
     """{"force", "speed", "power"}: (n_rows, len(force_names)) arrays (module docstring)."""
     from myotwin.osim.muscle_analysis import path_rows
-    from myotwin.osim.muscle_states import muscle_groups, state_outputs
+    from myotwin.osim.muscle_states import state_outputs
 
     n = rows.times_s.size
     out = {k: np.zeros((n, len(loaded.force_names))) for k in ("force", "speed", "power")}
     if loaded.muscle_names:
         lengths, speeds, _ = path_rows(loaded, rows.q, rows.qd)
-        force = state_outputs(muscle_groups(loaded), lengths, speeds, rows.activation,
+        force = state_outputs(rows.muscle_groups, lengths, speeds, rows.activation,
                               rows.tendon_state)["TendonForce"]
         columns = [loaded.force_names.index(m) for m in loaded.muscle_names]
         out["force"][:, columns] = force
         out["speed"][:, columns] = speeds
         out["power"][:, columns] = -force * speeds
     if loaded.actuator_names:
-        _, u, _ = coordinate_rows(loaded, rows.q, rows.qd, rows.qdd)
+        _, u, _ = coordinate_rows(loaded, rows.q, rows.qd, np.zeros_like(rows.q))
         for k, a in enumerate(loaded.actuator_names):
             spec = loaded.actuators[a]
             j = loaded.force_names.index(a)
@@ -124,13 +125,14 @@ def external_force_columns(loaded: OsimModel, rows: AnalysisRows,
     return tuple(labels), values
 
 
-def write_actuation(loaded: OsimModel, rows: AnalysisRows, out_dir) -> dict:
+def write_actuation(loaded: OsimModel, rows: AnalysisRows, out_dir, forces=None) -> dict:
     """OpenSim's Actuation into out_dir: actuation_force.sto, actuation_speed.sto,
-    actuation_power.sto. Returns {"actuators", "files"}."""
+    actuation_power.sto; forces: `actuation(loaded, rows)` if already computed. Returns
+    {"actuators", "files"}."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files = {}
-    for key, values in actuation(loaded, rows).items():
+    for key, values in (actuation(loaded, rows) if forces is None else forces).items():
         files[key] = write_table(out / f"actuation_{key}.sto", key.capitalize(),
                                  loaded.force_names, rows.times_s, values,
                                  f"OpenSim's Actuation: {loaded.source} (SI: N, N m, m/s, "
@@ -138,13 +140,16 @@ def write_actuation(loaded: OsimModel, rows: AnalysisRows, out_dir) -> dict:
     return {"actuators": list(loaded.force_names), "files": files}
 
 
-def write_force_reporter(loaded: OsimModel, rows: AnalysisRows, out_dir, loads) -> dict:
+def write_force_reporter(loaded: OsimModel, rows: AnalysisRows, out_dir, loads,
+                         forces=None) -> dict:
     """OpenSim's ForceReporter into out_dir: force_reporter_forces.sto, the ForceSet's forces
-    then the external forces of `loads` (an `ExternalLoads` or None). Returns {"forces",
-    "external_forces", "files"}."""
+    then the external forces of `loads` (an `ExternalLoads` or None); forces:
+    `actuation(loaded, rows)` if already computed. Returns {"forces", "external_forces",
+    "files"}."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    labels, values = tuple(loaded.force_names), actuation(loaded, rows)["force"]
+    labels = tuple(loaded.force_names)
+    values = (actuation(loaded, rows) if forces is None else forces)["force"]
     external: tuple[str, ...] = ()
     if loads is not None:
         external, more = external_force_columns(loaded, rows, loads)

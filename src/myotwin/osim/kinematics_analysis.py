@@ -89,15 +89,14 @@ class BodySelection(NamedTuple):
     with_center_of_mass: bool
 
 
-def body_selection(loaded: OsimModel, names: tuple[str, ...] | None,
+def body_selection(loaded: OsimModel, bodies, names: tuple[str, ...] | None,
                    where: str) -> BodySelection:
     """The model's bodies (BodySet order) and its mass center for names None (`all`), else
     the listed bodies in order, and the mass center if `center_of_mass` is listed (its columns
     last wherever it is listed, as OpenSim writes them); ValueError naming `where` and the
-    name for a body the model does not have (or a name given twice)."""
-    from myotwin.osim.xml_reading import read_document
-
-    bodies = read_document(loaded.source, forces=False).bodies   # BodySet order
+    name for a body the model does not have (or a name given twice). bodies: the model
+    file's bodies, name -> its `Body` (`xml_reading.read_document(...).bodies`, BodySet
+    order)."""
     chosen = tuple(bodies) if names is None else tuple(names)
     for name in chosen:
         if name != CENTER_OF_MASS and (name not in bodies or name not in loaded.body_names):
@@ -216,13 +215,12 @@ class PointSelection(NamedTuple):
     relative_to: int
 
 
-def point_selection(loaded: OsimModel, name: str, body: str, point_m, relative_to: str,
-                    where: str) -> PointSelection:
+def point_selection(loaded: OsimModel, bodies, name: str, body: str, point_m,
+                    relative_to: str, where: str) -> PointSelection:
     """The point of a PointKinematics (module docstring): body `ground` or a body of the
-    model, relative_to `none`, `ground` or a body; ValueError naming `where` otherwise."""
-    from myotwin.osim.xml_reading import read_document
-
-    bodies = list(read_document(loaded.source, forces=False).bodies)
+    model, relative_to `none`, `ground` or a body; ValueError naming `where` otherwise.
+    bodies: the model file's body names (BodySet order)."""
+    bodies = list(bodies)
     if not name or name.split() != [name] or "/" in name or "\\" in name:
         raise ValueError(f"{where}: <point_name> names its files and columns: one word "
                          f"without slashes is needed, got {name!r}")
@@ -325,18 +323,20 @@ def accelerations(msm, table: InputTable, times_s, q, qd, activation,
 
 class AnalysisRows(NamedTuple):
     """The rows the analyses report (module docstring): times_s (n,), coordinates q, speeds
-    qd and forward-dynamics accelerations qdd (n, n_coordinates); the muscles' activations
-    and tendon states there (n, n_muscles) and the CoordinateActuators' controls (n, n_u);
-    summary: how the muscle states were found (for the summaries)."""
+    qd and forward-dynamics accelerations qdd (n, n_coordinates; None when they were not
+    asked for: `analysis_rows`' with_accelerations); the muscles' activations and tendon
+    states there (n, n_muscles) and the CoordinateActuators' controls (n, n_u); summary: how
+    the muscle states were found (for the summaries)."""
 
     times_s: np.ndarray
     q: np.ndarray
     qd: np.ndarray
-    qdd: np.ndarray
+    qdd: np.ndarray | None
     activation: np.ndarray
     tendon_state: np.ndarray
     control: np.ndarray
     summary: dict
+    muscle_groups: tuple
 
 
 def _dependent_columns(loaded: OsimModel, table, source: str, motion,
@@ -373,16 +373,17 @@ def _dependent_columns(loaded: OsimModel, table, source: str, motion,
     return off
 
 
-def analysis_rows(loaded: OsimModel, model_path, *, coordinates_path=None, states_path=None,
+def analysis_rows(loaded: OsimModel, *, coordinates_path=None, states_path=None,
                   cutoff_hz: float | None = None, start_time_s: float = -np.inf,
                   end_time_s: float = np.inf, equilibrium: bool = False,
-                  external_loads_path=None) -> AnalysisRows:
+                  external_loads_path=None, with_accelerations: bool = True) -> AnalysisRows:
     """The rows of a coordinates file (prepared as OpenSim's tools prepare it, the muscles at
     their default states) or of a states file (states as written), the compliant tendons'
     states in equilibrium with `equilibrium` (OpenSim's solve_for_equilibrium_for_auxiliary_
-    states; `muscle_equilibrium`), and the accelerations of OpenSim's forward dynamics there
-    (`accelerations`), with the external loads of `external_loads_path` acting. ValueError
-    naming the file, field and value for bad input."""
+    states; `muscle_equilibrium`), and, with_accelerations, the accelerations of OpenSim's
+    forward dynamics there (`accelerations`), with the external loads of
+    `external_loads_path` acting. ValueError naming the file, field and value for bad input;
+    FloatingPointError naming the model and time where the accelerations are not finite."""
     from myotwin import musculoskeletal as ms
     from myotwin.osim.external_loads import read_external_loads
     from myotwin.osim.forward import Inputs
@@ -406,7 +407,7 @@ def analysis_rows(loaded: OsimModel, model_path, *, coordinates_path=None, state
                                  source=source)
         activation, tendon = default_state_rows(groups, shape_of(motion.times_s.size))
         if not equilibrium:
-            refuse_fibers_of_no_length(loaded, groups, model_path)
+            refuse_fibers_of_no_length(loaded, groups, loaded.source)
     else:
         motion = states_from_file(loaded, table, source, groups, start_time_s, end_time_s)
         activation, tendon, defaulted = motion.activation, motion.tendon_state, motion.defaulted
@@ -416,18 +417,22 @@ def analysis_rows(loaded: OsimModel, model_path, *, coordinates_path=None, state
     if equilibrium and groups:
         lengths, speeds, _ = path_rows(loaded, motion.q, motion.qd)
         tendon, failed, _ = equilibrium_states(groups, lengths, speeds, activation, tendon)
-    msm = ms.musculoskeletal_model(loaded.model, build_muscles(loaded, tendon="opensim"),
-                                   coupling="opensim", coordinates=loaded.coupling)
     given = Inputs(loaded, None, None, undriven=0.0)
-    inputs = given.table(float(motion.times_s[0]), float(motion.times_s[-1]))
-    if external_loads_path is not None:
-        inputs = inputs._replace(loads=forward_loads(loaded,
-                                                     read_external_loads(external_loads_path)))
-    qdd = accelerations(msm, inputs, motion.times_s, motion.q, motion.qd, activation, tendon)
-    bad = np.flatnonzero(~np.isfinite(qdd).all(axis=1))
-    if bad.size:
-        raise FloatingPointError(f"{model_path}: the forward dynamics' accelerations are not "
-                                 f"finite at t = {float(motion.times_s[bad[0]])!r} s")
+    qdd = None
+    if with_accelerations:
+        msm = ms.musculoskeletal_model(loaded.model, build_muscles(loaded, tendon="opensim"),
+                                       coupling="opensim", coordinates=loaded.coupling)
+        inputs = given.table(float(motion.times_s[0]), float(motion.times_s[-1]))
+        if external_loads_path is not None:
+            inputs = inputs._replace(loads=forward_loads(
+                loaded, read_external_loads(external_loads_path)))
+        qdd = accelerations(msm, inputs, motion.times_s, motion.q, motion.qd, activation,
+                            tendon)
+        bad = np.flatnonzero(~np.isfinite(qdd).all(axis=1))
+        if bad.size:
+            raise FloatingPointError(f"{loaded.source}: the forward dynamics' accelerations "
+                                     f"are not finite at t = "
+                                     f"{float(motion.times_s[bad[0]])!r} s")
     names = loaded.muscle_names
     summary = {
         "muscle_states": ("states_file" if states_path is not None else "default")
@@ -440,7 +445,7 @@ def analysis_rows(loaded: OsimModel, model_path, *, coordinates_path=None, state
         "dependent_speeds_off_constraint": dependent_speeds_off,
     }
     return AnalysisRows(motion.times_s, motion.q, motion.qd, qdd, np.asarray(activation),
-                        np.asarray(tendon), given.control(motion.times_s), summary)
+                        np.asarray(tendon), given.control(motion.times_s), summary, groups)
 
 
 def write_table(path, name: str, labels, times_s, values, comment: str) -> str:
@@ -537,7 +542,7 @@ def write_states(loaded: OsimModel, rows: AnalysisRows, out_dir) -> dict:
     Returns {"states", "files"}."""
     from myotwin.osim.forward import state_labels
 
-    q, u, _ = coordinate_rows(loaded, rows.q, rows.qd, rows.qdd)
+    q, u, _ = coordinate_rows(loaded, rows.q, rows.qd, np.zeros_like(rows.q))
     n = rows.times_s.size
     columns = np.stack([q, u], axis=2).reshape(n, -1)          # value, speed per coordinate
     muscles = np.stack([rows.activation, rows.tendon_state], axis=2).reshape(n, -1)
