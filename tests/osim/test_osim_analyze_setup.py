@@ -406,6 +406,8 @@ def test_bad_setups_are_one_line(tmp_path, capsys, analyses, extra, message):
      "'r_elbow_flex' is listed twice"),
     ("point", "setup.xml: AnalyzeTool 'arm': PointKinematics 'tip': <relative_to_body_name> "
      "'humerus' is not a body of"),
+    ("point_name", "setup.xml: AnalyzeTool 'arm': PointKinematics 'tip': <point_name> names "
+     "its files and columns: one word without slashes is needed, got 'a/b'"),
 ])
 def test_setups_refused_by_their_files_are_one_line(tmp_path, capsys, case, message):
     """Refusals of setups written beside the model and coordinates: force set files that add
@@ -417,12 +419,14 @@ def test_setups_refused_by_their_files_are_one_line(tmp_path, capsys, case, mess
         setup = _setup(tmp_path, SO + MA, "<force_set_files>more.xml</force_set_files>")
     elif case == "reversed":
         setup = _setup(tmp_path, SO, initial=0.5)
-    elif case in ("body", "coordinate", "point"):    # checked before any analysis writes
+    elif case in ("body", "coordinate", "point", "point_name"):   # checked before any writes
         kin, body, point = KIN, BODY_KIN, POINT_KIN
         if case == "body":
             body = BODY_KIN.replace("<bodies>all<", "<bodies>r_humerus hand<")
         elif case == "point":    # (OpenSim would report it in ground)
             point = POINT_KIN.replace(">none<", ">humerus<")
+        elif case == "point_name":
+            point = POINT_KIN.replace("<point_name>tip<", "<point_name>a/b<")
         else:
             kin = KIN.replace("<coordinates>all<", "<coordinates>r_elbow_flex r_elbow_flex<")
         setup = _setup(tmp_path, SO + kin + body + point)
@@ -473,7 +477,7 @@ def test_kinematics_and_body_kinematics_match_opensims_tool(tmp_path, capsys):
     """Kinematics (all coordinates, degrees asked; a second with a list in reverse order),
     BodyKinematics (all bodies and the mass center in ground; a second with a list, the mass
     center listed first, in the bodies' frames) and PointKinematics (a point on the hand in
-    ground, and relative to the humerus) along the IK motion at the muscles' default
+    ground, and relative to the humerus; a point of ground relative to the humerus) along the IK motion at the muscles' default
     states: every file within REL_TOL_KINEMATICS of OpenSim's. The accelerations are
     OpenSim's forward dynamics at those states, not the motion's (the elbow's reach
     ~1000 rad/s^2 at rest)."""
@@ -486,14 +490,16 @@ def test_kinematics_and_body_kinematics_match_opensims_tool(tmp_path, capsys):
     relative = (POINT_KIN.replace('"tip"', '"relative"')
                 .replace("<relative_to_body_name>none<",
                          "<relative_to_body_name>r_humerus<"))
-    setup = _setup(tmp_path, KIN + BODY_KIN + local + listed + POINT_KIN + relative)
+    fixed = (relative.replace('"relative"', '"fixed"')
+             .replace("<body_name>r_ulna_radius_hand<", "<body_name>ground<"))
+    setup = _setup(tmp_path, KIN + BODY_KIN + local + listed + POINT_KIN + relative + fixed)
     summary = _run_both(tmp_path, capsys, setup)
-    kin, body, body_local, kin_listed, tip, relative = summary["analyses"].values()
+    kin, body, body_local, kin_listed, tip, relative, fixed = summary["analyses"].values()
     assert [a["type"] for a in summary["analyses"].values()] == [
         "Kinematics", "BodyKinematics", "BodyKinematics", "Kinematics", "PointKinematics",
-        "PointKinematics"]
-    assert (tip["body"], tip["relative_to"], relative["relative_to"]) == (
-        "r_ulna_radius_hand", "ground", "r_humerus")
+        "PointKinematics", "PointKinematics"]
+    assert (tip["body"], tip["relative_to"], relative["relative_to"], fixed["body"]) == (
+        "r_ulna_radius_hand", "ground", "r_humerus", "ground")
     assert kin["coordinates"] == list(COORDINATES) and kin["muscle_states"] == "default"
     assert kin_listed["coordinates"] == ["r_elbow_flex", "r_shoulder_elev"]
     assert body["bodies"] == ["base", "r_humerus", "r_ulna_radius_hand"]
@@ -514,7 +520,7 @@ def test_kinematics_and_body_kinematics_match_opensims_tool(tmp_path, capsys):
                                ("pos_global", "vel_bodyLocal", "acc_bodyLocal")}, "local"),
             *(_check_kinematics(tmp_path, ours / name, f"arm_{name}_tip",
                                 {f"point_kinematics_tip_{k}": k for k in ("pos", "vel", "acc")},
-                                name) for name in ("tip", "relative")))
+                                name) for name in ("tip", "relative", "fixed")))
         print(f"the three kinematics analyses: worst error / tolerance {worst:.2g}")
     assert worst <= 1.0
     dudt = read_storage(ours / "Kinematics" / "kinematics_dudt.sto").column("r_elbow_flex")
@@ -751,7 +757,8 @@ def test_kinematics_of_a_locked_arm_match_opensims_tool(tmp_path, capsys):
 def _two_loads(directory):
     """loads.xml over _hand_load's data: "weight" on the hand, its force in the hand's frame
     and its point in ground; "twist" on the humerus, a force in the humerus' frame and a
-    torque (hand.mot's point columns), no point."""
+    torque (hand.mot's point columns), no point; "off" on the humerus with appliesForce
+    false."""
     _hand_load(directory)
     text = (directory / "hand.xml").read_text()
     text = (text.replace("<force_expressed_in_body>ground<",
@@ -765,6 +772,8 @@ def _two_loads(directory):
              "<force_identifier>h_v</force_identifier><point_identifier></point_identifier>"
              "<torque_identifier>h_p</torque_identifier>"
              "<data_source_name>Unassigned</data_source_name></ExternalForce>")
+    off = twist.replace('"twist"', '"off"').replace(">true<", ">false<")
+    twist = off + twist         # (before an applying force: its place is skipped)
     (directory / "loads.xml").write_text(text.replace("</ExternalForce></objects>",
                                                       "</ExternalForce>" + twist + "</objects>"))
 
@@ -775,7 +784,8 @@ def test_actuation_and_force_reporter_match_opensims_tool(tmp_path, capsys):
     a torque in the humerus' frame), muscles at their default states: every file within
     REL_TOL_KINEMATICS of OpenSim's (the muscles' forces up to ~1.3e4 N at these states). The
     external forces' columns: the force and torque in ground, the point in the applied body's
-    frame, as OpenSim's ForceReporter writes them."""
+    frame, as OpenSim's ForceReporter writes them; the force whose appliesForce is false has
+    none (OpenSim's labels are compared)."""
     write_reserves(tmp_path / "reserves.xml", COORDINATES, 5.0)
     _two_loads(tmp_path)
     setup = _setup(tmp_path, ACTUATION + FORCES, "<force_set_files>reserves.xml"
