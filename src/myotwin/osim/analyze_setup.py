@@ -30,11 +30,10 @@ test_osim_analyze_setup.py):
   OpenSim analyses its padding's rows there (checked: initial_time -0.1 s on a file from 0 s
   gives 12 rows from -0.1 s), which static optimization does not reproduce.
 * `states_file`: the MuscleAnalysis and the kinematics and force analyses read the
-  coordinates,
-  speeds and muscle states from it (`muscle_analysis.run`'s states_path); OpenSim then
-  ignores coordinates_file (recorded) and the filter (checked: the same files at 6 Hz and
-  -1). A StaticOptimization with a states file
-  is refused (ours prepares coordinates only). `speeds_file` is refused.
+  coordinates, speeds and muscle states from it (`muscle_analysis.run`'s states_path);
+  OpenSim then ignores coordinates_file (recorded) and the filter (checked: the same files
+  at 6 Hz and -1). A StaticOptimization with a states file is refused (ours prepares
+  coordinates only). `speeds_file` is refused.
 * `external_loads_file`: static optimization's external loads. The MuscleAnalysis reads past
   it (checked: its files are the same with a 20 N load on arm26's hand, which changes the
   activations by 0.18). The kinematics analyses take it, and the force set files,
@@ -48,31 +47,10 @@ test_osim_analyze_setup.py):
   (`maximum_number_of_integrator_steps`, `maximum_integrator_step_size`,
   `minimum_integrator_step_size`, `integrator_error_tolerance`) are read past (no integration;
   our files hold every digit).
-* StaticOptimization: `on`; `activation_exponent` (>= 1), `use_muscle_physiology`;
-  `use_model_force_set` must be true (false asks OpenSim for inverse dynamics instead);
-  `optimizer_convergence_criterion` and `optimizer_max_iterations` are recorded, not used
-  (`setup_values_not_used` in its summary): they bound OpenSim's own optimizer, whose stopping
-  point ours does not imitate; ours solves to `static_optimization.DEFAULT_ACCURACY`, which
-  is where OpenSim's activations go as its criterion shrinks (docs/osim.md "Static
-  optimization").
-* MuscleAnalysis: `on`; `muscle_list` and `moment_arm_coordinate_list` must be `all`, and
-  `compute_moments` true (ours writes every muscle, every coordinate's moment arms and
-  moments).
-* Kinematics: `on`, `coordinates` (all or a list); BodyKinematics: `on`, `bodies` (all or a
-  list, `center_of_mass` among them), `express_results_in_body_local_frame`. Their names, and
-  PointKinematics' bodies, are checked against the model before any analysis writes a file.
-* All: `step_interval` must be 1; `in_degrees` is read past (checked: OpenSim's
-  StaticOptimization and MuscleAnalysis write the same radians, inDegrees=no, either way; its
-  Kinematics and BodyKinematics write degrees with it true, ours radians, inDegrees=no).
-* PointKinematics: `on`, `body_name` (a body or ground), `point` (m, in its frame),
-  `point_name` (its files' and columns' name), `relative_to_body_name` (none, ground or a
-  body); an unknown body is refused (OpenSim stops without a word on one, and takes an
-  unknown relative_to_body_name as ground).
-* Actuation, StatesReporter: `on`. ForceReporter: `on`, `include_constraint_forces` must be
-  false.
-* Analyses that are off are read past whatever their type (one of the eight is still
-  checked); another analysis that is on is refused, as is a setup where none is on. Any
-  property the tool or analysis does not have is refused.
+* The AnalysisSet: its StaticOptimization, MuscleAnalysis, Kinematics, BodyKinematics,
+  PointKinematics, Actuation, ForceReporter and StatesReporter analyses, read as
+  `osim.analysis_set` says (their properties; others that are on refused); a setup where
+  none is on is refused. Any property the tool does not have is refused.
 
 Output: each analysis that is on, in the set's order, writes into its own folder
 `<out>/<analysis name>` (the type's name for an unnamed one; `<out>` is `out_dir`, else the
@@ -91,12 +69,13 @@ line naming the file, the element and the value (`OsimError`, a ValueError).
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 from pathlib import Path
 
 import numpy as np
 
+from myotwin.osim.analysis_set import (MA, ROW_SETTINGS, SO, MuscleAnalysisSettings, Settings,
+                                       StaticOptimizationSettings, analysis_type,
+                                       read_analysis_set, row_selections, write_row_analysis)
 from myotwin.osim.errors import OsimError
 from myotwin.osim.tool_setups import (ABSTRACT_TOOL_PROPERTIES, INTEGRATION_PROPERTIES,
                                       write_setup_summary)
@@ -105,99 +84,6 @@ from myotwin.osim.xml_values import Node, document_element, parse_xml
 _TOOL = "AnalyzeTool"
 _PROPERTIES = ABSTRACT_TOOL_PROPERTIES + ("states_file", "coordinates_file", "speeds_file",
                                           "lowpass_cutoff_frequency_for_coordinates")
-_COMMON = ("on", "start_time", "end_time", "step_interval", "in_degrees")
-SO = "StaticOptimization"
-MA = "MuscleAnalysis"
-KIN = "Kinematics"
-BODY_KIN = "BodyKinematics"
-POINT_KIN = "PointKinematics"
-ACTUATION = "Actuation"
-FORCES = "ForceReporter"
-STATES = "StatesReporter"
-_ANALYSIS_PROPERTIES = {
-    SO: _COMMON + ("use_model_force_set", "activation_exponent", "use_muscle_physiology",
-                   "optimizer_convergence_criterion", "optimizer_max_iterations"),
-    MA: _COMMON + ("muscle_list", "moment_arm_coordinate_list", "compute_moments"),
-    KIN: _COMMON + ("coordinates",),
-    BODY_KIN: _COMMON + ("bodies", "express_results_in_body_local_frame"),
-    POINT_KIN: _COMMON + ("body_name", "relative_to_body_name", "point_name", "point"),
-    ACTUATION: _COMMON,
-    FORCES: _COMMON + ("include_constraint_forces",),
-    STATES: _COMMON,
-}
-
-
-@dataclasses.dataclass(frozen=True)
-class StaticOptimizationSettings:
-    """A StaticOptimization that is on: its folder name, activation exponent, whether the
-    muscles' force-length-velocity is used, and OpenSim's optimizer settings (recorded)."""
-
-    name: str
-    activation_exponent: float
-    use_muscle_physiology: bool
-    optimizer_convergence_criterion: float
-    optimizer_max_iterations: int
-
-
-@dataclasses.dataclass(frozen=True)
-class MuscleAnalysisSettings:
-    """A MuscleAnalysis that is on: its folder name (every muscle, coordinate and moment)."""
-
-    name: str
-
-
-@dataclasses.dataclass(frozen=True)
-class KinematicsSettings:
-    """A Kinematics that is on: its folder name, its coordinates (None: all)."""
-
-    name: str
-    coordinates: tuple[str, ...] | None
-
-
-@dataclasses.dataclass(frozen=True)
-class BodyKinematicsSettings:
-    """A BodyKinematics that is on: its folder name, its bodies (None: all, and the mass
-    center), whether velocities and accelerations are in the bodies' frames."""
-
-    name: str
-    bodies: tuple[str, ...] | None
-    local: bool
-
-
-@dataclasses.dataclass(frozen=True)
-class PointKinematicsSettings:
-    """A PointKinematics that is on: its folder name, the point's name, its body (or ground),
-    its location in the body's frame (m), the body whose frame reports it (none: ground)."""
-
-    name: str
-    point_name: str
-    body: str
-    point_m: tuple[float, float, float]
-    relative_to: str
-
-
-@dataclasses.dataclass(frozen=True)
-class ForceAnalysisSettings:
-    """An Actuation, ForceReporter or StatesReporter (`kind`) that is on: its folder
-    name."""
-
-    name: str
-    kind: str
-
-
-Settings = (StaticOptimizationSettings | MuscleAnalysisSettings | KinematicsSettings
-            | BodyKinematicsSettings | PointKinematicsSettings | ForceAnalysisSettings)
-_TYPES = {StaticOptimizationSettings: SO, MuscleAnalysisSettings: MA, KinematicsSettings: KIN,
-          BodyKinematicsSettings: BODY_KIN, PointKinematicsSettings: POINT_KIN}
-#: The analyses whose rows come from `kinematics_analysis.analysis_rows`.
-_ROW_ANALYSES = (KinematicsSettings, BodyKinematicsSettings, PointKinematicsSettings,
-                 ForceAnalysisSettings)
-
-
-def _type(settings: Settings) -> str:
-    """The OpenSim analysis type of `settings`."""
-    return settings.kind if isinstance(settings, ForceAnalysisSettings) else _TYPES[
-        type(settings)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,114 +106,6 @@ class AnalyzeSetup:
     external_loads_file: Path | None
     analyses: tuple[Settings, ...]
     analyses_off: tuple[str, ...]
-
-
-
-def _only(node: Node, tag: str, wanted: bool, why: str) -> None:
-    """Refuse the flag `tag` of `node` unless it is absent or `wanted`."""
-    if node.flag(tag, wanted) != wanted:
-        raise node.error(f"<{tag}> must be {str(wanted).lower()}: {why}, got "
-                         f"{node.text(tag)!r}")
-
-
-def _all(node: Node, tag: str, what: str) -> None:
-    """Refuse a list property `tag` other than `all` (its default)."""
-    words = node.text(tag, "all").split()
-    if words != ["all"]:
-        raise node.error(f"<{tag}> must be all (every {what} is analysed), got "
-                         f"{node.text(tag)!r}")
-
-
-def _names(node: Node, tag: str) -> tuple[str, ...] | None:
-    """A list property `tag` (default all): None for `all`, else its names."""
-    words = tuple(node.text(tag, "all").split())
-    if "all" in words and words != ("all",) or not words:
-        raise node.error(f"<{tag}> must be all or a list of names, got {node.text(tag)!r}")
-    return None if words == ("all",) else words
-
-
-def _analysis(node: Node) -> Settings | None:
-    """An analysis element of `_ANALYSIS_PROPERTIES` read and checked; None if it is off."""
-    node.check_children(_ANALYSIS_PROPERTIES[node.tag])
-    on = node.flag("on", True)
-    node.number("start_time", -math.inf, finite=False)   # read past (module docstring)
-    node.number("end_time", math.inf, finite=False)
-    node.flag("in_degrees", True)
-    if node.number("step_interval", 1.0) != 1:
-        raise node.error(f"<step_interval> must be 1 (every row is analysed), got "
-                         f"{node.text('step_interval')!r}")
-    name = node.name or node.tag
-    if node.tag == SO:
-        _only(node, "use_model_force_set", True, "the model's actuators are optimised "
-              "(false: OpenSim's inverse dynamics instead)")
-        exponent = node.number("activation_exponent", 2.0)
-        if exponent < 1.0:
-            raise node.error(f"<activation_exponent> must be >= 1, got "
-                             f"{node.text('activation_exponent')!r}")
-        criterion = node.number("optimizer_convergence_criterion", 1e-4)
-        if not criterion > 0:
-            raise node.error(f"<optimizer_convergence_criterion> must be positive, got "
-                             f"{node.text('optimizer_convergence_criterion')!r}")
-        iterations = node.number("optimizer_max_iterations", 100.0)
-        if not (iterations >= 1 and iterations.is_integer()):
-            raise node.error(f"<optimizer_max_iterations> must be a positive integer, got "
-                             f"{node.text('optimizer_max_iterations')!r}")
-        settings = StaticOptimizationSettings(name, exponent,
-                                              node.flag("use_muscle_physiology", True),
-                                              criterion, int(iterations))
-    elif node.tag == KIN:
-        settings = KinematicsSettings(name, _names(node, "coordinates"))
-    elif node.tag == BODY_KIN:
-        settings = BodyKinematicsSettings(name, _names(node, "bodies"), node.flag(
-            "express_results_in_body_local_frame", False))
-    elif node.tag in (ACTUATION, FORCES, STATES):
-        if node.tag == FORCES:
-            _only(node, "include_constraint_forces", False, "constraint forces are not "
-                  "computed")
-        settings = ForceAnalysisSettings(name, node.tag)
-    elif node.tag == POINT_KIN:
-        settings = PointKinematicsSettings(
-            name, node.text("point_name", "NONAME"), node.text("body_name", "ground"),
-            node.numbers("point", 3, (0.0, 0.0, 0.0)),
-            node.text("relative_to_body_name", "none"))
-    else:
-        _all(node, "muscle_list", "muscle")
-        _all(node, "moment_arm_coordinate_list", "coordinate")
-        _only(node, "compute_moments", True, "moment arms and moments are always "
-              "written")
-        settings = MuscleAnalysisSettings(name)
-    return settings if on else None
-
-
-def _analyses(tool: Node) -> tuple[tuple, tuple[str, ...]]:
-    """(the analyses that are on, the names of those that are off) of the AnalysisSet."""
-    found = tool.find("AnalysisSet")
-    if found is None:
-        raise tool.error("<AnalysisSet> is missing: nothing to run")
-    where = Node(found, tool.where.inside("AnalysisSet", found.get("name", "")))
-    on, off = [], []
-    for elem in tool.objects("AnalysisSet"):
-        node = Node.of(elem, where.where)
-        if node.tag in _ANALYSIS_PROPERTIES:
-            settings = _analysis(node)
-        elif node.flag("on", True):
-            raise node.error(f"only {', '.join(_ANALYSIS_PROPERTIES)} are run (this analysis "
-                             "is on)")
-        else:
-            settings = None
-        if settings is None:
-            off.append(node.name or node.tag)
-            continue
-        if settings.name in (".", "..") or "/" in settings.name or "\\" in settings.name:
-            raise node.error(f"the analysis' name is its output folder's: a plain name is "
-                             f"needed, got {settings.name!r}")
-        if any(s.name == settings.name for s in on):
-            raise node.error(f"two analyses that are on are named {settings.name!r}; each "
-                             "writes into a folder of its name")
-        on.append(settings)
-    if not on:
-        raise where.error(f"no {', '.join(_ANALYSIS_PROPERTIES)} is on: nothing to run")
-    return tuple(on), tuple(off)
 
 
 def _cutoff(tool: Node) -> float | None:
@@ -364,7 +142,7 @@ def read_analyze_setup(path) -> AnalyzeSetup:
     if tool.path("speeds_file", folder) is not None:
         raise tool.error(f"<speeds_file> is not offered (speeds are the coordinates' "
                          f"derivatives), got {tool.text('speeds_file')!r}")
-    analyses, off = _analyses(tool)
+    analyses, off = read_analysis_set(tool)
     states = tool.path("states_file", folder)
     coordinates = tool.path("coordinates_file", folder)
     if states is None and coordinates is None:
@@ -422,63 +200,24 @@ def _refuse_added_muscles(setup: AnalyzeSetup, where: str) -> None:
 
 
 def _kinematics_rows(setup: AnalyzeSetup, start: float, end: float, where: str):
-    """(the loaded model, `kinematics_analysis.AnalysisRows`, {analysis name: its
-    coordinates, `BodySelection` or `PointSelection`}) of the setup's kinematics analyses: the
-    tool's motion, muscle states and forward dynamics; their lists checked first."""
+    """(the loaded model, `kinematics_analysis.AnalysisRows`, `analysis_set.row_selections`,
+    the external loads or None) of the setup's row analyses: the tool's motion, muscle states
+    and forward dynamics (if a kinematics analysis reads it); their lists checked first."""
     from myotwin.osim import kinematics_analysis as ka
+    from myotwin.osim.external_loads import read_external_loads
     from myotwin.osim.loader import load
-    from myotwin.osim.xml_reading import read_document
 
     loaded = load(setup.model_file, force_set_files=setup.force_set_files,
                   replace_force_set=setup.replace_force_set)
-    chosen = {}
-    bodies = None        # the model file's bodies, BodySet order: read if a list needs them
-    for a in setup.analyses:
-        node = f"{where}: {_type(a)} '{a.name}'"
-        if isinstance(a, (BodyKinematicsSettings, PointKinematicsSettings)) and bodies is None:
-            bodies = read_document(loaded.source, forces=False).bodies
-        if isinstance(a, KinematicsSettings):
-            chosen[a.name] = ka.coordinate_selection(loaded, a.coordinates, node)
-        elif isinstance(a, BodyKinematicsSettings):
-            chosen[a.name] = ka.body_selection(loaded, bodies, a.bodies, node)
-        elif isinstance(a, PointKinematicsSettings):
-            chosen[a.name] = ka.point_selection(loaded, bodies, a.point_name, a.body,
-                                                a.point_m, a.relative_to, node)
+    chosen = row_selections(loaded, setup.analyses, where)
+    loads = (None if setup.external_loads_file is None
+             else read_external_loads(setup.external_loads_file))
     states = setup.states_file
     return loaded, ka.analysis_rows(
         loaded, coordinates_path=None if states else setup.coordinates_file,
         states_path=states, cutoff_hz=None if states else setup.cutoff_hz,
         start_time_s=start, end_time_s=end, equilibrium=setup.solve_for_equilibrium,
-        external_loads_path=setup.external_loads_file,
-        with_accelerations=bool(chosen)), chosen
-
-
-def _write_rows_analysis(setup: AnalyzeSetup, analysis, loaded, rows, chosen, folder,
-                         computed: dict) -> dict:
-    """Write one of `_ROW_ANALYSES` into `folder` from the tool's rows; returns what its
-    writer returns. computed: what the analyses share (the actuators' forces), filled by the
-    first that needs it."""
-    from myotwin.osim import force_analyses
-    from myotwin.osim import kinematics_analysis as ka
-    from myotwin.osim.external_loads import read_external_loads
-
-    if isinstance(analysis, KinematicsSettings):
-        return ka.write_kinematics(loaded, rows, folder, chosen[analysis.name])
-    if isinstance(analysis, BodyKinematicsSettings):
-        return ka.write_body_kinematics(loaded, rows, folder, chosen[analysis.name],
-                                        analysis.local)
-    if isinstance(analysis, PointKinematicsSettings):
-        return ka.write_point_kinematics(loaded, rows, folder, chosen[analysis.name])
-    if analysis.kind == STATES:
-        return ka.write_states(loaded, rows, folder)
-    if "forces" not in computed:
-        computed["forces"] = force_analyses.actuation(loaded, rows)
-    if analysis.kind == ACTUATION:
-        return force_analyses.write_actuation(loaded, rows, folder, computed["forces"])
-    loads = (None if setup.external_loads_file is None
-             else read_external_loads(setup.external_loads_file))
-    return force_analyses.write_force_reporter(loaded, rows, folder, loads,
-                                               computed["forces"])
+        external_loads=loads, with_accelerations=bool(chosen)), chosen, loads
 
 
 def run_analyze_setup(path, out_dir=None) -> dict:
@@ -495,9 +234,9 @@ def run_analyze_setup(path, out_dir=None) -> dict:
     start, end = _window(setup, where)
     out = Path(setup.results_directory if out_dir is None else out_dir)
     results = {}
-    kinematics = None     # (loaded, rows, lists): found before any analysis writes a file
+    kinematics = None     # (loaded, rows, lists, loads): found before any analysis writes
     computed: dict = {}   # what the row analyses share
-    if any(isinstance(a, _ROW_ANALYSES) for a in setup.analyses):
+    if any(isinstance(a, ROW_SETTINGS) for a in setup.analyses):
         kinematics = _kinematics_rows(setup, start, end, where)
     for analysis in setup.analyses:
         folder = out / analysis.name
@@ -529,19 +268,14 @@ def run_analyze_setup(path, out_dir=None) -> dict:
             unused = {k: v if isinstance(v, (list, float)) else str(v)
                       for k, v in ignored.items() if v is not None}
         else:
-            loaded, rows, chosen = kinematics
-            written = _write_rows_analysis(setup, analysis, loaded, rows, chosen, folder,
-                                           computed)
-            summary = {"model": str(setup.model_file), **rows.summary, **written,
-                       "n_rows": int(rows.times_s.size),
-                       "first_time_s": float(rows.times_s[0]),
-                       "last_time_s": float(rows.times_s[-1])}
+            loaded, rows, chosen, loads = kinematics
+            summary = write_row_analysis(analysis, loaded, rows, chosen, folder, loads,
+                                         computed)
             if setup.states_file is not None:   # OpenSim ignores these beside a states file
                 unused = {k: v for k, v in (
                     ("coordinates_file", setup.coordinates_file and str(setup.coordinates_file)),
                     ("lowpass_cutoff_frequency_for_coordinates", setup.cutoff_hz)) if v}
-            (folder / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        results[analysis.name] = {"type": _type(analysis), "out_dir": str(folder),
+        results[analysis.name] = {"type": analysis_type(analysis), "out_dir": str(folder),
                                   "setup_values_not_used": unused, **summary}
     return write_setup_summary(out, _TOOL, {
         "setup": path.name, "tool": setup.name, "out_dir": str(out), "analyses": results,

@@ -376,16 +376,18 @@ def _dependent_columns(loaded: OsimModel, table, source: str, motion,
 def analysis_rows(loaded: OsimModel, *, coordinates_path=None, states_path=None,
                   cutoff_hz: float | None = None, start_time_s: float = -np.inf,
                   end_time_s: float = np.inf, equilibrium: bool = False,
-                  external_loads_path=None, with_accelerations: bool = True) -> AnalysisRows:
+                  external_loads=None, inputs=None,
+                  with_accelerations: bool = True) -> AnalysisRows:
     """The rows of a coordinates file (prepared as OpenSim's tools prepare it, the muscles at
     their default states) or of a states file (states as written), the compliant tendons'
     states in equilibrium with `equilibrium` (OpenSim's solve_for_equilibrium_for_auxiliary_
     states; `muscle_equilibrium`), and, with_accelerations, the accelerations of OpenSim's
-    forward dynamics there (`accelerations`), with the external loads of
-    `external_loads_path` acting. ValueError naming the file, field and value for bad input;
-    FloatingPointError naming the model and time where the accelerations are not finite."""
+    forward dynamics there (`accelerations`), with the forces of `external_loads` (an
+    `external_loads.ExternalLoads`, or None) acting. inputs: the `osim.forward.Inputs`
+    giving the actuators' controls (default: the model's PrescribedControllers', 0 without).
+    ValueError naming the file, field and value for bad input; FloatingPointError naming the
+    model and time where the accelerations are not finite."""
     from myotwin import musculoskeletal as ms
-    from myotwin.osim.external_loads import read_external_loads
     from myotwin.osim.forward import Inputs
     from myotwin.osim.forward_loads import forward_loads
     from myotwin.osim.inverse_dynamics import prepared_motion
@@ -417,16 +419,15 @@ def analysis_rows(loaded: OsimModel, *, coordinates_path=None, states_path=None,
     if equilibrium and groups:
         lengths, speeds, _ = path_rows(loaded, motion.q, motion.qd)
         tendon, failed, _ = equilibrium_states(groups, lengths, speeds, activation, tendon)
-    given = Inputs(loaded, None, None, undriven=0.0)
+    given = Inputs(loaded, None, None, undriven=0.0) if inputs is None else inputs
     qdd = None
     if with_accelerations:
         msm = ms.musculoskeletal_model(loaded.model, build_muscles(loaded, tendon="opensim"),
                                        coupling="opensim", coordinates=loaded.coupling)
-        inputs = given.table(float(motion.times_s[0]), float(motion.times_s[-1]))
-        if external_loads_path is not None:
-            inputs = inputs._replace(loads=forward_loads(
-                loaded, read_external_loads(external_loads_path)))
-        qdd = accelerations(msm, inputs, motion.times_s, motion.q, motion.qd, activation,
+        input_table = given.table(float(motion.times_s[0]), float(motion.times_s[-1]))
+        if external_loads is not None:
+            input_table = input_table._replace(loads=forward_loads(loaded, external_loads))
+        qdd = accelerations(msm, input_table, motion.times_s, motion.q, motion.qd, activation,
                             tendon)
         bad = np.flatnonzero(~np.isfinite(qdd).all(axis=1))
         if bad.size:
@@ -440,8 +441,8 @@ def analysis_rows(loaded: OsimModel, *, coordinates_path=None, states_path=None,
         "muscle_states_defaulted": list(defaulted),
         "muscle_equilibrium_failed": {names[k]: int(failed[:, k].sum())
                                       for k in np.flatnonzero(failed.any(axis=0))},
-        "controllers": list(dict.fromkeys(c.controller for c in loaded.prescribed_controls)),
-        "external_loads_file": None if external_loads_path is None else str(external_loads_path),
+        "controllers": list(given.controllers),
+        "external_loads_file": None if external_loads is None else str(external_loads.path),
         "dependent_speeds_off_constraint": dependent_speeds_off,
     }
     return AnalysisRows(motion.times_s, motion.q, motion.qd, qdd, np.asarray(activation),
