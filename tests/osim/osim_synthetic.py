@@ -245,6 +245,21 @@ def scale_tendon_slack_lengths(root: ET.Element, factor: float) -> None:
         length.text = repr(float(length.text) * factor)
 
 
+def with_controllers(xml: str):
+    """An edit for `write_osim`: the model's ControllerSet (made if absent) holds the
+    controller elements of `xml` (one or more) and nothing else."""
+    def edit(root: ET.Element) -> None:
+        found = root.find("Model/ControllerSet")
+        if found is None:
+            found = ET.SubElement(root.find("Model"), "ControllerSet", name="controllerset")
+        for child in list(found):
+            found.remove(child)
+        objects = ET.SubElement(found, "objects")
+        for elem in ET.fromstring(f"<x>{xml}</x>"):
+            objects.append(elem)
+    return edit
+
+
 def deactivate(root: ET.Element, names) -> None:
     """Set <active>false</active> on the wrap objects `names` (each must exist once)."""
     for name in names:

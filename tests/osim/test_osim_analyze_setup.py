@@ -50,7 +50,7 @@ from myotwin.osim.muscle_states import OUTPUTS
 from myotwin.osim.storage import StorageWriter, read_storage
 from opensim_live import opensim_package, run_printing_16_digits
 from osim_synthetic import (ARM26_ELLIPSOIDS, deactivate, locked_copy, to_degroote,
-                             write_leg_swing, write_osim, write_reserves)
+                             with_controllers, write_leg_swing, write_osim, write_reserves)
 from shared_reference import SHARED, needs
 from storage_files import write_mot
 
@@ -598,14 +598,8 @@ def test_kinematics_of_a_model_whose_controllers_drive_its_actuators(tmp_path, c
         "<offset>0.3</offset></Sine><PiecewiseConstantFunction><x>0 0.3 0.55</x>"
         "<y>-0.5 1.2 0.2</y></PiecewiseConstantFunction></objects></FunctionSet>"
         "</PrescribedController>")
-
-    def with_controller(root):
-        found = root.find("Model/ControllerSet")
-        for child in list(found):
-            found.remove(child)
-        ET.SubElement(found, "objects").append(ET.fromstring(controller))
-
-    write_osim(tmp_path, needs(pendulum).read_text(), with_controller, name="pendulum.osim")
+    write_osim(tmp_path, needs(pendulum).read_text(), with_controllers(controller),
+               name="pendulum.osim")
     t = np.linspace(0.0, 1.0, 101)
     write_mot(tmp_path / "swing.mot", t, {"q1": 0.5 * np.sin(3.0 * t),
                                           "q2": 0.3 * np.cos(2.0 * t)}, "swing")

@@ -27,7 +27,6 @@ OpenSim 4.6 runs them, against OpenSim on the same files.
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -37,7 +36,7 @@ from myotwin.osim import OsimError, load
 from myotwin.osim.forward import Inputs
 from myotwin.osim.storage import read_storage
 from opensim_live import integrate_to, opensim_package, run_forward_tool
-from osim_synthetic import ARM26_ELLIPSOIDS, deactivate, write_osim
+from osim_synthetic import ARM26_ELLIPSOIDS, deactivate, with_controllers, write_osim
 from shared_reference import SHARED
 from storage_files import write_mot
 
@@ -80,26 +79,13 @@ ARM26_CONTROLLERS = (
                   _constant(0.5), "<enabled>false</enabled>"))
 
 
-def _with_controllers(xml: str):
-    def edit(root: ET.Element) -> None:
-        found = root.find("Model/ControllerSet")
-        if found is None:
-            found = ET.SubElement(root.find("Model"), "ControllerSet", name="controllerset")
-        for child in list(found):
-            found.remove(child)
-        objects = ET.SubElement(found, "objects")
-        for elem in ET.fromstring(f"<x>{xml}</x>"):
-            objects.append(elem)
-    return edit
-
-
 def _arm26_with_controllers(directory, xml: str = ARM26_CONTROLLERS):
     if not ARM26.exists():
         pytest.skip(f"{ARM26} is absent (shared/reference not mounted)")
 
     def edit(root):
         deactivate(root, ARM26_ELLIPSOIDS)
-        _with_controllers(xml)(root)
+        with_controllers(xml)(root)
     return write_osim(directory, ARM26.read_text(), edit, "arm26_controlled.osim")
 
 
@@ -296,7 +282,7 @@ def test_coordinate_actuators_driven_by_a_controller_match_opensims_manager(
     # Torq2 by a PiecewiseConstantFunction jumping at 0.3 s and 0.55 s; 0.8 s from rest.
     if not PENDULUM.exists():
         pytest.skip(f"{PENDULUM} is absent (shared/reference not mounted)")
-    model = write_osim(tmp_path, PENDULUM.read_text(), _with_controllers(_controller(
+    model = write_osim(tmp_path, PENDULUM.read_text(), with_controllers(_controller(
         "torques", "<socket_actuators>/forceset/Torq1 /forceset/Torq2</socket_actuators>",
         SINE.replace("<omega>20", "<omega>8") + JUMPS)), "pendulum.osim")
     assert main(["osim", "forward", str(model), "--duration-s", "0.8", "--integrator",
