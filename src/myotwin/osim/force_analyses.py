@@ -1,7 +1,8 @@
 """OpenSim's Actuation and ForceReporter analyses along a motion (its AnalyzeTool's, run by
-`myotwin osim run-tool SETUP.xml`, `osim.analyze_setup`), at the states and controls the
-kinematics analyses use (`kinematics_analysis.analysis_rows`: the tool's motion, the muscles'
-default, equilibrium or states-file states, the model's PrescribedControllers).
+`myotwin osim run-tool SETUP.xml`, `osim.analyze_setup`, and its ForwardTool's,
+`osim.forward_setup`), at the states and controls the kinematics analyses use
+(`kinematics_analysis.analysis_rows`: the tool's motion, the muscles' default, equilibrium or
+states-file states, or a forward run's states; the model's and the tool's controllers).
 
 What OpenSim 4.6's AnalyzeTool writes for them, found by running it (arm26 with reserve
 actuators and loads on its hand and humerus; tests/osim/test_osim_analyze_setup.py):
@@ -14,9 +15,9 @@ actuators and loads on its hand and humerus; tests/osim/test_osim_analyze_setup.
   model's controllers, 0 without), its speed the coordinate's speed, its power force x speed.
 * ForceReporter: `force_reporter_forces.sto`, the ForceSet's forces (the Actuation's forces),
   then each ExternalForce of the tool's external_loads_file that applies force:
-  `<body>_<name>_Fx, _Fy, _Fz` (the force in ground), `_px, _py, _pz` if it has a point (the
-  point in the frame of the body it is applied to), `_Tx, _Ty, _Tz` if it has a torque (in
-  ground); one whose appliesForce is false has none, as in OpenSim's file.
+  `<body>_<name>_Fx, _Fy, _Fz` if it has a force (in ground), `_px, _py, _pz` if it has a
+  point (the point in the frame of the body it is applied to), `_Tx, _Ty, _Tz` if it has a
+  torque (in ground); one whose appliesForce is false has none, as in OpenSim's file.
   include_constraint_forces true is refused (no constraint forces are computed).
 * Units: SI, as every file of ours.
 """
@@ -111,8 +112,9 @@ def external_force_columns(loaded: OsimModel, rows: AnalysisRows,
     for f, load in zip(forces, applied):
         stem = f"{f.applied_to_body}_{f.name}"
         rot_f = rotation[:, slot[load.force_frame]]
-        labels += [f"{stem}_F{a}" for a in "xyz"]
-        columns.append(np.einsum("nij,nj->ni", rot_f, load.force_N))
+        if f.force_curve is not None:
+            labels += [f"{stem}_F{a}" for a in "xyz"]
+            columns.append(np.einsum("nij,nj->ni", rot_f, load.force_N))
         if f.point_curve is not None:
             b, p = slot[f.applied_to_body], slot[load.point_frame]
             in_ground = origin[:, p] + np.einsum("nij,nj->ni", rotation[:, p], load.point_m)
