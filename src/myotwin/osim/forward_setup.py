@@ -33,9 +33,20 @@ file's folder, as OpenSim resolves them):
 * Rows are written every `record_every_s` (default 1 ms, adjusted so that the last row is at
   the final time), not at each integrator step as the tool writes them; `results_directory`
   is the output folder unless another is given. The files are `osim forward`'s (states.sto,
-  muscle_forces.sto, summary.json).
-* An `AnalysisSet` with analyses is refused (they are not run), as is any property the tool
-  does not have.
+  muscle_forces.sto, summary.json), and the analyses' folders.
+* The `AnalysisSet`'s Kinematics, BodyKinematics, PointKinematics, Actuation, ForceReporter
+  and StatesReporter analyses (read as `osim.analysis_set` reads them; others that are on
+  are refused, before anything is written) run on the rows the run wrote (states.sto: its
+  states, the run's controls, controllers and external loads), each into
+  `<out>/<analysis name>`, as an AnalyzeTool's do (`kinematics_analysis`,
+  `force_analyses`); their summaries under "analyses", the names of those that are off
+  under "analyses_off". OpenSim records them at its integrator's steps (every
+  `step_interval`-th); ours at the written rows (`record_every_s`), so `step_interval` must
+  be 1. Checked against the ForwardTool's own files, interpolated at our rows' times
+  (tests/osim/test_osim_forward_analyses.py: a driven, loaded double pendulum within 1.5e-9
+  of each file's largest value; Tug_of_War_Millard driven and pushed, 2.1e-8). A run that
+  diverges writes no analyses.
+* Any property the tool does not have is refused.
 """
 
 from __future__ import annotations
@@ -45,11 +56,15 @@ import json
 import math
 from pathlib import Path
 
+from myotwin.osim.analysis_set import (ROW_TYPES, analysis_type, read_analysis_set,
+                                       row_selections, write_row_analysis)
 from myotwin.osim.tool_setups import ABSTRACT_TOOL_PROPERTIES, write_setup_summary
 from myotwin.osim.xml_values import Node, document_element, parse_xml
 from myotwin.scalars import as_real
 
 _PROPERTIES = ABSTRACT_TOOL_PROPERTIES + ("states_file", "controls_file")
+#: The files a run writes into its folder (`forward`'s).
+_FILES = ("states.sto", "muscle_forces.sto", "summary.json")
 #: Rows written about this often (s), unless the caller says otherwise.
 ROW_INTERVAL_S = 1e-3
 
@@ -74,6 +89,10 @@ class ForwardSetup:
     #: the PrescribedController elements of the ControllerSet (read against the model's
     #: forces once it is loaded: `controllers.read_controller`)
     controllers: tuple[Node, ...] = ()
+    #: the AnalysisSet's analyses that are on (`analysis_set.ROW_TYPES`), in its order
+    analyses: tuple = ()
+    #: the names of its analyses that are off
+    analyses_off: tuple[str, ...] = ()
 
 
 
@@ -129,12 +148,11 @@ def read_forward_setup(path) -> ForwardSetup:
     if model is None:
         raise tool.error("<model_file> is empty")
     force_sets = tool.paths("force_set_files", folder)
-    analyses = tool.find("AnalysisSet")
-    if analyses is not None:
-        node = Node(analyses, tool.where.inside("AnalysisSet", analyses.get("name", "")))
-        if _members(node, "objects"):
-            raise node.error("analyses are not run: remove them (states.sto and "
-                             "muscle_forces.sto are written)")
+    analyses, off = read_analysis_set(tool, ROW_TYPES, required=False)
+    for a in analyses:
+        if a.name in _FILES:
+            raise tool.error(f"an analysis named {a.name!r} would write into a folder of the "
+                             "name of the run's own file: rename it")
     initial = tool.number("initial_time", 0.0)
     final = tool.number("final_time", 1.0)
     if not final > initial:
@@ -156,7 +174,7 @@ def read_forward_setup(path) -> ForwardSetup:
                         tool.flag("solve_for_equilibrium_for_auxiliary_states", False),
                         int(steps), accuracy, controls_file,
                         tool.path("external_loads_file", folder),
-                        tool.path("states_file", folder), controllers)
+                        tool.path("states_file", folder), controllers, analyses, off)
 
 
 def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVAL_S) -> dict:
@@ -181,6 +199,8 @@ def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVA
                          f"{record_every_s!r}")
     loaded = load(setup.model_file, force_set_files=setup.force_set_files,
                   replace_force_set=setup.replace_force_set)
+    where = f"{Path(path).name}: ForwardTool '{setup.name}'"
+    chosen = row_selections(loaded, setup.analyses, where)    # checked before a file is written
     controls = None if setup.controls_file is None else read_controls(setup.controls_file)
     tool_controls = tuple(c for node in setup.controllers
                           for c in read_controller(node, loaded.force_names))
@@ -211,4 +231,25 @@ def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVA
         if summary.get("diverged"):
             write_setup_summary(out, "ForwardTool", {**names, **summary})
         raise
+    if setup.analyses or setup.analyses_off:
+        summary = {**summary, **_analyses(setup, loaded, Path(out), chosen, inputs, external)}
     return write_setup_summary(out, "ForwardTool", {**names, **summary})
+
+
+def _analyses(setup: ForwardSetup, loaded, out: Path, chosen: dict, inputs, external) -> dict:
+    """The setup's analyses, each run on the rows the run wrote (out/states.sto: its states,
+    the run's controls and external loads) into out/<analysis name>; returns {"analyses":
+    {name: {"type", "out_dir", **its summary}}, "analyses_off": [names]}."""
+    from myotwin.osim.kinematics_analysis import analysis_rows
+
+    if not setup.analyses:
+        return {"analyses": {}, "analyses_off": list(setup.analyses_off)}
+    rows = analysis_rows(loaded, states_path=out / "states.sto", inputs=inputs,
+                         external_loads=external, with_accelerations=bool(chosen))
+    results, computed = {}, {}
+    for analysis in setup.analyses:
+        folder = out / analysis.name
+        results[analysis.name] = {"type": analysis_type(analysis), "out_dir": str(folder),
+                                  **write_row_analysis(analysis, loaded, rows, chosen, folder,
+                                                       external, computed)}
+    return {"analyses": results, "analyses_off": list(setup.analyses_off)}

@@ -1,5 +1,6 @@
 """OpenSim's Kinematics, BodyKinematics and PointKinematics analyses along a motion (its
-AnalyzeTool's, run by `myotwin osim run-tool SETUP.xml`, `osim.analyze_setup`).
+AnalyzeTool's, run by `myotwin osim run-tool SETUP.xml`, `osim.analyze_setup`; and its
+ForwardTool's, on the rows a run wrote, `osim.forward_setup`), and its StatesReporter.
 
 What OpenSim 4.6's AnalyzeTool writes for them, found by running it (arm26 along the
 tutorial's IK result; tests/osim/test_osim_kinematics_analysis.py) and reproduced here:
