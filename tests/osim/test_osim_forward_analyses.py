@@ -1,7 +1,7 @@
 """`myotwin osim run-tool SETUP.xml` on ForwardTool setups whose AnalysisSet holds Kinematics,
-BodyKinematics, PointKinematics, Actuation, ForceReporter and StatesReporter analyses
-(`osim.forward_setup`, `osim.analysis_set`), against OpenSim 4.6's ForwardTool run on the
-same setup file.
+BodyKinematics, PointKinematics, Actuation, ForceReporter, StatesReporter and MuscleAnalysis
+analyses (`osim.forward_setup`, `osim.analysis_set`), against OpenSim 4.6's ForwardTool run
+on the same setup file.
 
 OpenSim records its analyses at its integrator's steps; ours at the rows the run writes
 (`--record-every-s`). So OpenSim's values are interpolated (a not-a-knot cubic spline through
@@ -49,6 +49,9 @@ BODY_KIN = ('<BodyKinematics name="BodyKinematics"><on>true</on><bodies>all</bod
 ACTUATION = '<Actuation name="Actuation"><on>true</on></Actuation>'
 FORCES = '<ForceReporter name="ForceReporter"><on>true</on></ForceReporter>'
 STATES = '<StatesReporter name="StatesReporter"><on>true</on></StatesReporter>'
+MA = ('<MuscleAnalysis name="MuscleAnalysis"><on>true</on><muscle_list>all</muscle_list>'
+      "<moment_arm_coordinate_list>all</moment_arm_coordinate_list>"
+      "<compute_moments>true</compute_moments></MuscleAnalysis>")
 #: OpenSim's file suffixes of each of our files (ours: <analysis>/<prefix>_<suffix>.sto)
 SUFFIXES = {"Kinematics": ("kinematics", ("q", "u", "dudt")),
             "BodyKinematics": ("body_kinematics", ("pos_global", "vel_global", "acc_global")),
@@ -179,10 +182,10 @@ def test_a_driven_tug_of_wars_analyses_match_the_forward_tools(tmp_path, capsys)
     """Tug_of_War_Millard (a block between two Millard muscles with compliant tendons) whose
     muscles a PrescribedController of the setup drives (a Sine, a Constant), a force along
     the block's slide (external loads), fibers in equilibrium at the start, 0.2 s at accuracy
-    1e-10, a row every 5 ms: Kinematics, BodyKinematics, Actuation, ForceReporter and
-    StatesReporter within 2e-7 of each file's largest value of OpenSim's (the two
-    integrators' errors grow through the stiff tendons into the forces and accelerations;
-    observed <= 2.1e-8, the block's acceleration)."""
+    1e-10, a row every 5 ms: Kinematics, BodyKinematics, Actuation, ForceReporter,
+    StatesReporter and MuscleAnalysis (its 20 files) within 2e-7 of each file's largest value
+    of OpenSim's (the two integrators' errors grow through the stiff tendons into the forces,
+    powers and accelerations; observed <= 3.4e-8, the fibers' active power)."""
     write_osim(tmp_path, needs(MODELS / "Tug_of_War_Millard.osim").read_text(),
                lambda root: None, name="tug.osim")
     t = np.linspace(0.0, 1.0, 11)
@@ -210,35 +213,46 @@ def test_a_driven_tug_of_wars_analyses_match_the_forward_tools(tmp_path, capsys)
     setup.write_text(_SETUP.format(
         model="tug.osim", final=0.2, accuracy=1e-10, equilibrium="true",
         extra="<external_loads_file>push.xml</external_loads_file>" + controllers,
-        analyses=KIN + BODY_KIN + ACTUATION + FORCES + STATES))
+        analyses=KIN + BODY_KIN + ACTUATION + FORCES + STATES + MA))
     summary = _run_both(tmp_path, capsys, setup, 0.005)
     assert summary["analyses"]["Actuation"]["controllers"] == ["drive"]
     assert summary["analyses"]["Actuation"]["actuators"] == ["RightMuscle", "LeftMuscle"]
+    assert summary["analyses"]["MuscleAnalysis"]["type"] == "MuscleAnalysis"
+    outputs = sorted(p.stem.removeprefix("muscle_analysis_") for p in
+                     (tmp_path / "ours" / "MuscleAnalysis").glob("muscle_analysis_*.sto"))
+    assert len(outputs) == 20 and "TendonForce" in outputs, outputs
     with capsys.disabled():
         print()
         errors = {}
         for name, (prefix, suffixes) in SUFFIXES.items():
             errors |= {f"{name} {s}": e for s, e in _compare(
                 tmp_path, name, prefix, name, suffixes).items()}
+        errors |= {f"MuscleAnalysis {s}": e for s, e in _compare(
+            tmp_path, "MuscleAnalysis", "muscle_analysis", "MuscleAnalysis", outputs).items()}
     assert max(errors.values()) <= 2e-7, errors
 
 
-@pytest.mark.parametrize("analyses, message", [
-    ('<StaticOptimization name="so"><on>true</on></StaticOptimization>',
+@pytest.mark.parametrize("analyses, extra, message", [
+    ('<StaticOptimization name="so"><on>true</on></StaticOptimization>', "",
      "StaticOptimization 'so' (AnalysisSet Analyses): only Kinematics, BodyKinematics, "
-     "PointKinematics, Actuation, ForceReporter, StatesReporter are run (this analysis is on)"),
-    (KIN.replace('"Kinematics"', '"states.sto"'), "ForwardTool 'fw': an analysis named "
+     "PointKinematics, Actuation, ForceReporter, StatesReporter, MuscleAnalysis are run (this "
+     "analysis is on)"),
+    (MA, "", "setup.xml: ForwardTool 'fw': a MuscleAnalysis with a model without muscles "
+     "(pendulum.osim): nothing to analyse"),
+    (MA, "<replace_force_set>true</replace_force_set>", "<replace_force_set> true with a "
+     "MuscleAnalysis is not offered"),
+    (KIN.replace('"Kinematics"', '"states.sto"'), "", "ForwardTool 'fw': an analysis named "
      "'states.sto' would write into a folder of the name of the run's own file"),
-    (KIN.replace("<coordinates>all<", "<coordinates>q1 q3<"), "setup.xml: ForwardTool 'fw': "
-     "Kinematics 'Kinematics': no coordinate named 'q3' in"),
-    (BODY_KIN.replace("<bodies>", "<step_interval>10</step_interval><bodies>"),
+    (KIN.replace("<coordinates>all<", "<coordinates>q1 q3<"), "", "setup.xml: ForwardTool "
+     "'fw': Kinematics 'Kinematics': no coordinate named 'q3' in"),
+    (BODY_KIN.replace("<bodies>", "<step_interval>10</step_interval><bodies>"), "",
      "BodyKinematics 'BodyKinematics' (AnalysisSet Analyses): <step_interval> must be 1"),
 ])
-def test_bad_analyses_are_one_line(tmp_path, capsys, analyses, message):
+def test_bad_analyses_are_one_line(tmp_path, capsys, analyses, extra, message):
     _pendulum(tmp_path)
     setup = tmp_path / "setup.xml"
     setup.write_text(_SETUP.format(model="pendulum.osim", final=0.5, accuracy=1e-10,
-                                   equilibrium="false", extra="", analyses=analyses))
+                                   equilibrium="false", extra=extra, analyses=analyses))
     status = main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1, err

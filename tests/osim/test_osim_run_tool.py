@@ -195,7 +195,8 @@ _SETUP = """<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="406
 @pytest.mark.parametrize("extra, message", [
     ('<AnalysisSet name="a"><objects><JointReaction name="k"/></objects></AnalysisSet>',
      "JointReaction 'k' (AnalysisSet a): only Kinematics, BodyKinematics, PointKinematics, "
-     "Actuation, ForceReporter, StatesReporter are run (this analysis is on)"),
+     "Actuation, ForceReporter, StatesReporter, MuscleAnalysis are run (this analysis is "
+     "on)"),
     ('<ControllerSet name="c"><objects><ToyReflexController name="p"/></objects>'
      "</ControllerSet>", "ToyReflexController 'p' (ControllerSet c): only a "
      "ControlSetController (a controls file) and PrescribedControllers can drive the run"),

@@ -5,8 +5,8 @@ runner; docs/osim.md).
 * ForwardTool (`osim.forward_setup`): writes states.sto, muscle_forces.sto and summary.json,
   rows as they are produced; a simulation that diverges stops with the rows before the
   divergence written (exit status 3). Its Kinematics, BodyKinematics, PointKinematics,
-  Actuation, ForceReporter and StatesReporter analyses run on the written rows, each into
-  DIR/<its name>, as an AnalyzeTool's.
+  Actuation, ForceReporter, StatesReporter and MuscleAnalysis analyses run on the written
+  rows, each into DIR/<its name>, as an AnalyzeTool's.
 * InverseKinematicsTool (`osim.ik_setup.run_ik_setup`): inverse_kinematics.mot,
   marker_errors.sto and summary.json.
 * InverseDynamicsTool (`osim.id_setup.run_id_setup`): inverse_dynamics.sto and summary.json.
@@ -51,7 +51,7 @@ def add_parser(cmds) -> None:
     # configure_jax runs)
     p = cmds.add_parser("run-tool", help="run an OpenSim tool setup file as opensim-cmd "
                         "run-tool does: a ForwardTool (states.sto, muscle_forces.sto; its "
-                        "kinematics and force analyses in a folder each), an "
+                        "kinematics, force and muscle analyses in a folder each), an "
                         "InverseKinematicsTool (inverse_kinematics.mot, marker_errors.sto), an "
                         "InverseDynamicsTool (inverse_dynamics.sto) or an AnalyzeTool with "
                         "StaticOptimization / MuscleAnalysis / Kinematics / BodyKinematics / "

@@ -1,5 +1,6 @@
 """The AnalysisSet of an OpenSim tool setup (an AnalyzeTool's, `osim.analyze_setup`, or a
-ForwardTool's, `osim.forward_setup`): its analyses read and checked (`read_analysis_set`),
+ForwardTool's, `osim.forward_setup`): its analyses read and checked (`read_analysis_set`;
+`refuse_added_muscles` for a MuscleAnalysis beside force set files),
 and the analyses that report rows of states (Kinematics, BodyKinematics, PointKinematics,
 Actuation, ForceReporter, StatesReporter: `ROW_TYPES`) checked against the model
 (`row_selections`) and written from those rows (`write_row_analysis`; what they write:
@@ -54,6 +55,7 @@ import json
 import math
 from pathlib import Path
 
+from myotwin.osim.errors import OsimError
 from myotwin.osim.xml_values import Node
 
 _COMMON = ("on", "start_time", "end_time", "step_interval", "in_degrees")
@@ -264,6 +266,19 @@ def read_analysis_set(tool: Node, offered: tuple[str, ...] = ANALYSIS_TYPES,
     if not on and required:
         raise where.error(f"no {', '.join(offered)} is on: nothing to run")
     return tuple(on), tuple(off)
+
+
+def refuse_added_muscles(force_set_files, where: str) -> None:
+    """OsimError naming `where` if the force set files add muscles: a MuscleAnalysis (which
+    reads the model file's muscles) would report them; reserve actuators are fine."""
+    from myotwin.osim.force_reading import MUSCLE_TAGS     # every OpenSim muscle class
+    from myotwin.osim.xml_reading import force_set_file_nodes
+
+    added = [node.name for node in force_set_file_nodes(force_set_files)
+             if node.tag in MUSCLE_TAGS]
+    if added:
+        raise OsimError(f"{where}: <force_set_files> add muscles {added} with a {MA}, which "
+                        "is not offered (reserve actuators are)")
 
 
 def row_selections(loaded, analyses, where: str) -> dict:

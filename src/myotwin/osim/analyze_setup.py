@@ -75,7 +75,8 @@ import numpy as np
 
 from myotwin.osim.analysis_set import (MA, ROW_SETTINGS, SO, MuscleAnalysisSettings, Settings,
                                        StaticOptimizationSettings, analysis_type,
-                                       read_analysis_set, row_selections, write_row_analysis)
+                                       read_analysis_set, refuse_added_muscles, row_selections,
+                                       write_row_analysis)
 from myotwin.osim.errors import OsimError
 from myotwin.osim.tool_setups import (ABSTRACT_TOOL_PROPERTIES, INTEGRATION_PROPERTIES,
                                       write_setup_summary)
@@ -187,18 +188,6 @@ def _window(setup: AnalyzeSetup, where: str) -> tuple[float, float]:
     return setup.initial_time_s, setup.final_time_s
 
 
-def _refuse_added_muscles(setup: AnalyzeSetup, where: str) -> None:
-    """OsimError if the force set files add muscles (a MuscleAnalysis would report them)."""
-    from myotwin.osim.force_reading import MUSCLE_TAGS     # every OpenSim muscle class
-    from myotwin.osim.xml_reading import force_set_file_nodes
-
-    added = [node.name for node in force_set_file_nodes(setup.force_set_files)
-             if node.tag in MUSCLE_TAGS]
-    if added:
-        raise OsimError(f"{where}: <force_set_files> add muscles {added} with a {MA}, which "
-                        "is not offered (reserve actuators are)")
-
-
 def _kinematics_rows(setup: AnalyzeSetup, start: float, end: float, where: str):
     """(the loaded model, `kinematics_analysis.AnalysisRows`, `analysis_set.row_selections`,
     the external loads or None) of the setup's row analyses: the tool's motion, muscle states
@@ -230,7 +219,7 @@ def run_analyze_setup(path, out_dir=None) -> dict:
     setup = read_analyze_setup(path)
     where = f"{path.name}: {_TOOL}" + (f" '{setup.name}'" if setup.name else "")
     if any(isinstance(a, MuscleAnalysisSettings) for a in setup.analyses):
-        _refuse_added_muscles(setup, where)
+        refuse_added_muscles(setup.force_set_files, where)
     start, end = _window(setup, where)
     out = Path(setup.results_directory if out_dir is None else out_dir)
     results = {}

@@ -34,17 +34,19 @@ file's folder, as OpenSim resolves them):
   the final time), not at each integrator step as the tool writes them; `results_directory`
   is the output folder unless another is given. The files are `osim forward`'s (states.sto,
   muscle_forces.sto, summary.json), and the analyses' folders.
-* The `AnalysisSet`'s Kinematics, BodyKinematics, PointKinematics, Actuation, ForceReporter
-  and StatesReporter analyses (read as `osim.analysis_set` reads them; others that are on
-  are refused, before anything is written) run on the rows the run wrote (states.sto: its
-  states, the run's controls, controllers and external loads), each into
+* The `AnalysisSet`'s Kinematics, BodyKinematics, PointKinematics, Actuation, ForceReporter,
+  StatesReporter and MuscleAnalysis analyses (read as `osim.analysis_set` reads them; others
+  that are on are refused, before anything is written) run on the rows the run wrote
+  (states.sto: its states, the run's controls, controllers and external loads), each into
   `<out>/<analysis name>`, as an AnalyzeTool's do (`kinematics_analysis`,
-  `force_analyses`); their summaries under "analyses", the names of those that are off
-  under "analyses_off". OpenSim records them at its integrator's steps (every
-  `step_interval`-th); ours at the written rows (`record_every_s`), so `step_interval` must
-  be 1. Checked against the ForwardTool's own files, interpolated at our rows' times
+  `force_analyses`, `muscle_analysis.run` on the states file: the model file's muscles, so
+  force set files that add muscles, or replace_force_set true, are refused with it, as in
+  the AnalyzeTool); their summaries under "analyses", the names of those that are off under
+  "analyses_off". OpenSim records them at its integrator's steps (every `step_interval`-th);
+  ours at the written rows (`record_every_s`), so `step_interval` must be 1. Checked
+  against the ForwardTool's own files, interpolated at our rows' times
   (tests/osim/test_osim_forward_analyses.py: a driven, loaded double pendulum within 1.5e-9
-  of each file's largest value; Tug_of_War_Millard driven and pushed, 2.1e-8). A run that
+  of each file's largest value; Tug_of_War_Millard driven and pushed, 3.4e-8). A run that
   diverges writes no analyses.
 * Any property the tool does not have is refused.
 """
@@ -56,8 +58,10 @@ import json
 import math
 from pathlib import Path
 
-from myotwin.osim.analysis_set import (ROW_TYPES, analysis_type, read_analysis_set,
+from myotwin.osim.analysis_set import (MA, ROW_SETTINGS, ROW_TYPES, analysis_type,
+                                       read_analysis_set, refuse_added_muscles,
                                        row_selections, write_row_analysis)
+from myotwin.osim.errors import OsimError
 from myotwin.osim.tool_setups import ABSTRACT_TOOL_PROPERTIES, write_setup_summary
 from myotwin.osim.xml_values import Node, document_element, parse_xml
 from myotwin.scalars import as_real
@@ -148,11 +152,14 @@ def read_forward_setup(path) -> ForwardSetup:
     if model is None:
         raise tool.error("<model_file> is empty")
     force_sets = tool.paths("force_set_files", folder)
-    analyses, off = read_analysis_set(tool, ROW_TYPES, required=False)
+    analyses, off = read_analysis_set(tool, ROW_TYPES + (MA,), required=False)
     for a in analyses:
         if a.name in _FILES:
             raise tool.error(f"an analysis named {a.name!r} would write into a folder of the "
                              "name of the run's own file: rename it")
+    if tool.flag("replace_force_set", False) and any(analysis_type(a) == MA for a in analyses):
+        raise tool.error(f"<replace_force_set> true with a {MA} is not offered (the model's "
+                         "muscles would be dropped)")
     initial = tool.number("initial_time", 0.0)
     final = tool.number("final_time", 1.0)
     if not final > initial:
@@ -201,6 +208,11 @@ def run_forward_setup(path, out_dir=None, *, record_every_s: float = ROW_INTERVA
                   replace_force_set=setup.replace_force_set)
     where = f"{Path(path).name}: ForwardTool '{setup.name}'"
     chosen = row_selections(loaded, setup.analyses, where)    # checked before a file is written
+    if any(analysis_type(a) == MA for a in setup.analyses):
+        refuse_added_muscles(setup.force_set_files, where)
+        if not loaded.muscle_names:
+            raise OsimError(f"{where}: a {MA} with a model without muscles "
+                            f"({setup.model_file.name}): nothing to analyse")
     controls = None if setup.controls_file is None else read_controls(setup.controls_file)
     tool_controls = tuple(c for node in setup.controllers
                           for c in read_controller(node, loaded.force_names))
@@ -240,16 +252,23 @@ def _analyses(setup: ForwardSetup, loaded, out: Path, chosen: dict, inputs, exte
     """The setup's analyses, each run on the rows the run wrote (out/states.sto: its states,
     the run's controls and external loads) into out/<analysis name>; returns {"analyses":
     {name: {"type", "out_dir", **its summary}}, "analyses_off": [names]}."""
+    from myotwin.osim import muscle_analysis
     from myotwin.osim.kinematics_analysis import analysis_rows
 
-    if not setup.analyses:
-        return {"analyses": {}, "analyses_off": list(setup.analyses_off)}
-    rows = analysis_rows(loaded, states_path=out / "states.sto", inputs=inputs,
-                         external_loads=external, with_accelerations=bool(chosen))
+    states = out / "states.sto"
+    rows = None
+    if any(isinstance(a, ROW_SETTINGS) for a in setup.analyses):
+        rows = analysis_rows(loaded, states_path=states, inputs=inputs,
+                             external_loads=external, with_accelerations=bool(chosen))
     results, computed = {}, {}
     for analysis in setup.analyses:
         folder = out / analysis.name
+        if isinstance(analysis, ROW_SETTINGS):
+            summary = write_row_analysis(analysis, loaded, rows, chosen, folder, external,
+                                         computed)
+        else:     # a MuscleAnalysis: the model file's muscles at the written states
+            summary = muscle_analysis.run(setup.model_file, None, folder, states_path=states,
+                                          geometry_hint=None)
         results[analysis.name] = {"type": analysis_type(analysis), "out_dir": str(folder),
-                                  **write_row_analysis(analysis, loaded, rows, chosen, folder,
-                                                       external, computed)}
+                                  **summary}
     return {"analyses": results, "analyses_off": list(setup.analyses_off)}
