@@ -69,32 +69,44 @@ def _run_both(tmp_path, capsys, setup, record_every_s):
     return json.loads(capsys.readouterr().out)
 
 
+def _relative_error(ours_path, theirs_path, what: str, angles=()) -> float:
+    """Our file `ours_path` against OpenSim's `theirs_path` interpolated at our times (module
+    docstring; OpenSim's degrees, the columns `angles` and the bodies' _O*, converted by its
+    header): same labels; returns the largest error / the file's largest value."""
+    ours, theirs = read_storage(ours_path), read_storage(theirs_path)
+    # OpenSim 4.6 labels a PointKinematics' columns state_0, state_1, state_2
+    mapped = tuple(label if not label.startswith("state_") else ours.labels[k]
+                   for k, label in enumerate(theirs.labels))
+    assert ours.labels == mapped and not ours.in_degrees, (ours.labels, theirs.labels)
+    values = theirs.data[:, 1:].copy()
+    if theirs.in_degrees:
+        turning = [k for k, label in enumerate(theirs.labels[1:])
+                   if label in angles or "_O" in label]
+        values[:, turning] = np.radians(values[:, turning])
+    times, keep = np.unique(theirs.time_s, return_index=True)   # (a repeated last row)
+    assert ours.time_s[0] == times[0] and abs(ours.time_s[-1] - times[-1]) < 1e-12
+    at_ours = CubicSpline(times, values[keep], axis=0)(ours.time_s)
+    scale = max(np.abs(values).max(), 1.0)
+    relative = float(np.abs(ours.data[:, 1:] - at_ours).max() / scale)
+    print(f"  {what}: within {relative:.1e} of the largest value {scale:.3g} (OpenSim's "
+          f"{times.size} steps, our {ours.time_s.size} rows)")
+    return relative
+
+
 def _compare(tmp_path, analysis, ours_prefix, theirs_prefix, suffixes, angles=()):
     """Our files tmp_path/ours/<analysis>/<ours_prefix>_<suffix>.sto against OpenSim's
-    tmp_path/opensim/fw_<theirs_prefix>_<suffix>.sto interpolated at our times (module
-    docstring; OpenSim's degrees, the columns `angles` and the bodies' _O*, converted by its
-    header): same labels; returns {suffix: largest error / the file's largest value}."""
-    relative = {}
-    for suffix in suffixes:
-        ours = read_storage(tmp_path / "ours" / analysis / f"{ours_prefix}_{suffix}.sto")
-        theirs = read_storage(tmp_path / "opensim" / f"fw_{theirs_prefix}_{suffix}.sto")
-        # OpenSim 4.6 labels a PointKinematics' columns state_0, state_1, state_2
-        mapped = tuple(label if not label.startswith("state_") else ours.labels[k]
-                       for k, label in enumerate(theirs.labels))
-        assert ours.labels == mapped and not ours.in_degrees, (ours.labels, theirs.labels)
-        values = theirs.data[:, 1:].copy()
-        if theirs.in_degrees:
-            turning = [k for k, label in enumerate(theirs.labels[1:])
-                       if label in angles or "_O" in label]
-            values[:, turning] = np.radians(values[:, turning])
-        times, keep = np.unique(theirs.time_s, return_index=True)   # (a repeated last row)
-        assert ours.time_s[0] == times[0] and abs(ours.time_s[-1] - times[-1]) < 1e-12
-        at_ours = CubicSpline(times, values[keep], axis=0)(ours.time_s)
-        scale = max(np.abs(values).max(), 1.0)
-        relative[suffix] = float(np.abs(ours.data[:, 1:] - at_ours).max() / scale)
-        print(f"  {analysis} {suffix}: within {relative[suffix]:.1e} of the largest value "
-              f"{scale:.3g} (OpenSim's {times.size} steps, our {ours.time_s.size} rows)")
-    return relative
+    tmp_path/opensim/fw_<theirs_prefix>_<suffix>.sto (`_relative_error`); returns {suffix:
+    largest error / the file's largest value}."""
+    return {suffix: _relative_error(
+        tmp_path / "ours" / analysis / f"{ours_prefix}_{suffix}.sto",
+        tmp_path / "opensim" / f"fw_{theirs_prefix}_{suffix}.sto", f"{analysis} {suffix}",
+        angles) for suffix in suffixes}
+
+
+def _compare_controls(tmp_path) -> dict:
+    """The run's controls.sto against OpenSim's fw_controls.sto (`_relative_error`)."""
+    return {"controls": _relative_error(tmp_path / "ours" / "controls.sto",
+                                        tmp_path / "opensim" / "fw_controls.sto", "controls")}
 
 
 #: A setup's ControllerSet driving the pendulum's second CoordinateActuator by a Sine.
@@ -175,6 +187,7 @@ def test_a_driven_pendulums_analyses_match_the_forward_tools(tmp_path, capsys):
                 tmp_path, name, prefix, name, suffixes, angles=("q1", "q2")).items()}
         errors |= {f"tip {s}": e for s, e in _compare(
             tmp_path, "tip", "point_kinematics_tip", "tip_tip", ("pos", "vel", "acc")).items()}
+        errors |= _compare_controls(tmp_path)
     assert max(errors.values()) <= 1e-7, errors
 
 
@@ -229,6 +242,7 @@ def test_a_driven_tug_of_wars_analyses_match_the_forward_tools(tmp_path, capsys)
                 tmp_path, name, prefix, name, suffixes).items()}
         errors |= {f"MuscleAnalysis {s}": e for s, e in _compare(
             tmp_path, "MuscleAnalysis", "muscle_analysis", "MuscleAnalysis", outputs).items()}
+        errors |= _compare_controls(tmp_path)
     assert max(errors.values()) <= 2e-7, errors
 
 
@@ -258,3 +272,37 @@ def test_bad_analyses_are_one_line(tmp_path, capsys, analyses, extra, message):
     assert status == 2 and err.count("\n") == 1, err
     assert "setup.xml: " in err and message in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_run_does_not_write_over_its_inputs(tmp_path, capsys):
+    """A controls file named controls.sto in the output folder (the run writes its own
+    controls.sto there), or a states file named states.sto there, is refused before anything
+    is written: the file is left as it was."""
+    _pendulum(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    controls = write_mot(out / "controls.sto", np.array([0.0, 1.0]),
+                         {"Torq1": np.array([0.1, 0.2]), "Torq2": np.array([0.0, 0.3])},
+                         name="controls")
+    before = controls.read_text()
+    status = main(["osim", "forward", str(tmp_path / "pendulum.osim"), "--controls",
+                   str(controls), "--duration-s", "0.01", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert (f"{controls}: the run reads it and would write controls.sto over it in the same "
+            "folder: write into another folder (--out)") in err, err
+    assert controls.read_text() == before and sorted(p.name for p in out.iterdir()) == [
+        "controls.sto"]
+    (tmp_path / "setup.xml").write_text(_SETUP.format(
+        model="pendulum.osim", final=0.1, accuracy=1e-6, equilibrium="false",
+        extra="<states_file>opensim/states.sto</states_file>", analyses=""))
+    (tmp_path / "opensim").mkdir()     # the setup's results_directory
+    states = write_mot(tmp_path / "opensim" / "states.sto", np.array([0.0, 1.0]), {
+        "/jointset/pin1/q1/value": np.zeros(2), "/jointset/pin1/q1/speed": np.zeros(2),
+        "/jointset/pin2/q2/value": np.zeros(2), "/jointset/pin2/q2/speed": np.zeros(2)},
+        name="states")
+    before = states.read_text()
+    assert main(["osim", "run-tool", str(tmp_path / "setup.xml")]) == 2
+    err = capsys.readouterr().err
+    assert "states.sto: the run reads it and would write states.sto over it" in err, err
+    assert states.read_text() == before

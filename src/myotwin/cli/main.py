@@ -156,7 +156,8 @@ def _add_forward_parser(cmds) -> None:
     p = cmds.add_parser("forward", help="simulate FILE driven by its muscles and "
                         "CoordinateActuators (a model without muscles by its actuators "
                         "alone); writes "
-                        "states.sto, muscle_forces.sto, summary.json into --out")
+                        "states.sto, muscle_forces.sto, controls.sto, summary.json into "
+                        "--out")
     p.add_argument("file", help="an OpenSim 4 .osim file")
     p.add_argument("--out", required=True, type=output_directory,
                    help="output directory")

@@ -2,9 +2,9 @@
 `opensim-cmd run-tool` runs it (`myotwin.osim.tool_setups`: the setup's tool picks the
 runner; docs/osim.md).
 
-* ForwardTool (`osim.forward_setup`): writes states.sto, muscle_forces.sto and summary.json,
-  rows as they are produced; a simulation that diverges stops with the rows before the
-  divergence written (exit status 3). Its Kinematics, BodyKinematics, PointKinematics,
+* ForwardTool (`osim.forward_setup`): writes states.sto, muscle_forces.sto, controls.sto and
+  summary.json, rows as they are produced; a simulation that diverges stops with the rows
+  before the divergence written (exit status 3). Its Kinematics, BodyKinematics, PointKinematics,
   Actuation, ForceReporter, StatesReporter and MuscleAnalysis analyses run on the written
   rows, each into DIR/<its name>, as an AnalyzeTool's.
 * InverseKinematicsTool (`osim.ik_setup.run_ik_setup`): inverse_kinematics.mot,
@@ -50,7 +50,8 @@ def add_parser(cmds) -> None:
     # (no myotwin.osim import here: building the command line must not import JAX before
     # configure_jax runs)
     p = cmds.add_parser("run-tool", help="run an OpenSim tool setup file as opensim-cmd "
-                        "run-tool does: a ForwardTool (states.sto, muscle_forces.sto; its "
+                        "run-tool does: a ForwardTool (states.sto, muscle_forces.sto, "
+                        "controls.sto; its "
                         "kinematics, force and muscle analyses in a folder each), an "
                         "InverseKinematicsTool (inverse_kinematics.mot, marker_errors.sto), an "
                         "InverseDynamicsTool (inverse_dynamics.sto) or an AnalyzeTool with "

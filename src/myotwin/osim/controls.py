@@ -112,10 +112,11 @@ class Control:
 @dataclasses.dataclass(frozen=True)
 class Controls:
     """The controls of one file, by actuator name (`read_controls`); `source` is the file's
-    name for messages."""
+    name for messages, `path` the file read (None for a table given in memory)."""
 
     source: str
     controls: tuple[Control, ...]
+    path: Path | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -154,13 +155,14 @@ def read_controls(path) -> Controls:
     (module docstring); OsimError (or StorageError) naming the file and the value."""
     path = Path(path)
     if path.suffix.lower() != ".xml":
-        return controls_from_storage(read_storage(path), path.name)
+        return dataclasses.replace(controls_from_storage(read_storage(path), path.name),
+                                   path=path)
     root = document_element(parse_xml(path), path.name, "ControlSet", 1, "")
     root.check_children(("objects", "groups"))
     objects = root.find("objects")
     controls = [_read_control(Node.of(elem, root.where))
                 for elem in ([] if objects is None else list(objects))]
-    return Controls(path.name, _unique(controls, path.name))
+    return Controls(path.name, _unique(controls, path.name), path)
 
 
 def _read_control(node: Node) -> Control:

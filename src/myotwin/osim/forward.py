@@ -55,8 +55,12 @@ myotwin's engine and muscles:
   force / F_iso) for a DeGrooteFregly2016Muscle, whose state OpenSim names so; SI,
   inDegrees=no), which OpenSim reads back as a states table (and `osim muscle-analysis
   --states`); `muscle_forces.sto`, the tendon force of each muscle (N;
-  columns named after the muscles, as OpenSim's ForceReporter names them); and
-  `summary.json` at the end. A state that stops being finite, or a written row whose fiber
+  columns named after the muscles, as OpenSim's ForceReporter names them); `controls.sto`,
+  each actuator's control at the row's time (ForceSet order: a muscle's excitation, a
+  CoordinateActuator's control; OpenSim's ForwardTool's `<tool>_controls.sto`; a fixed step
+  holds its midpoint's value over the step, the file gives the inputs at the row); and
+  `summary.json` at the end. An input file (controls, initial states, external loads) that
+  one of these would overwrite is refused before anything is written. A state that stops being finite, or a written row whose fiber
   length or tendon force is not (a slack compliant tendon has no fiber state), ends the run
   with the rows before it written and `FloatingPointError` naming the time (`diverged` in
   the summary). rk45's summary adds `steps_rejected`, `accuracy` and `integrator_status`;
@@ -188,6 +192,7 @@ class Inputs:
             () if controls is None else controls.controls)
             if c.name not in self.muscles and c.name not in self.actuators]
         self.controls_file = None if controls is None else controls.source
+        self.controls_path = None if controls is None else controls.path
         constant = {}
         if isinstance(excitation, Mapping):
             unknown = sorted(set(excitation) - set(self.muscles))
@@ -392,6 +397,11 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
     zeros = dict.fromkeys(loaded.coordinates, 0.0)   # bad names or values: before any file
     initial_q(loaded, q0, zeros), initial_qd(loaded, qd0, zeros)
     out = Path(out_dir)
+    _refuse_writing_over_inputs(out, (inputs.controls_path,
+                                      initial and Path(initial.source).is_file()
+                                      and initial.source,
+                                      external_loads and external_loads.path,
+                                      external_loads and external_loads.datafile))
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     state, unsolved = start_state(loaded, msm, inputs.excitation(t0)[0], q0, initial,
@@ -410,7 +420,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                    "file": external_loads.path.name,
                    "forces": [f.name for f in external_loads.forces if f.applies_force]},
                "controls_ignored_columns": list(inputs.ignored_columns),
-               "files": ["states.sto", "muscle_forces.sto", "summary.json"]}
+               "files": list(OUTPUT_FILES)}
     if initial is not None:
         summary["initial_states"] = {"file": initial.source, "time_s": initial.time_s,
                                      "defaulted": list(initial.defaulted),
@@ -420,7 +430,11 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
                        f"myotwin osim forward: {loaded.source}") as states_file, \
             StorageWriter(out / "muscle_forces.sto", "muscle_forces",
                           ("time", *loaded.muscle_names),
-                          "tendon force of each muscle (N)") as forces_file:
+                          "tendon force of each muscle (N)") as forces_file, \
+            StorageWriter(out / "controls.sto", "controls", ("time", *loaded.force_names),
+                          "each actuator's control: a muscle's excitation, a "
+                          "CoordinateActuator's control (its force / optimal_force)"
+                          ) as controls_file:
         def write(picked, times_s):
             """Write the rows of `picked` (states with a leading axis) at times_s; returns
             how many leading rows were written (those whose derived outputs are finite)."""
@@ -432,6 +446,7 @@ def forward(loaded: OsimModel, msm: MusculoskeletalModel, out_dir, *, inputs: In
             picked = jax.tree_util.tree_map(lambda x: x[:good], picked)
             _write(states_file, forces_file, picked, [x[:good] for x in derived],
                    times_s[:good], loaded)
+            controls_file.write_rows(_controls(loaded, inputs, times_s[:good]))
             return good
 
         write(_stack([state]), np.array([t0]))
@@ -576,6 +591,30 @@ def _times(steps, dt_s, t0=0.0) -> np.ndarray:
     """The times (s) of whole steps of dt_s after t0, rounded to 1e-12 s (the rows' time
     column)."""
     return np.round(t0 + np.asarray(steps, dtype=np.float64) * dt_s, 12)
+
+
+#: The files `forward` writes into its folder.
+OUTPUT_FILES = ("states.sto", "muscle_forces.sto", "controls.sto", "summary.json")
+
+
+def _refuse_writing_over_inputs(out: Path, inputs) -> None:
+    """ValueError if one of the files `forward` writes into `out` is one of the run's input
+    files `inputs` (paths or None): it would be overwritten while, or before, it is read."""
+    for path in (p for p in inputs if p):
+        for name in OUTPUT_FILES:
+            if Path(path).resolve() == (out / name).resolve():
+                raise ValueError(f"{path}: the run reads it and would write {name} over it "
+                                 "in the same folder: write into another folder (--out)")
+
+
+def _controls(loaded: OsimModel, inputs: Inputs, t) -> np.ndarray:
+    """Rows (time, each of `loaded.force_names`' control) of controls.sto at times t."""
+    controls = np.zeros((t.size, len(loaded.force_names)))
+    for names, values in ((loaded.muscle_names, inputs.excitation(t)),
+                          (loaded.actuator_names, inputs.control(t))):
+        for k, name in enumerate(names):
+            controls[:, loaded.force_names.index(name)] = values[:, k]
+    return np.concatenate([t[:, None], controls], axis=1)
 
 
 def _write(states_file, forces_file, states, derived, t, loaded) -> None:

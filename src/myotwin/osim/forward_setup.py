@@ -33,7 +33,7 @@ file's folder, as OpenSim resolves them):
 * Rows are written every `record_every_s` (default 1 ms, adjusted so that the last row is at
   the final time), not at each integrator step as the tool writes them; `results_directory`
   is the output folder unless another is given. The files are `osim forward`'s (states.sto,
-  muscle_forces.sto, summary.json), and the analyses' folders.
+  muscle_forces.sto, controls.sto, summary.json), and the analyses' folders.
 * The `AnalysisSet`'s Kinematics, BodyKinematics, PointKinematics, Actuation, ForceReporter,
   StatesReporter and MuscleAnalysis analyses (read as `osim.analysis_set` reads them; others
   that are on are refused, before anything is written) run on the rows the run wrote
@@ -67,8 +67,6 @@ from myotwin.osim.xml_values import Node, document_element, parse_xml
 from myotwin.scalars import as_real
 
 _PROPERTIES = ABSTRACT_TOOL_PROPERTIES + ("states_file", "controls_file")
-#: The files a run writes into its folder (`forward`'s).
-_FILES = ("states.sto", "muscle_forces.sto", "summary.json")
 #: Rows written about this often (s), unless the caller says otherwise.
 ROW_INTERVAL_S = 1e-3
 
@@ -144,6 +142,8 @@ def _controllers(tool: Node, folder: Path) -> tuple[Path | None, tuple[Node, ...
 def read_forward_setup(path) -> ForwardSetup:
     """The ForwardTool setup file `path`; OsimError naming the file, property and value for
     what is malformed or not offered (module docstring)."""
+    from myotwin.osim.forward import OUTPUT_FILES    # (JAX: imported when a setup is read)
+
     path = Path(path)
     folder = path.parent
     tool = document_element(parse_xml(path), path.name, "ForwardTool", 1, "")
@@ -154,7 +154,7 @@ def read_forward_setup(path) -> ForwardSetup:
     force_sets = tool.paths("force_set_files", folder)
     analyses, off = read_analysis_set(tool, ROW_TYPES + (MA,), required=False)
     for a in analyses:
-        if a.name in _FILES:
+        if a.name in OUTPUT_FILES:
             raise tool.error(f"an analysis named {a.name!r} would write into a folder of the "
                              "name of the run's own file: rename it")
     if tool.flag("replace_force_set", False) and any(analysis_type(a) == MA for a in analyses):
