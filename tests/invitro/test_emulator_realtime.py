@@ -104,9 +104,13 @@ def test_end_command_ramp_and_tail(pty_pair):
     host.stop.set()
     host.join(timeout=1.0)
     assert stats.stop_reason == "end" and dev.end_reason == "end_command"
-    # END answers sample 30 -> applied at tick 31 (if on time); ramp 200 ticks; tail 10
+    # END answers sample 30 -> applied at tick 31 if on time, the tick after the last
+    # command; later if the host thread was scheduled late (seen in CI: one tick late, on a
+    # machine busy from the parallel phase). Then the ramp (200 ticks) and the tail (10).
     end_tick = int(np.nonzero(dev.log.command_code >= 0)[0][-1]) + 1
-    assert stats.ticks == end_tick + 200 + 1 + 10
+    applied = dev._ramp.start_tick            # the tick END was applied at
+    assert end_tick <= applied <= end_tick + 5, (end_tick, applied)
+    assert stats.ticks == applied + 200 + 1 + 10
 
 
 def test_host_gone_ramps_and_exits(pty_pair):
