@@ -91,7 +91,8 @@ class ForwardSetup:
     #: the PrescribedController elements of the ControllerSet (read against the model's
     #: forces once it is loaded: `controllers.read_controller`)
     controllers: tuple[Node, ...] = ()
-    #: the AnalysisSet's analyses that are on (`analysis_set.ROW_TYPES`), in its order
+    #: the AnalysisSet's analyses that are on (`analysis_set.ROW_TYPES` and MuscleAnalysis),
+    #: in its order
     analyses: tuple = ()
     #: the names of its analyses that are off
     analyses_off: tuple[str, ...] = ()
