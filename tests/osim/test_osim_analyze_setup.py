@@ -477,10 +477,10 @@ def test_kinematics_and_body_kinematics_match_opensims_tool(tmp_path, capsys):
     """Kinematics (all coordinates, degrees asked; a second with a list in reverse order),
     BodyKinematics (all bodies and the mass center in ground; a second with a list, the mass
     center listed first, in the bodies' frames) and PointKinematics (a point on the hand in
-    ground, and relative to the humerus; a point of ground relative to the humerus) along the IK motion at the muscles' default
-    states: every file within REL_TOL_KINEMATICS of OpenSim's. The accelerations are
-    OpenSim's forward dynamics at those states, not the motion's (the elbow's reach
-    ~1000 rad/s^2 at rest)."""
+    ground, and relative to the humerus; a point of ground relative to the humerus) along the IK
+    motion at the muscles' default states: every file within REL_TOL_KINEMATICS of OpenSim's.
+    The accelerations are OpenSim's forward dynamics at those states, not the motion's (the
+    elbow's reach ~1000 rad/s^2 at rest)."""
     local = (BODY_KIN.replace('"BodyKinematics"', '"local"')
              .replace("<bodies>all<", "<bodies>center_of_mass r_ulna_radius_hand r_humerus<")
              .replace("frame>false<", "frame>true<").replace("<in_degrees>true<",

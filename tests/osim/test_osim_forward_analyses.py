@@ -153,12 +153,14 @@ def _pendulum(tmp_path):
 
 def test_a_driven_pendulums_analyses_match_the_forward_tools(tmp_path, capsys):
     """double_pendulum driven by a Sine of its own controller and one of the setup's,
-    pushed at a point of rod2 and twisted on rod1 (external loads), 0.5 s from its default state at accuracy 1e-10, a row
-    every 10 ms: every analysis file within 1e-7 of its largest value of OpenSim's (observed
-    <= 1.5e-9: the two integrators' errors and the spline's through OpenSim's ~1 ms steps).
-    The accelerations are the forward dynamics at each row with the controls and loads; with
-    the loads left out of the analyses (a deliberate-bug run) they were 0.23 of their largest
-    value off, with the setup's controller left out 0.099 (and the Actuation's forces 0.6). A torque-only ExternalForce has no force columns in OpenSim's ForceReporter."""
+    pushed at a point of rod2 and twisted on rod1 (external loads), 0.5 s from its default state
+    at accuracy 1e-10, a row every 10 ms: every analysis file within 1e-7 of its largest value
+    of OpenSim's (observed <= 1.5e-9: the two integrators' errors and the spline's through
+    OpenSim's ~1 ms steps). The accelerations are the forward dynamics at each row with the
+    controls and loads; with the loads left out of the analyses (a deliberate-bug run) they were
+    0.23 of their largest value off, with the setup's controller left out 0.099 (and the
+    Actuation's forces 0.6). A torque-only ExternalForce has no force columns in OpenSim's
+    ForceReporter."""
     _pendulum(tmp_path)
     point = ('<PointKinematics name="tip"><on>true</on><body_name>rod2</body_name>'
              "<point_name>tip</point_name><point>0 -0.5 0.1</point></PointKinematics>")

@@ -3,9 +3,9 @@ and CoordinateActuators (`myotwin.osim.forward`, docs/osim.md "Forward simulatio
 without muscles moves by gravity and its actuators alone, as in OpenSim's forward tool.
 
 Writes DIR/states.sto (OpenSim 4 state names; OpenSim reads it back), DIR/muscle_forces.sto,
-DIR/controls.sto and DIR/summary.json, rows as they are produced; prints the summary. Bad input: one line
-naming the file, field and value (exit status 2); a simulation that diverges stops with the
-rows before the divergence written (exit status 3).
+DIR/controls.sto and DIR/summary.json, rows as they are produced; prints the summary. Bad input:
+one line naming the file, field and value (exit status 2); a simulation that diverges stops with
+the rows before the divergence written (exit status 3).
 """
 
 from __future__ import annotations

@@ -59,12 +59,12 @@ myotwin's engine and muscles:
   each actuator's control at the row's time (ForceSet order: a muscle's excitation, a
   CoordinateActuator's control; OpenSim's ForwardTool's `<tool>_controls.sto`; a fixed step
   holds its midpoint's value over the step, the file gives the inputs at the row); and
-  `summary.json` at the end. An input file (controls, initial states, external loads) that
-  one of these would overwrite is refused before anything is written. A state that stops being finite, or a written row whose fiber
-  length or tendon force is not (a slack compliant tendon has no fiber state), ends the run
-  with the rows before it written and `FloatingPointError` naming the time (`diverged` in
-  the summary). rk45's summary adds `steps_rejected`, `accuracy` and `integrator_status`;
-  its `steps_done` counts accepted steps.
+  `summary.json` at the end. An input file (controls, initial states, external loads) that one
+  of these would overwrite is refused before anything is written. A state that stops being
+  finite, or a written row whose fiber length or tendon force is not (a slack compliant tendon
+  has no fiber state), ends the run with the rows before it written and `FloatingPointError`
+  naming the time (`diverged` in the summary). rk45's summary adds `steps_rejected`, `accuracy`
+  and `integrator_status`; its `steps_done` counts accepted steps.
 """
 
 from __future__ import annotations
