@@ -7,24 +7,23 @@ force coupling. All muscles excited at 0.3 from the default pose at rest (no gro
 model falls), activations = excitation, muscles equilibrated; OpenSim integrates with its
 Runge-Kutta-Merson at accuracy 1e-9, we with RK4 at 0.1 ms.
 
-Fixed-step RK4 compared at t = 2 ms, before the first place where the fixed step stops
-being smooth. Observed (printed by this test): 2.9e-10 rad, fiber lengths 2.1e-12 m (against
-OpenSim at 1e-11: 3.2e-10 rad). Tolerances 1e-8 rad and 1e-10 m: thirty times those, far below
-what a wrong coupling, moment arm or curve gives (1e-3 rad at 0.01 s, ~4e-5 rad at 2 ms as
-t^2). Until session 61 this test compared at 0.01 s (observed 1.9e-7 rad, tolerance 5e-6);
-in session 62's fresh environment it gave 6.0e-6 rad there, and a 1e-12 change of the
-excitation moved RK4's coordinates at 0.01 s by 5.2e-6 rad (fiber lengths 1.3e-6 m): from
-2.2 ms on (glut_max's damped fiber velocity near zero) RK4's result depends on where its
-steps fall to rounding (scratch; docs/osim.md "Forward simulation": the damped fiber velocity
-is not smooth where it crosses zero, and a fixed step loses its order there; OpenSim's
-error-controlled step does not). What the fixed step gives later is in docs/osim.md; the
-error-controlled integrator is compared over 0.1 s below.
+Fixed-step RK4 compared at t = 0.05 s. Observed (printed by this test): 1.2e-9 rad, fiber
+lengths 5.0e-11 m. Tolerances 3e-8 rad and 1.5e-9 m: twenty-five to thirty times those, the
+size of OpenSim's own spread across its accuracies (3e-8 rad at 0.1 s, below), and far below
+what a wrong coupling, moment arm or curve gives (1e-3 rad at 0.01 s). Until session 63 RK4 was
+1.2e-5 rad from OpenSim at 0.05 s (1.4e-4 in session 20; 1.9e-7 or 6.0e-6 rad at 0.01 s,
+depending on the machine): the damped fiber velocity's root finder sometimes returned a
+bisection midpoint instead of the root it had reached (`muscle.solve`,
+tests/muscle/test_muscle_solve.py), an error of up to 2e-2 m/s in a fiber's velocity at one
+stage, so a change of 1e-12 in the excitation moved RK4's coordinates by 5e-6 rad. Since the
+fix that change moves the state at 0.05 s by 7.6e-12 (scratch).
 
 Error-controlled (`--integrator rk45`, Dormand-Prince at accuracy 1e-8) compared at 0.1 s with
-OpenSim at accuracy 1e-11: observed 3.5e-9 rad and 2.3e-10 m (session 21; at accuracy 1e-10,
+OpenSim at accuracy 1e-11: observed 3.9e-9 rad and 1.8e-10 m (session 63; 3.5e-9 rad and 2.3e-10 m
+before the root finder's fix, session 21; at accuracy 1e-10,
 2.0e-8 rad: both within OpenSim's own convergence, 3e-8 rad across its accuracies 1e-7..1e-11).
-Tolerances 1e-6 rad and 1e-7 m: thirty times the observed differences, a hundred times below
-fixed-step RK4's 1.4e-4 rad at 0.05 s.
+Tolerances 1e-6 rad and 1e-7 m: thirty times the observed differences, a thousand times below
+what a wrong coupling, moment arm or curve gives.
 """
 
 from __future__ import annotations
@@ -40,8 +39,8 @@ from shared_reference import SHARED, needs
 opensim_package()   # skips this module when OpenSim is absent
 
 MODEL = SHARED / "reference/opensim/models/gait10dof18musc.osim"
-EXCITATION, T_END_S = 0.3, 0.002
-TOL_Q_RAD, TOL_FIBER_M = 1e-8, 1e-10
+EXCITATION, T_END_S = 0.3, 0.05
+TOL_Q_RAD, TOL_FIBER_M = 3e-8, 1.5e-9
 RK45_T_END_S, RK45_ACCURACY, OPENSIM_ACCURACY = 0.1, 1e-8, 1e-11
 RK45_TOL_Q_RAD, RK45_TOL_FIBER_M = 1e-6, 1e-7
 

@@ -38,9 +38,13 @@ def _rtsafe(g, a, b, x0, max_iter: int):
         newton = x - gx / jnp.where(dg != 0.0, dg, 1.0)
         ok = ((dg != 0.0) & (newton >= lo) & (newton <= hi) & jnp.isfinite(newton)
               & (jnp.abs(2.0 * gx) <= jnp.abs(dx_old * dg)))
-        x_new = jnp.where(ok, newton, 0.5 * (a + b))
+        # g(x) == 0: x is the root, kept whatever the safeguard says (with `ok` false there,
+        # e.g. a NaN derivative or a stale step, the loop used to stop on the residual but
+        # return the bisection midpoint). Done is judged on the step actually taken, so the
+        # stop and the returned x always agree.
+        x_new = jnp.where(gx == 0.0, x, jnp.where(ok, newton, 0.5 * (a + b)))
         step = jnp.abs(x_new - x)
-        done = (gx == 0.0) | (step <= STEP_ULPS * eps * jnp.maximum(jnp.abs(x), scale))
+        done = step <= STEP_ULPS * eps * jnp.maximum(jnp.abs(x), scale)
         return i + 1, x_new, a, b, step, done
 
     def cond(carry):
