@@ -248,6 +248,40 @@ def test_a_driven_tug_of_wars_analyses_match_the_forward_tools(tmp_path, capsys)
     assert max(errors.values()) <= 2e-7, errors
 
 
+def test_a_pendulum_driven_by_a_controls_file_analyses_match_the_forward_tools(tmp_path,
+                                                                               capsys):
+    """The pendulum of the first test driven by a ControlSetController's controls file (a
+    ramp on each CoordinateActuator, linear over the run: no kink for the spline to smooth)
+    added to its own controller's Sine on Torq1, 0.5 s at accuracy 1e-10, a row every 10 ms:
+    Kinematics, Actuation, ForceReporter and the controls within 1e-7 of each file's largest
+    value of OpenSim's (as the first test; observed <= 6.7e-10). With the controls file left out
+    of the analyses (a deliberate-bug run) the accelerations were 0.079 of their largest value
+    off and the Actuation's forces 0.3."""
+    _pendulum(tmp_path)
+    write_mot(tmp_path / "u.sto", np.array([0.0, 1.0]),
+              {"Torq1": np.array([0.2, -0.8]), "Torq2": np.array([-0.1, 0.5])},
+              name="controls")
+    controllers = ('<ControllerSet name="Controllers"><objects><ControlSetController '
+                   'name="file"><controls_file>u.sto</controls_file></ControlSetController>'
+                   "</objects></ControllerSet>")
+    setup = tmp_path / "setup.xml"
+    setup.write_text(_SETUP.format(model="pendulum.osim", final=0.5, accuracy=1e-10,
+                                   equilibrium="false", extra=controllers,
+                                   analyses=KIN + ACTUATION + FORCES))
+    summary = _run_both(tmp_path, capsys, setup, 0.01)
+    assert summary["controls_file"].endswith("u.sto")
+    assert summary["analyses"]["Actuation"]["controllers"] == ["torques"]
+    with capsys.disabled():
+        print()
+        errors = {}
+        for name in ("Kinematics", "Actuation", "ForceReporter"):
+            prefix, suffixes = SUFFIXES[name]
+            errors |= {f"{name} {s}": e for s, e in _compare(
+                tmp_path, name, prefix, name, suffixes, angles=("q1", "q2")).items()}
+        errors |= _compare_controls(tmp_path)
+    assert max(errors.values()) <= 1e-7, errors
+
+
 @pytest.mark.parametrize("analyses, extra, message", [
     ('<StaticOptimization name="so"><on>true</on></StaticOptimization>', "",
      "StaticOptimization 'so' (AnalysisSet Analyses): only Kinematics, BodyKinematics, "
@@ -308,3 +342,28 @@ def test_a_run_does_not_write_over_its_inputs(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "states.sto: the run reads it and would write states.sto over it" in err, err
     assert states.read_text() == before
+
+
+def test_a_muscle_analysis_with_force_set_files_adding_muscles_is_refused(tmp_path, capsys):
+    """A MuscleAnalysis reads the model file's muscles (OpenSim's would report the added one
+    too): force set files that add a muscle are refused before the run, naming the muscle."""
+    text = needs(MODELS / "Tug_of_War_Millard.osim").read_text()
+    write_osim(tmp_path, text, lambda root: None, name="tug.osim")
+    start = text.index('<Millard2012EquilibriumMuscle name="RightMuscle">')
+    end = text.index("</Millard2012EquilibriumMuscle>", start)
+    muscle = text[start:end + len("</Millard2012EquilibriumMuscle>")].replace(
+        'name="RightMuscle"', 'name="RightMuscle2"', 1)
+    (tmp_path / "more.xml").write_text(
+        '<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40600">'
+        f'<ForceSet name="more"><objects>{muscle}</objects><groups /></ForceSet>'
+        "</OpenSimDocument>")
+    setup = tmp_path / "setup.xml"
+    setup.write_text(_SETUP.format(
+        model="tug.osim", final=0.1, accuracy=1e-6, equilibrium="true",
+        extra="<force_set_files>more.xml</force_set_files>", analyses=MA))
+    status = main(["osim", "run-tool", str(setup), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert ("setup.xml: ForwardTool 'fw': <force_set_files> add muscles ['RightMuscle2'] with "
+            "a MuscleAnalysis, which is not offered (reserve actuators are)") in err, err
+    assert not (tmp_path / "out").exists()
