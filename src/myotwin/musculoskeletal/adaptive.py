@@ -1,9 +1,9 @@
 """Error-controlled simulation of a skeleton driven by Hill-type muscles (Dormand-Prince 5(4)).
 
 The fixed-step `rollout` (simulate.py) loses its order where the right-hand side is not
-smooth: a damped fiber's velocity crosses zero where the force-velocity curve's sections meet,
-a muscle goes slack, an input has a kink. An error-controlled step shrinks there and grows
-again after, as OpenSim's Runge-Kutta-Merson does. `adaptive_rollout` integrates
+smooth: a muscle goes slack, a path point switches, an input has a kink. An error-controlled
+step shrinks there and grows again after, as OpenSim's Runge-Kutta-Merson does.
+`adaptive_rollout` integrates
 
   d/dt (q, qd, a, s) = (qdot(q, qd), qdd, da/dt, ds/dt)          (dynamics.py)
 

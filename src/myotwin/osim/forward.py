@@ -42,9 +42,9 @@ myotwin's engine and muscles:
   evaluated at each stage's time (`Inputs.table`, no midpoint rule); or fixed-step RK4 (or
   semi-implicit Euler) of `musculoskeletal.rollout` in chunks of `CHUNK_STEPS` steps, one
   compiled function for all chunks (0.1 ms resolves arm26's stiff tendons). A fixed step loses its
-  order where the right-hand side is not smooth (a damped fiber velocity crossing zero, a
-  step in the controls); the controlled step does not: on gait10dof18musc, RK4 at 0.1 ms is
-  1.4e-4 rad from OpenSim at 0.05 s, rk45 at accuracy 1e-8 3.5e-9 rad at 0.1 s (docs/osim.md).
+  order where the right-hand side is not smooth (a step in the controls, a path point
+  switching); the controlled step does not. On gait10dof18musc RK4 at 0.1 ms is 1.2e-9 rad
+  from OpenSim at 0.05 s, rk45 at accuracy 1e-8 3.9e-9 rad at 0.1 s (docs/osim.md).
   The integrator's failure (max_steps attempts in a chunk of rows, a step underflow) stops
   the run like a divergence.
 * Output, written as it is produced (a crash or a divergence loses no finished chunk):
