@@ -30,8 +30,8 @@ def _kinked_line(root):
 def test_root_reached_exactly_is_kept_when_its_derivative_is_unusable():
     # Session 63: the loop stopped on g(x) == 0 but returned the bisection midpoint it had just
     # chosen (the Newton step was refused there), a result 0.125 away from the root. In a
-    # compiled rollout the same happened to a damped fiber's velocity solve (the residual
-    # zero in one fusion, not in the one testing the Newton step): RK4 on the gait model moved
+    # compiled rollout the same happened to a damped fiber's velocity solve (why the step was
+    # refused there was not pinned down; see docs/osim.md): RK4 on the gait model moved
     # by 1e-5 rad for a 1e-12 change of its input (tests/osim/test_osim_forward_gait.py).
     x, residual = jax.jit(lambda: bracketed_root(_kinked_line(0.5), 0.0, 1.0, 0.25, 60))()
     assert float(x) == 0.5

@@ -39,9 +39,9 @@ def _rtsafe(g, a, b, x0, max_iter: int):
         ok = ((dg != 0.0) & (newton >= lo) & (newton <= hi) & jnp.isfinite(newton)
               & (jnp.abs(2.0 * gx) <= jnp.abs(dx_old * dg)))
         # g(x) == 0: x is the root, kept whatever the safeguard says (with `ok` false there,
-        # e.g. a NaN derivative or a stale step, the loop used to stop on the residual but
-        # return the bisection midpoint). Done is judged on the step actually taken, so the
-        # stop and the returned x always agree.
+        # e.g. a NaN derivative, or a residual rounded differently where the step is tested,
+        # the loop used to stop on the residual but return the bisection midpoint). Done is
+        # judged on the step actually taken, so the stop and the returned x always agree.
         x_new = jnp.where(gx == 0.0, x, jnp.where(ok, newton, 0.5 * (a + b)))
         step = jnp.abs(x_new - x)
         done = step <= STEP_ULPS * eps * jnp.maximum(jnp.abs(x), scale)
